@@ -1,0 +1,297 @@
+//! The threads: one writer and N readers, each owning a connection, fed by job queues, and a
+//! completion queue that wakes the JS thread once per batch of finished jobs.
+
+use std::collections::HashSet;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicPtr, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread::JoinHandle;
+
+use crossbeam_channel::{Receiver, Sender};
+use sqlite3mc_sys as ffi;
+
+use crate::connection::{Connection, OpenOptions, Role};
+use crate::error::DbError;
+use crate::jobs::{Outcome, Worker};
+use crate::statement_cache::StatementCache;
+
+pub enum Request {
+    Select { max_rows: usize, json: bool },
+    Execute,
+    Batch,
+    /// Test hook: a job that panics, to prove a panic rejects one job and nothing more.
+    Panic,
+}
+
+pub struct Job {
+    pub id: u32,
+    pub request: Request,
+    pub sql: String,
+    pub params: Vec<u8>,
+    /// The job has an AbortSignal: check the cancelled set before running it.
+    pub cancellable: bool,
+}
+
+pub struct Completion {
+    pub id: u32,
+    pub outcome: Outcome,
+}
+
+/// Wakes the JS thread; implemented over a napi thread-safe function in lib.rs.
+pub trait Waker: Send + Sync + 'static {
+    fn wake(&self);
+}
+
+#[derive(Default)]
+struct CompletionQueue {
+    list: Vec<Completion>,
+    /// A wake-up is on its way to the JS thread, which will take everything queued by then.
+    wake_pending: bool,
+}
+
+/// A reader's current job, so `cancel` can interrupt exactly that statement.
+struct ReaderSlot {
+    running: Mutex<u32>,
+    db: AtomicPtr<ffi::sqlite3>,
+}
+
+pub struct Shared {
+    completions: Mutex<CompletionQueue>,
+    waker: Box<dyn Waker>,
+    cancelled: Mutex<HashSet<u32>>,
+    slots: Vec<ReaderSlot>,
+    safe_integers: bool,
+}
+
+impl Shared {
+    pub fn complete(&self, id: u32, outcome: Outcome) {
+        let wake = {
+            let mut q = self.completions.lock().unwrap();
+            q.list.push(Completion { id, outcome });
+            !std::mem::replace(&mut q.wake_pending, true)
+        };
+        if wake {
+            self.waker.wake();
+        }
+    }
+
+    /// Everything finished so far; called on the JS thread when woken.
+    pub fn take_completions(&self) -> Vec<Completion> {
+        let mut q = self.completions.lock().unwrap();
+        q.wake_pending = false;
+        std::mem::take(&mut q.list)
+    }
+
+    fn take_cancelled(&self, id: u32) -> bool {
+        self.cancelled.lock().unwrap().remove(&id)
+    }
+}
+
+pub struct EngineOptions {
+    pub path: String,
+    pub readers: usize,
+    pub busy_timeout_ms: u32,
+    pub readonly: bool,
+    pub safe_integers: bool,
+}
+
+pub struct Engine {
+    pub shared: Arc<Shared>,
+    read_tx: Option<Sender<Job>>,
+    write_tx: Option<Sender<Job>>,
+    threads: Vec<JoinHandle<()>>,
+}
+
+/// Opening happens on the worker threads; the writer goes first (it creates the file and
+/// switches it to WAL), then every reader. The job `open_id` completes when all are open.
+struct OpenLatch {
+    state: Mutex<(Option<Result<(), ()>>, usize)>,
+    cond: Condvar,
+}
+
+impl Engine {
+    pub fn start(opts: EngineOptions, open_id: u32, waker: Box<dyn Waker>) -> Engine {
+        let shared = Arc::new(Shared {
+            completions: Mutex::new(CompletionQueue::default()),
+            waker,
+            cancelled: Mutex::new(HashSet::new()),
+            slots: (0..opts.readers)
+                .map(|_| ReaderSlot { running: Mutex::new(0), db: AtomicPtr::new(std::ptr::null_mut()) })
+                .collect(),
+            safe_integers: opts.safe_integers,
+        });
+        let latch = Arc::new(OpenLatch { state: Mutex::new((None, opts.readers)), cond: Condvar::new() });
+        let opts = Arc::new(opts);
+        let mut threads = Vec::new();
+
+        let (read_tx, read_rx) = crossbeam_channel::unbounded::<Job>();
+        for index in 0..opts.readers {
+            let (shared, latch, opts, rx) = (shared.clone(), latch.clone(), opts.clone(), read_rx.clone());
+            threads.push(spawn(format!("resqlite-reader-{index}"), move || {
+                // Readers open after the writer made the file a WAL database.
+                if !opts.readonly {
+                    let mut st = latch.state.lock().unwrap();
+                    while st.0.is_none() {
+                        st = latch.cond.wait(st).unwrap();
+                    }
+                    if st.0 == Some(Err(())) {
+                        return;
+                    }
+                }
+                let opened = open_worker(&opts, Role::Reader);
+                let worker = match opened {
+                    Ok(w) => w,
+                    Err(e) => {
+                        let mut st = latch.state.lock().unwrap();
+                        if st.1 != usize::MAX {
+                            st.1 = usize::MAX; // report the first failure only
+                            shared.complete(open_id, Outcome::Error(e));
+                        }
+                        return;
+                    }
+                };
+                shared.slots[index].db.store(worker.conn.raw(), Ordering::Release);
+                {
+                    let mut st = latch.state.lock().unwrap();
+                    if st.1 != usize::MAX {
+                        st.1 -= 1;
+                        if st.1 == 0 {
+                            shared.complete(open_id, Outcome::Done);
+                        }
+                    }
+                }
+                reader_loop(worker, &shared, index, rx);
+                shared.slots[index].db.store(std::ptr::null_mut(), Ordering::Release);
+            }));
+        }
+        drop(read_rx);
+
+        let write_tx = if opts.readonly {
+            latch.state.lock().unwrap().0 = Some(Ok(()));
+            None
+        } else {
+            let (tx, rx) = crossbeam_channel::unbounded::<Job>();
+            let (shared, latch, opts) = (shared.clone(), latch.clone(), opts.clone());
+            threads.push(spawn("resqlite-writer".into(), move || {
+                let opened = open_worker(&opts, Role::Writer);
+                {
+                    let mut st = latch.state.lock().unwrap();
+                    st.0 = Some(opened.as_ref().map(|_| ()).map_err(|_| ()));
+                    latch.cond.notify_all();
+                }
+                match opened {
+                    Ok(worker) => writer_loop(worker, &shared, rx),
+                    Err(e) => {
+                        latch.state.lock().unwrap().1 = usize::MAX;
+                        shared.complete(open_id, Outcome::Error(e));
+                    }
+                }
+            }));
+            Some(tx)
+        };
+        Engine { shared, read_tx: Some(read_tx), write_tx, threads }
+    }
+
+    pub fn read(&self, job: Job) {
+        if let Some(tx) = &self.read_tx {
+            let _ = tx.send(job);
+        }
+    }
+
+    pub fn write(&self, job: Job) -> bool {
+        match &self.write_tx {
+            Some(tx) => tx.send(job).is_ok(),
+            None => false,
+        }
+    }
+
+    /// Marks a job cancelled; if a reader is running it, interrupts that reader's statement.
+    pub fn cancel(&self, id: u32) {
+        self.shared.cancelled.lock().unwrap().insert(id);
+        for slot in &self.shared.slots {
+            let running = slot.running.lock().unwrap();
+            if *running == id {
+                let db = slot.db.load(Ordering::Acquire);
+                if !db.is_null() {
+                    // SAFETY: sqlite3_interrupt may be called from any thread while the
+                    // connection is open; the slot lock keeps the job (and so the connection) alive.
+                    unsafe { ffi::sqlite3_interrupt(db) };
+                }
+            }
+        }
+    }
+
+    /// Stops taking jobs; the threads finish everything queued, then exit. Returns a handle
+    /// that joins them all (run it off the JS thread), then completes `close_id`.
+    pub fn close(&mut self, close_id: u32) {
+        self.read_tx = None;
+        self.write_tx = None;
+        let threads = std::mem::take(&mut self.threads);
+        let shared = self.shared.clone();
+        spawn("resqlite-close".into(), move || {
+            for t in threads {
+                let _ = t.join();
+            }
+            shared.complete(close_id, Outcome::Done);
+        });
+    }
+}
+
+fn spawn(name: String, f: impl FnOnce() + Send + 'static) -> JoinHandle<()> {
+    std::thread::Builder::new().name(name).spawn(f).expect("cannot start a thread")
+}
+
+fn open_worker(opts: &EngineOptions, role: Role) -> Result<Worker, DbError> {
+    let conn = Connection::open(&OpenOptions { path: &opts.path, role, busy_timeout_ms: opts.busy_timeout_ms })?;
+    Ok(Worker { cache: StatementCache::new(), conn })
+}
+
+/// Runs a job, turning a panic into an error for that job alone.
+fn run(worker: &mut Worker, job: &Job, safe_integers: bool) -> Outcome {
+    let result = catch_unwind(AssertUnwindSafe(|| {
+        let r = match job.request {
+            Request::Select { max_rows, json } => worker.select(&job.sql, &job.params, max_rows, json, safe_integers),
+            Request::Execute => worker.execute(&job.sql, &job.params),
+            Request::Batch => worker.execute_batch(&job.sql, &job.params),
+            Request::Panic => panic!("deliberate panic (test hook)"),
+        };
+        r.unwrap_or_else(Outcome::Error)
+    }));
+    result.unwrap_or_else(|payload| {
+        let what = payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        Outcome::Error(DbError::new("ERR_INTERNAL", format!("internal error in the engine (a Rust panic: {what})")))
+    })
+}
+
+fn reader_loop(mut worker: Worker, shared: &Shared, index: usize, rx: Receiver<Job>) {
+    let slot = &shared.slots[index];
+    while let Ok(job) = rx.recv() {
+        if job.cancellable {
+            *slot.running.lock().unwrap() = job.id;
+            if shared.take_cancelled(job.id) {
+                *slot.running.lock().unwrap() = 0;
+                shared.complete(job.id, Outcome::Error(DbError::new("ABORT_ERR", "the operation was aborted")));
+                continue;
+            }
+        }
+        let mut outcome = run(&mut worker, &job, shared.safe_integers);
+        if job.cancellable {
+            *slot.running.lock().unwrap() = 0;
+            if shared.take_cancelled(job.id) {
+                outcome = Outcome::Error(DbError::new("ABORT_ERR", "the operation was aborted"));
+            }
+        }
+        shared.complete(job.id, outcome);
+    }
+}
+
+fn writer_loop(mut worker: Worker, shared: &Shared, rx: Receiver<Job>) {
+    while let Ok(job) = rx.recv() {
+        let outcome = run(&mut worker, &job, shared.safe_integers);
+        shared.complete(job.id, outcome);
+    }
+}

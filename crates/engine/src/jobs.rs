@@ -1,0 +1,138 @@
+//! What a job does on its connection: the bodies of select, selectBytes, execute and
+//! executeBatch. Each runs on the worker thread that owns the connection.
+
+use sqlite3mc_sys as ffi;
+
+use crate::connection::Connection;
+use crate::error::{DbError, DbResult};
+use crate::json_encoder::encode_json;
+use crate::params::{bind, Reader};
+use crate::row_encoder::{encode_rows, EncodedRows};
+use crate::statement_cache::{ResetOnDrop, StatementCache};
+use crate::step::for_each_row;
+
+/// A connection and its statement cache. The cache is declared first so its statements are
+/// finalized before the connection closes.
+pub struct Worker {
+    pub cache: StatementCache,
+    pub conn: Connection,
+}
+
+pub enum Outcome {
+    Rows(EncodedRows),
+    Json(Vec<u8>),
+    Changes { changes: i64, last_insert_rowid: i64 },
+    Done,
+    Error(DbError),
+}
+
+fn multiple_statements(what: &str) -> DbError {
+    DbError::new(
+        "ERR_MULTIPLE_STATEMENTS",
+        format!("{what}: the SQL holds several statements; run them one call each"),
+    )
+}
+
+impl Worker {
+    /// select / selectOne / selectBytes on a read-only statement.
+    pub fn select(&mut self, sql: &str, params: &[u8], max_rows: usize, json: bool, safe_integers: bool) -> DbResult<Outcome> {
+        let stmt = self.cache.get(&self.conn, sql)?;
+        if stmt.has_tail {
+            return Err(multiple_statements("select takes one statement"));
+        }
+        if !stmt.readonly {
+            return Err(DbError::new(
+                "ERR_NOT_READ_ONLY",
+                "select runs read-only statements; use execute() for statements that write",
+            ));
+        }
+        let _reset = ResetOnDrop(stmt.raw);
+        bind(stmt, &mut Reader::new(params))?;
+        let raw = stmt.raw;
+        let result = if json {
+            encode_json(&self.conn, raw, max_rows).map(Outcome::Json)
+        } else {
+            encode_rows(&self.conn, raw, max_rows, safe_integers).map(Outcome::Rows)
+        };
+        drop(_reset);
+        // `BEGIN` is a read-only statement; a reader must never be left inside a transaction.
+        // SAFETY: valid handle.
+        if unsafe { ffi::sqlite3_get_autocommit(self.conn.raw()) } == 0 {
+            let _ = self.conn.exec("ROLLBACK");
+            return Err(DbError::new("ERR_NOT_READ_ONLY", "select cannot begin or end transactions; use execute()"));
+        }
+        result
+    }
+
+    /// execute: one statement with parameters, or a script of several without.
+    pub fn execute(&mut self, sql: &str, params: &[u8]) -> DbResult<Outcome> {
+        let no_params = Reader::new(params).peek_is_empty_set();
+        let stmt = self.cache.get(&self.conn, sql)?;
+        if stmt.has_tail {
+            if !no_params {
+                return Err(multiple_statements("parameters given"));
+            }
+            return self.execute_script(sql);
+        }
+        let _reset = ResetOnDrop(stmt.raw);
+        bind(stmt, &mut Reader::new(params))?;
+        let changes = run_to_end(&self.conn, stmt.raw)?;
+        Ok(self.changes(changes))
+    }
+
+    fn execute_script(&mut self, sql: &str) -> DbResult<Outcome> {
+        let mut rest = sql.as_bytes();
+        let mut changes = 0;
+        while let Some((stmt, consumed)) = self.conn.prepare_at(rest, 0)? {
+            changes += run_to_end(&self.conn, stmt.0)?;
+            rest = &rest[consumed..];
+        }
+        Ok(self.changes(changes))
+    }
+
+    /// executeBatch: every parameter set in one native loop inside one transaction.
+    pub fn execute_batch(&mut self, sql: &str, params: &[u8]) -> DbResult<Outcome> {
+        let mut reader = Reader::new(params);
+        let sets = reader.u32()?;
+        let stmt = self.cache.get(&self.conn, sql)?;
+        if stmt.has_tail {
+            return Err(multiple_statements("executeBatch takes one statement"));
+        }
+        let raw = stmt.raw;
+        self.conn.exec("BEGIN IMMEDIATE")?;
+        let mut changes = 0;
+        let body = (|| {
+            for set in 0..sets {
+                let _reset = ResetOnDrop(raw);
+                let r = bind(stmt, &mut reader).and_then(|_| run_to_end(&self.conn, raw));
+                changes += r.map_err(|e| DbError { message: format!("parameter set {}: {}", set + 1, e.message), ..e })?;
+            }
+            self.conn.exec("COMMIT")
+        })();
+        if let Err(e) = body {
+            // SAFETY: valid handle. SQLite may have rolled back already (e.g. SQLITE_FULL).
+            if unsafe { ffi::sqlite3_get_autocommit(self.conn.raw()) } == 0 {
+                let _ = self.conn.exec("ROLLBACK");
+            }
+            return Err(e);
+        }
+        Ok(Outcome::Changes { changes, last_insert_rowid: unsafe { ffi::sqlite3_last_insert_rowid(self.conn.raw()) } })
+    }
+
+    fn changes(&self, changes: i64) -> Outcome {
+        // SAFETY: valid handle.
+        Outcome::Changes { changes, last_insert_rowid: unsafe { ffi::sqlite3_last_insert_rowid(self.conn.raw()) } }
+    }
+}
+
+/// Steps a statement to its end, discarding rows; returns the rows it changed (0 for a
+/// statement that is not INSERT/UPDATE/DELETE, where sqlite3_changes would repeat an old count).
+fn run_to_end(conn: &Connection, stmt: *mut ffi::sqlite3_stmt) -> DbResult<i64> {
+    // SAFETY: valid handle.
+    let before = unsafe { ffi::sqlite3_total_changes64(conn.raw()) };
+    for_each_row(conn, stmt, usize::MAX, |_| Ok(()))?;
+    // SAFETY: valid handle.
+    unsafe {
+        Ok(if ffi::sqlite3_total_changes64(conn.raw()) == before { 0 } else { ffi::sqlite3_changes64(conn.raw()) })
+    }
+}

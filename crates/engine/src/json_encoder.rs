@@ -1,0 +1,150 @@
+//! Encodes a result set as the JSON text `JSON.stringify(rows)` would produce for the same
+//! `select` rows, for `selectBytes`. Values JSON.stringify cannot express: BLOB → base64
+//! string, INTEGER outside ±(2^53−1) → exact digits, non-finite REAL → null.
+
+use base64::Engine as _;
+use sqlite3mc_sys as ffi;
+
+use crate::connection::Connection;
+use crate::error::DbResult;
+use crate::step::{cell, column_names, for_each_row, Cell};
+
+/// The order in which a JS object built from these column names lists its keys, and the column
+/// each key takes its value from. JS puts array-index keys first in ascending order, then the
+/// rest in insertion order; a repeated name keeps its first position and its last value.
+pub fn key_order(names: &[String]) -> Vec<(String, usize)> {
+    let mut keys: Vec<(String, usize)> = Vec::with_capacity(names.len());
+    for (i, name) in names.iter().enumerate() {
+        match keys.iter_mut().find(|(k, _)| k == name) {
+            Some(entry) => entry.1 = i,
+            None => keys.push((name.clone(), i)),
+        }
+    }
+    let (mut indices, others): (Vec<_>, Vec<_>) = keys.into_iter().partition(|(k, _)| array_index(k).is_some());
+    indices.sort_by_key(|(k, _)| array_index(k));
+    indices.extend(others);
+    indices
+}
+
+/// `Some(n)` when `key` is a canonical array index (0 ..= 2^32 − 2) in JS.
+fn array_index(key: &str) -> Option<u32> {
+    let canonical = key == "0" || (!key.starts_with('0') && !key.is_empty() && key.len() <= 10);
+    if !canonical || !key.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    key.parse::<u64>().ok().filter(|&n| n < u32::MAX as u64).map(|n| n as u32)
+}
+
+pub fn encode_json(conn: &Connection, stmt: *mut ffi::sqlite3_stmt, max_rows: usize) -> DbResult<Vec<u8>> {
+    let names = column_names(stmt);
+    let order = key_order(&names);
+    // `"name":` for each key, escaped once per query rather than once per row.
+    let tokens: Vec<Vec<u8>> = order
+        .iter()
+        .enumerate()
+        .map(|(i, (name, _))| {
+            let mut t = Vec::with_capacity(name.len() + 4);
+            if i > 0 {
+                t.push(b',');
+            }
+            write_string(&mut t, name);
+            t.push(b':');
+            t
+        })
+        .collect();
+
+    let mut out = Vec::with_capacity(4096);
+    out.push(b'[');
+    let mut ryu = ryu_js::Buffer::new();
+    let mut ints = itoa::Buffer::new();
+    for_each_row(conn, stmt, max_rows, |row| {
+        out.extend_from_slice(if row == 0 { b"{" } else { b",{" });
+        for (token, &(_, col)) in tokens.iter().zip(&order) {
+            out.extend_from_slice(token);
+            // SAFETY: the statement is on a row; the cell is used before the next step.
+            match unsafe { cell(stmt, col as i32, &names, row)? } {
+                Cell::Null => out.extend_from_slice(b"null"),
+                Cell::Int(v) => out.extend_from_slice(ints.format(v).as_bytes()),
+                Cell::Float(v) if v == 0.0 => out.push(b'0'), // -0 prints as 0 in JS
+                Cell::Float(v) if v.is_finite() => out.extend_from_slice(ryu.format_finite(v).as_bytes()),
+                Cell::Float(_) => out.extend_from_slice(b"null"),
+                Cell::Text(s) => write_string(&mut out, s),
+                Cell::Blob(b) => {
+                    out.push(b'"');
+                    let start = out.len();
+                    out.resize(start + base64::encoded_len(b.len(), true).unwrap_or(0), 0);
+                    let written = base64::engine::general_purpose::STANDARD
+                        .encode_slice(b, &mut out[start..])
+                        .expect("buffer sized by encoded_len");
+                    out.truncate(start + written);
+                    out.push(b'"');
+                }
+            }
+        }
+        out.push(b'}');
+        Ok(())
+    })?;
+    out.push(b']');
+    Ok(out)
+}
+
+/// Bytes JSON.stringify escapes: `"`, `\` and the C0 controls. Everything else, including
+/// non-ASCII, is copied as it is (valid UTF-8 holds no lone surrogates to escape).
+const fn escape_table() -> [bool; 256] {
+    let mut t = [false; 256];
+    let mut i = 0;
+    while i < 0x20 {
+        t[i] = true;
+        i += 1;
+    }
+    t[b'"' as usize] = true;
+    t[b'\\' as usize] = true;
+    t
+}
+static NEEDS_ESCAPE: [bool; 256] = escape_table();
+
+fn write_string(out: &mut Vec<u8>, s: &str) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let bytes = s.as_bytes();
+    out.reserve(bytes.len() + 2);
+    out.push(b'"');
+    let mut run = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        if !NEEDS_ESCAPE[b as usize] {
+            continue;
+        }
+        out.extend_from_slice(&bytes[run..i]);
+        match b {
+            b'"' => out.extend_from_slice(b"\\\""),
+            b'\\' => out.extend_from_slice(b"\\\\"),
+            b'\n' => out.extend_from_slice(b"\\n"),
+            b'\r' => out.extend_from_slice(b"\\r"),
+            b'\t' => out.extend_from_slice(b"\\t"),
+            0x08 => out.extend_from_slice(b"\\b"),
+            0x0C => out.extend_from_slice(b"\\f"),
+            _ => out.extend_from_slice(&[b'\\', b'u', b'0', b'0', HEX[(b >> 4) as usize], HEX[(b & 15) as usize]]),
+        }
+        run = i + 1;
+    }
+    out.extend_from_slice(&bytes[run..]);
+    out.push(b'"');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_follow_js_object_order() {
+        let names: Vec<String> = ["b", "1", "a", "b", "0", "01", "4294967295"].iter().map(|s| s.to_string()).collect();
+        let order: Vec<(&str, usize)> = key_order(&names).iter().map(|(k, i)| (k.as_str(), *i)).collect();
+        assert_eq!(order, vec![("0", 4), ("1", 1), ("b", 3), ("a", 2), ("01", 5), ("4294967295", 6)]);
+    }
+
+    #[test]
+    fn strings_escape_like_json_stringify() {
+        let mut out = Vec::new();
+        write_string(&mut out, "a\"b\\c\n\u{1}\u{1f}\u{7f}\u{2028}😀");
+        assert_eq!(String::from_utf8(out).unwrap(), "\"a\\\"b\\\\c\\n\\u0001\\u001f\u{7f}\u{2028}😀\"");
+    }
+}

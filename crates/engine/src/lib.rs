@@ -1,0 +1,335 @@
+//! resqlite's native engine, exposed to JS as `NativeDatabase` (see src/native.ts for the
+//! JS-side contract). Jobs go in through `read`/`write`; finished jobs come back in batches
+//! through one thread-safe function call per batch.
+
+mod connection;
+mod engine;
+mod error;
+mod jobs;
+mod json_encoder;
+mod params;
+mod row_encoder;
+mod statement_cache;
+mod step;
+
+use std::ffi::c_void;
+use std::ptr;
+use std::sync::Arc;
+
+use napi::bindgen_prelude::*;
+use napi::sys;
+use napi_derive::napi;
+
+use crate::engine::{Engine, EngineOptions, Job, Request, Shared, Waker};
+use crate::jobs::Outcome;
+use crate::row_encoder::Text;
+
+/// Completion kinds in the flat array handed to JS: `[id, kind, a, b, id, kind, a, b, …]`.
+const DONE_ROWS: u32 = 0; // a: ArrayBuffer (row_encoder layout), b: string (text block)
+const DONE_JSON: u32 = 1; // a: Buffer
+const DONE_CHANGES: u32 = 2; // a: changes, b: lastInsertRowid (number, or bigint beyond 2^53)
+const DONE_VOID: u32 = 3;
+const DONE_ERROR: u32 = 4; // a: code, b: message
+
+/// Results smaller than this are copied into a V8-owned ArrayBuffer; larger ones are handed
+/// over without a copy (an external buffer costs a finalizer and GC bookkeeping).
+const EXTERNAL_MIN: usize = 64 * 1024;
+
+struct TsfnWaker(sys::napi_threadsafe_function);
+// SAFETY: napi_call_threadsafe_function is documented as callable from any thread.
+unsafe impl Send for TsfnWaker {}
+unsafe impl Sync for TsfnWaker {}
+
+impl Waker for TsfnWaker {
+    fn wake(&self) {
+        // SAFETY: the function stays alive until released after the engine's final completion.
+        unsafe { sys::napi_call_threadsafe_function(self.0, ptr::null_mut(), sys::ThreadsafeFunctionCallMode::nonblocking) };
+    }
+}
+
+/// The pieces the TSFN callback needs: the shared completion queue.
+struct CallbackContext {
+    shared: std::sync::Weak<Shared>,
+}
+
+#[napi]
+pub struct NativeDatabase {
+    engine: Engine,
+    tsfn: sys::napi_threadsafe_function,
+}
+
+fn check(status: sys::napi_status) -> Result<()> {
+    if status == sys::Status::napi_ok {
+        Ok(())
+    } else {
+        Err(Error::new(Status::from(status), "N-API call failed"))
+    }
+}
+
+#[napi]
+impl NativeDatabase {
+    /// Starts the threads; each opens its connection. Completion `open_id` reports the open.
+    #[napi(constructor)]
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        env: Env,
+        path: String,
+        readers: u32,
+        busy_timeout: u32,
+        readonly: bool,
+        safe_integers: bool,
+        on_complete: Unknown,
+        open_id: u32,
+    ) -> Result<Self> {
+        let raw_env = env.raw();
+        let context = Box::into_raw(Box::new(CallbackContext { shared: std::sync::Weak::new() }));
+        let mut tsfn = ptr::null_mut();
+        let mut name = ptr::null_mut();
+        // SAFETY: plain N-API calls on the JS thread with valid arguments.
+        unsafe {
+            check(sys::napi_create_string_utf8(raw_env, c"resqlite".as_ptr(), 8, &mut name))?;
+            check(sys::napi_create_threadsafe_function(
+                raw_env,
+                on_complete.raw(),
+                ptr::null_mut(),
+                name,
+                0,
+                1,
+                ptr::null_mut(),
+                Some(finalize_context),
+                context as *mut c_void,
+                Some(deliver_completions),
+                &mut tsfn,
+            ))?;
+            // Idle engines must not keep the process alive; JS refs it while jobs are pending.
+            check(sys::napi_unref_threadsafe_function(raw_env, tsfn))?;
+        }
+        let engine = Engine::start(
+            EngineOptions { path, readers: readers as usize, busy_timeout_ms: busy_timeout, readonly, safe_integers },
+            open_id,
+            Box::new(TsfnWaker(tsfn)),
+        );
+        // SAFETY: context lives until finalize_context. The TSFN callback runs on this (the JS)
+        // thread, so it cannot run before this constructor returns and the store is seen.
+        unsafe { (*context).shared = Arc::downgrade(&engine.shared) };
+        Ok(NativeDatabase { engine, tsfn })
+    }
+
+    /// Queues a read. kind: 0 select, 1 selectOne, 2 selectBytes.
+    #[napi]
+    pub fn read(&self, id: u32, kind: u32, sql: String, params: &[u8], params_len: u32, cancellable: bool) {
+        let (max_rows, json) = match kind {
+            1 => (1, false),
+            2 => (usize::MAX, true),
+            _ => (usize::MAX, false),
+        };
+        self.engine.read(Job {
+            id,
+            request: Request::Select { max_rows, json },
+            sql,
+            params: params[..params_len as usize].to_vec(),
+            cancellable,
+        });
+    }
+
+    /// Queues a write. kind: 0 execute, 1 executeBatch, 99 the panic test hook.
+    #[napi]
+    pub fn write(&self, id: u32, kind: u32, sql: String, params: &[u8], params_len: u32) -> bool {
+        let request = match kind {
+            1 => Request::Batch,
+            99 => Request::Panic,
+            _ => Request::Execute,
+        };
+        self.engine.write(Job { id, request, sql, params: params[..params_len as usize].to_vec(), cancellable: false })
+    }
+
+    #[napi]
+    pub fn cancel(&self, id: u32) {
+        self.engine.cancel(id);
+    }
+
+    /// Keeps the process alive while jobs are pending.
+    #[napi(js_name = "ref")]
+    pub fn keep_alive(&self, env: Env) -> Result<()> {
+        // SAFETY: JS thread, live tsfn.
+        check(unsafe { sys::napi_ref_threadsafe_function(env.raw(), self.tsfn) })
+    }
+
+    #[napi]
+    pub fn unref(&self, env: Env) -> Result<()> {
+        // SAFETY: JS thread, live tsfn.
+        check(unsafe { sys::napi_unref_threadsafe_function(env.raw(), self.tsfn) })
+    }
+
+    /// Finishes queued jobs, joins every thread off the JS thread, then completes `close_id`.
+    #[napi]
+    pub fn close(&mut self, close_id: u32) {
+        self.engine.close(close_id);
+    }
+
+    /// Releases the wake-up function; call once, after the close completion arrived.
+    #[napi]
+    pub fn release(&mut self) {
+        if !self.tsfn.is_null() {
+            // SAFETY: every thread that could call it has been joined.
+            unsafe { sys::napi_release_threadsafe_function(self.tsfn, sys::ThreadsafeFunctionReleaseMode::release) };
+            self.tsfn = ptr::null_mut();
+        }
+    }
+}
+
+#[napi]
+pub fn sqlite_version() -> String {
+    // SAFETY: a static NUL-terminated string.
+    unsafe { std::ffi::CStr::from_ptr(sqlite3mc_sys::sqlite3_libversion()) }.to_string_lossy().into_owned()
+}
+
+/// N-API passes the TSFN's context as the finalizer's hint (its data is thread_finalize_data).
+unsafe extern "C" fn finalize_context(_env: sys::napi_env, _data: *mut c_void, context: *mut c_void) {
+    drop(Box::from_raw(context as *mut CallbackContext));
+}
+
+/// The TSFN's JS-thread callback: takes every queued completion and calls the JS handler once
+/// with them as a flat array.
+unsafe extern "C" fn deliver_completions(env: sys::napi_env, js_cb: sys::napi_value, context: *mut c_void, _data: *mut c_void) {
+    if env.is_null() {
+        return; // the environment is shutting down
+    }
+    let Some(shared) = (*(context as *const CallbackContext)).shared.upgrade() else { return };
+    let completions = shared.take_completions();
+    if completions.is_empty() {
+        return;
+    }
+    let mut array = ptr::null_mut();
+    sys::napi_create_array_with_length(env, completions.len() * 4, &mut array);
+    for (i, c) in completions.into_iter().enumerate() {
+        let (kind, a, b) = match to_js(env, c.outcome) {
+            Ok(v) => v,
+            Err(message) => (DONE_ERROR, js_str(env, "ERR_RESULT_TOO_LARGE"), js_str(env, &message)),
+        };
+        let base = (i * 4) as u32;
+        sys::napi_set_element(env, array, base, js_u32(env, c.id));
+        sys::napi_set_element(env, array, base + 1, js_u32(env, kind));
+        sys::napi_set_element(env, array, base + 2, a);
+        sys::napi_set_element(env, array, base + 3, b);
+    }
+    let mut undefined = ptr::null_mut();
+    sys::napi_get_undefined(env, &mut undefined);
+    let mut argv = [array];
+    let mut result = ptr::null_mut();
+    // An exception thrown by the handler surfaces as an uncaught exception, like any callback's.
+    sys::napi_call_function(env, undefined, js_cb, 1, argv.as_mut_ptr(), &mut result);
+}
+
+unsafe fn to_js(env: sys::napi_env, outcome: Outcome) -> std::result::Result<(u32, sys::napi_value, sys::napi_value), String> {
+    let mut a = ptr::null_mut();
+    let mut b = ptr::null_mut();
+    let kind = match outcome {
+        Outcome::Rows(rows) => {
+            a = array_buffer(env, rows.buffer)?;
+            let status = match &rows.text {
+                Text::OneByte(t) => sys::napi_create_string_latin1(env, t.as_ptr() as _, t.len() as isize, &mut b),
+                Text::TwoByte(t) => sys::napi_create_string_utf16(env, t.as_ptr(), t.len() as isize, &mut b),
+            };
+            if status != sys::Status::napi_ok {
+                clear_exception(env);
+                return Err("the result's text is longer than a JavaScript string can hold".into());
+            }
+            DONE_ROWS
+        }
+        Outcome::Json(bytes) => {
+            a = buffer(env, bytes)?;
+            DONE_JSON
+        }
+        Outcome::Changes { changes, last_insert_rowid } => {
+            sys::napi_create_double(env, changes as f64, &mut a);
+            if last_insert_rowid.unsigned_abs() < (1u64 << 53) {
+                sys::napi_create_double(env, last_insert_rowid as f64, &mut b);
+            } else {
+                sys::napi_create_bigint_int64(env, last_insert_rowid, &mut b);
+            }
+            DONE_CHANGES
+        }
+        Outcome::Done => DONE_VOID,
+        Outcome::Error(e) => {
+            a = js_str(env, &e.code);
+            b = js_str(env, &e.message);
+            DONE_ERROR
+        }
+    };
+    if a.is_null() {
+        sys::napi_get_undefined(env, &mut a);
+    }
+    if b.is_null() {
+        sys::napi_get_undefined(env, &mut b);
+    }
+    Ok((kind, a, b))
+}
+
+unsafe fn clear_exception(env: sys::napi_env) {
+    let mut pending = false;
+    sys::napi_is_exception_pending(env, &mut pending);
+    if pending {
+        let mut e = ptr::null_mut();
+        sys::napi_get_and_clear_last_exception(env, &mut e);
+    }
+}
+
+unsafe extern "C" fn free_vec(_env: sys::napi_env, _data: *mut c_void, hint: *mut c_void) {
+    drop(Box::from_raw(hint as *mut Vec<u8>));
+}
+
+unsafe fn array_buffer(env: sys::napi_env, bytes: Vec<u8>) -> std::result::Result<sys::napi_value, String> {
+    let mut value = ptr::null_mut();
+    if bytes.len() < EXTERNAL_MIN {
+        let mut data = ptr::null_mut();
+        if sys::napi_create_arraybuffer(env, bytes.len(), &mut data, &mut value) != sys::Status::napi_ok {
+            clear_exception(env);
+            return Err("out of memory for the result".into());
+        }
+        ptr::copy_nonoverlapping(bytes.as_ptr(), data as *mut u8, bytes.len());
+    } else {
+        let boxed = Box::new(bytes);
+        let (ptr_, len) = (boxed.as_ptr() as *mut c_void, boxed.len());
+        let hint = Box::into_raw(boxed) as *mut c_void;
+        if sys::napi_create_external_arraybuffer(env, ptr_, len, Some(free_vec), hint, &mut value) != sys::Status::napi_ok {
+            drop(Box::from_raw(hint as *mut Vec<u8>));
+            clear_exception(env);
+            return Err("out of memory for the result".into());
+        }
+    }
+    Ok(value)
+}
+
+unsafe fn buffer(env: sys::napi_env, bytes: Vec<u8>) -> std::result::Result<sys::napi_value, String> {
+    let mut value = ptr::null_mut();
+    if bytes.len() < EXTERNAL_MIN {
+        let mut data = ptr::null_mut();
+        if sys::napi_create_buffer_copy(env, bytes.len(), bytes.as_ptr() as _, &mut data, &mut value) != sys::Status::napi_ok {
+            clear_exception(env);
+            return Err("out of memory for the result".into());
+        }
+    } else {
+        let boxed = Box::new(bytes);
+        let (ptr_, len) = (boxed.as_ptr() as *mut c_void, boxed.len());
+        let hint = Box::into_raw(boxed) as *mut c_void;
+        if sys::napi_create_external_buffer(env, len, ptr_, Some(free_vec), hint, &mut value) != sys::Status::napi_ok {
+            drop(Box::from_raw(hint as *mut Vec<u8>));
+            clear_exception(env);
+            return Err("out of memory for the result".into());
+        }
+    }
+    Ok(value)
+}
+
+unsafe fn js_u32(env: sys::napi_env, v: u32) -> sys::napi_value {
+    let mut out = ptr::null_mut();
+    sys::napi_create_uint32(env, v, &mut out);
+    out
+}
+
+unsafe fn js_str(env: sys::napi_env, s: &str) -> sys::napi_value {
+    let mut out = ptr::null_mut();
+    sys::napi_create_string_utf8(env, s.as_ptr() as _, s.len() as isize, &mut out);
+    out
+}

@@ -1,0 +1,146 @@
+//! Encodes a result set for `select` into one binary buffer plus one text block, the shape the
+//! JS decoder (src/decode.ts) reads with typed-array views and `String.prototype.slice`.
+//!
+//! Buffer, little-endian:
+//!   header  u32 × 6: rows, columns, tags offset, slots offset, blob offset, text is two-byte (0/1)
+//!   u32 × columns: length of each column name in the text block (in text units)
+//!   tags    u8 per cell: 0 null · 1 number (slot f64) · 2 text · 3 blob · 4 int64 (slot i64)
+//!   slots   8 bytes per cell, 8-aligned: the f64/i64 value, or for text/blob two u32:
+//!           start and length in the text block (units) or the blob arena (bytes)
+//!   blob arena
+//! Text block: the column names, then every TEXT value, one JS string for the whole result.
+//! It is one-byte (Latin-1) when all of it is ASCII, else UTF-16; offsets count its units.
+
+use sqlite3mc_sys as ffi;
+
+use crate::connection::Connection;
+use crate::error::{DbError, DbResult};
+use crate::step::{cell, column_names, for_each_row, Cell};
+
+const TAG_NULL: u8 = 0;
+const TAG_NUMBER: u8 = 1;
+const TAG_TEXT: u8 = 2;
+const TAG_BLOB: u8 = 3;
+const TAG_INT64: u8 = 4;
+
+const HEADER_WORDS: usize = 6;
+/// Integers JS numbers hold exactly.
+const MAX_SAFE: i64 = (1 << 53) - 1;
+
+pub enum Text {
+    OneByte(Vec<u8>),
+    TwoByte(Vec<u16>),
+}
+
+pub struct EncodedRows {
+    pub buffer: Vec<u8>,
+    pub text: Text,
+}
+
+struct TextBlock {
+    utf8: Vec<u8>,
+    units: usize,
+    ascii: bool,
+}
+
+impl TextBlock {
+    /// Appends `s`, returning its start and length in text units.
+    fn push(&mut self, s: &str) -> (usize, usize) {
+        let start = self.units;
+        let len = if s.is_ascii() {
+            s.len()
+        } else {
+            self.ascii = false;
+            // UTF-16 length: one unit per scalar, two for those outside the BMP (4-byte leads).
+            s.bytes().filter(|&b| (b & 0xC0) != 0x80).count() + s.bytes().filter(|&b| b >= 0xF0).count()
+        };
+        self.utf8.extend_from_slice(s.as_bytes());
+        self.units += len;
+        (start, len)
+    }
+
+    fn finish(self) -> Text {
+        if self.ascii {
+            Text::OneByte(self.utf8)
+        } else {
+            // SAFETY-free: every piece was a &str, so the block is valid UTF-8.
+            let s = std::str::from_utf8(&self.utf8).expect("text block is UTF-8");
+            Text::TwoByte(s.encode_utf16().collect())
+        }
+    }
+}
+
+fn slot_pair(start: usize, len: usize) -> DbResult<u64> {
+    if start + len > u32::MAX as usize {
+        return Err(DbError::new("ERR_RESULT_TOO_LARGE", "the result set is larger than 4 GiB"));
+    }
+    Ok((start as u64) | ((len as u64) << 32))
+}
+
+pub fn encode_rows(
+    conn: &Connection,
+    stmt: *mut ffi::sqlite3_stmt,
+    max_rows: usize,
+    safe_integers: bool,
+) -> DbResult<EncodedRows> {
+    let names = column_names(stmt);
+    let cols = names.len();
+    let mut text = TextBlock { utf8: Vec::new(), units: 0, ascii: true };
+    let name_lens: Vec<u32> = names.iter().map(|n| text.push(n).1 as u32).collect();
+    let mut tags: Vec<u8> = Vec::new();
+    let mut slots: Vec<u64> = Vec::new();
+    let mut blobs: Vec<u8> = Vec::new();
+
+    let rows = for_each_row(conn, stmt, max_rows, |row| {
+        for i in 0..cols {
+            // SAFETY: the statement is on a row; the cell is used before the next step.
+            let (tag, slot) = match unsafe { cell(stmt, i as i32, &names, row)? } {
+                Cell::Null => (TAG_NULL, 0),
+                Cell::Int(v) if !safe_integers && (-MAX_SAFE..=MAX_SAFE).contains(&v) => {
+                    (TAG_NUMBER, (v as f64).to_bits())
+                }
+                Cell::Int(v) => (TAG_INT64, v as u64),
+                Cell::Float(v) => (TAG_NUMBER, v.to_bits()),
+                Cell::Text(s) => {
+                    let (start, len) = text.push(s);
+                    (TAG_TEXT, slot_pair(start, len)?)
+                }
+                Cell::Blob(b) => {
+                    let start = blobs.len();
+                    blobs.extend_from_slice(b);
+                    (TAG_BLOB, slot_pair(start, b.len())?)
+                }
+            };
+            tags.push(tag);
+            slots.push(slot);
+        }
+        Ok(())
+    })?;
+
+    let tags_offset = (HEADER_WORDS + cols) * 4;
+    let slots_offset = (tags_offset + tags.len()).next_multiple_of(8);
+    let blob_offset = slots_offset + slots.len() * 8;
+    if blob_offset + blobs.len() > u32::MAX as usize {
+        return Err(DbError::new("ERR_RESULT_TOO_LARGE", "the result set is larger than 4 GiB"));
+    }
+    let mut buffer = Vec::with_capacity(blob_offset + blobs.len());
+    let text = text.finish();
+    let header = [
+        rows as u32,
+        cols as u32,
+        tags_offset as u32,
+        slots_offset as u32,
+        blob_offset as u32,
+        matches!(text, Text::TwoByte(_)) as u32,
+    ];
+    for w in header.iter().chain(&name_lens) {
+        buffer.extend_from_slice(&w.to_le_bytes());
+    }
+    buffer.extend_from_slice(&tags);
+    buffer.resize(slots_offset, 0);
+    for s in &slots {
+        buffer.extend_from_slice(&s.to_le_bytes());
+    }
+    buffer.extend_from_slice(&blobs);
+    Ok(EncodedRows { buffer, text })
+}

@@ -1,0 +1,95 @@
+//! Per-connection LRU cache of prepared statements, keyed by SQL text.
+
+use std::ffi::CStr;
+use std::num::NonZeroUsize;
+
+use lru::LruCache;
+use sqlite3mc_sys as ffi;
+
+use crate::connection::Connection;
+use crate::error::{DbError, DbResult};
+
+/// Statements kept prepared per connection; the original's measured working-set size.
+pub const STATEMENT_CACHE_CAPACITY: usize = 128;
+
+/// A prepared statement and what we learned about it at prepare time.
+pub struct Statement {
+    pub raw: *mut ffi::sqlite3_stmt,
+    /// Parameter names without their `:`/`@`/`$` prefix; `None` for `?` and `?NNN`.
+    pub param_names: Vec<Option<Box<str>>>,
+    pub readonly: bool,
+    /// More statements follow this one in the SQL text.
+    pub has_tail: bool,
+}
+
+impl Drop for Statement {
+    fn drop(&mut self) {
+        // SAFETY: `raw` came from sqlite3_prepare_v3 and is finalized exactly once.
+        unsafe { ffi::sqlite3_finalize(self.raw) };
+    }
+}
+
+pub struct StatementCache {
+    lru: LruCache<Box<str>, Statement>,
+}
+
+impl StatementCache {
+    pub fn new() -> Self {
+        StatementCache { lru: LruCache::new(NonZeroUsize::new(STATEMENT_CACHE_CAPACITY).unwrap()) }
+    }
+
+    /// The cached statement for `sql`, preparing it on a miss. An evicted statement is
+    /// finalized by its Drop.
+    pub fn get(&mut self, conn: &Connection, sql: &str) -> DbResult<&Statement> {
+        if !self.lru.contains(sql) {
+            let stmt = prepare(conn, sql)?;
+            self.lru.push(sql.into(), stmt);
+        }
+        Ok(self.lru.get(sql).expect("just inserted"))
+    }
+}
+
+fn prepare(conn: &Connection, sql: &str) -> DbResult<Statement> {
+    let bytes = sql.as_bytes();
+    let (stmt, consumed) = conn
+        .prepare_at(bytes, ffi::SQLITE_PREPARE_PERSISTENT)?
+        .ok_or_else(|| DbError::new("ERR_EMPTY_STATEMENT", "the SQL holds no statement"))?;
+    // Anything but whitespace and comments after the first statement is another statement
+    // (one that fails to prepare now, e.g. on a table the first creates, counts too).
+    let has_tail = conn.prepare_at(&bytes[consumed..], 0).map_or(true, |next| next.is_some());
+    let raw = stmt.into_raw();
+    // SAFETY: raw is a valid statement; parameter names are copied at once.
+    let (param_names, readonly) = unsafe {
+        let names = (1..=ffi::sqlite3_bind_parameter_count(raw))
+            .map(|i| {
+                let name = ffi::sqlite3_bind_parameter_name(raw, i);
+                if name.is_null() {
+                    return None;
+                }
+                let name = CStr::from_ptr(name).to_string_lossy();
+                // `?NNN` parameters are reported with their `?`: they are positional.
+                if name.starts_with('?') {
+                    None
+                } else {
+                    Some(name[1..].into())
+                }
+            })
+            .collect();
+        (names, ffi::sqlite3_stmt_readonly(raw) != 0)
+    };
+    Ok(Statement { raw, param_names, readonly, has_tail })
+}
+
+/// Resets a statement and drops its bindings when the job is done with it, on every path
+/// (including a panic), so no binding outlives the parameter buffer it points into.
+pub struct ResetOnDrop(pub *mut ffi::sqlite3_stmt);
+
+impl Drop for ResetOnDrop {
+    fn drop(&mut self) {
+        // SAFETY: the statement is alive in the cache for the duration of the job.
+        unsafe {
+            ffi::sqlite3_reset(self.0);
+            ffi::sqlite3_clear_bindings(self.0);
+        }
+    }
+}

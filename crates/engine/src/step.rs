@@ -1,0 +1,92 @@
+//! Stepping a bound statement: the loop both result encoders share.
+
+use std::ffi::CStr;
+use std::os::raw::c_int;
+
+use sqlite3mc_sys as ffi;
+
+use crate::connection::Connection;
+use crate::error::{DbError, DbResult};
+
+/// One cell, borrowed from SQLite until the next step.
+pub enum Cell<'a> {
+    Null,
+    Int(i64),
+    Float(f64),
+    Text(&'a str),
+    Blob(&'a [u8]),
+}
+
+pub fn column_names(stmt: *mut ffi::sqlite3_stmt) -> Vec<String> {
+    // SAFETY: stmt is a valid prepared statement; names are copied at once.
+    unsafe {
+        (0..ffi::sqlite3_column_count(stmt))
+            .map(|i| {
+                let p = ffi::sqlite3_column_name(stmt, i);
+                if p.is_null() {
+                    String::new()
+                } else {
+                    CStr::from_ptr(p).to_string_lossy().into_owned()
+                }
+            })
+            .collect()
+    }
+}
+
+/// Reads column `i` of the current row. TEXT that is not valid UTF-8 is an error: a JS string
+/// cannot hold it without replacing bytes, and we never lose data silently.
+///
+/// # Safety
+/// `stmt` must be positioned on a row (the last step returned SQLITE_ROW).
+pub unsafe fn cell<'a>(stmt: *mut ffi::sqlite3_stmt, i: c_int, names: &[String], row: usize) -> DbResult<Cell<'a>> {
+    Ok(match ffi::sqlite3_column_type(stmt, i) {
+        ffi::SQLITE_INTEGER => Cell::Int(ffi::sqlite3_column_int64(stmt, i)),
+        ffi::SQLITE_FLOAT => Cell::Float(ffi::sqlite3_column_double(stmt, i)),
+        ffi::SQLITE_TEXT => {
+            let p = ffi::sqlite3_column_text(stmt, i);
+            let n = ffi::sqlite3_column_bytes(stmt, i) as usize;
+            let bytes = if p.is_null() { &[][..] } else { std::slice::from_raw_parts(p, n) };
+            Cell::Text(std::str::from_utf8(bytes).map_err(|e| {
+                DbError::new(
+                    "ERR_INVALID_UTF8",
+                    format!(
+                        "column '{}' of row {} holds TEXT that is not valid UTF-8 (at byte {}); \
+                         read it as bytes with CAST({} AS BLOB)",
+                        names[i as usize],
+                        row + 1,
+                        e.valid_up_to(),
+                        names[i as usize]
+                    ),
+                )
+            })?)
+        }
+        ffi::SQLITE_BLOB => {
+            let p = ffi::sqlite3_column_blob(stmt, i);
+            let n = ffi::sqlite3_column_bytes(stmt, i) as usize;
+            Cell::Blob(if p.is_null() { &[][..] } else { std::slice::from_raw_parts(p as *const u8, n) })
+        }
+        _ => Cell::Null,
+    })
+}
+
+/// Steps `stmt` until done or `max_rows` rows, calling `row` for each.
+pub fn for_each_row(
+    conn: &Connection,
+    stmt: *mut ffi::sqlite3_stmt,
+    max_rows: usize,
+    mut row: impl FnMut(usize) -> DbResult<()>,
+) -> DbResult<usize> {
+    let mut n = 0;
+    while n < max_rows {
+        // SAFETY: stmt is valid and bound.
+        match unsafe { ffi::sqlite3_step(stmt) } {
+            ffi::SQLITE_ROW => {
+                row(n)?;
+                n += 1;
+            }
+            ffi::SQLITE_DONE => break,
+            _ => return Err(conn.last_error()),
+        }
+    }
+    Ok(n)
+}

@@ -1,0 +1,136 @@
+//! Hand-written declarations for the part of the SQLite C API resqlite uses.
+//! Signatures follow sqlite3.h of the pinned SQLite3 Multiple Ciphers release.
+#![allow(non_camel_case_types)]
+
+use std::os::raw::{c_char, c_int, c_uchar, c_void};
+
+#[repr(C)]
+pub struct sqlite3 {
+    _private: [u8; 0],
+}
+#[repr(C)]
+pub struct sqlite3_stmt {
+    _private: [u8; 0],
+}
+
+pub type sqlite3_destructor_type = Option<unsafe extern "C" fn(*mut c_void)>;
+
+pub const SQLITE_OK: c_int = 0;
+pub const SQLITE_ERROR: c_int = 1;
+pub const SQLITE_INTERNAL: c_int = 2;
+pub const SQLITE_ABORT: c_int = 4;
+pub const SQLITE_BUSY: c_int = 5;
+pub const SQLITE_NOMEM: c_int = 7;
+pub const SQLITE_READONLY: c_int = 8;
+pub const SQLITE_INTERRUPT: c_int = 9;
+pub const SQLITE_MISUSE: c_int = 21;
+pub const SQLITE_RANGE: c_int = 25;
+pub const SQLITE_ROW: c_int = 100;
+pub const SQLITE_DONE: c_int = 101;
+
+pub const SQLITE_INTEGER: c_int = 1;
+pub const SQLITE_FLOAT: c_int = 2;
+pub const SQLITE_TEXT: c_int = 3;
+pub const SQLITE_BLOB: c_int = 4;
+pub const SQLITE_NULL: c_int = 5;
+
+pub const SQLITE_OPEN_READONLY: c_int = 0x0000_0001;
+pub const SQLITE_OPEN_READWRITE: c_int = 0x0000_0002;
+pub const SQLITE_OPEN_CREATE: c_int = 0x0000_0004;
+pub const SQLITE_OPEN_URI: c_int = 0x0000_0040;
+pub const SQLITE_OPEN_NOMUTEX: c_int = 0x0000_8000;
+pub const SQLITE_OPEN_EXRESCODE: c_int = 0x0200_0000;
+
+pub const SQLITE_PREPARE_PERSISTENT: u32 = 0x01;
+
+pub const SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION: c_int = 1005;
+pub const SQLITE_DBCONFIG_DEFENSIVE: c_int = 1010;
+pub const SQLITE_DBCONFIG_TRUSTED_SCHEMA: c_int = 1017;
+
+/// `SQLITE_TRANSIENT`: SQLite copies the bound bytes before the bind call returns.
+pub fn sqlite_transient() -> sqlite3_destructor_type {
+    // SAFETY: SQLite defines SQLITE_TRANSIENT as the destructor pointer value -1; it is
+    // compared, never called.
+    Some(unsafe { std::mem::transmute::<isize, unsafe extern "C" fn(*mut c_void)>(-1) })
+}
+
+extern "C" {
+    pub fn sqlite3_libversion() -> *const c_char;
+    pub fn sqlite3_open_v2(
+        filename: *const c_char,
+        pp_db: *mut *mut sqlite3,
+        flags: c_int,
+        z_vfs: *const c_char,
+    ) -> c_int;
+    pub fn sqlite3_close_v2(db: *mut sqlite3) -> c_int;
+    pub fn sqlite3_db_config(db: *mut sqlite3, op: c_int, ...) -> c_int;
+    pub fn sqlite3_busy_timeout(db: *mut sqlite3, ms: c_int) -> c_int;
+    pub fn sqlite3_extended_result_codes(db: *mut sqlite3, onoff: c_int) -> c_int;
+    pub fn sqlite3_interrupt(db: *mut sqlite3);
+    pub fn sqlite3_get_autocommit(db: *mut sqlite3) -> c_int;
+    pub fn sqlite3_exec(
+        db: *mut sqlite3,
+        sql: *const c_char,
+        callback: Option<
+            unsafe extern "C" fn(*mut c_void, c_int, *mut *mut c_char, *mut *mut c_char) -> c_int,
+        >,
+        arg: *mut c_void,
+        errmsg: *mut *mut c_char,
+    ) -> c_int;
+    pub fn sqlite3_free(p: *mut c_void);
+
+    pub fn sqlite3_errmsg(db: *mut sqlite3) -> *const c_char;
+    pub fn sqlite3_errstr(code: c_int) -> *const c_char;
+    pub fn sqlite3_extended_errcode(db: *mut sqlite3) -> c_int;
+    pub fn sqlite3_error_offset(db: *mut sqlite3) -> c_int;
+
+    pub fn sqlite3_changes64(db: *mut sqlite3) -> i64;
+    pub fn sqlite3_total_changes64(db: *mut sqlite3) -> i64;
+    pub fn sqlite3_last_insert_rowid(db: *mut sqlite3) -> i64;
+
+    pub fn sqlite3_prepare_v3(
+        db: *mut sqlite3,
+        sql: *const c_char,
+        n_byte: c_int,
+        prep_flags: u32,
+        pp_stmt: *mut *mut sqlite3_stmt,
+        pz_tail: *mut *const c_char,
+    ) -> c_int;
+    pub fn sqlite3_finalize(stmt: *mut sqlite3_stmt) -> c_int;
+    pub fn sqlite3_reset(stmt: *mut sqlite3_stmt) -> c_int;
+    pub fn sqlite3_clear_bindings(stmt: *mut sqlite3_stmt) -> c_int;
+    pub fn sqlite3_step(stmt: *mut sqlite3_stmt) -> c_int;
+    pub fn sqlite3_stmt_readonly(stmt: *mut sqlite3_stmt) -> c_int;
+
+    pub fn sqlite3_bind_parameter_count(stmt: *mut sqlite3_stmt) -> c_int;
+    pub fn sqlite3_bind_parameter_name(stmt: *mut sqlite3_stmt, idx: c_int) -> *const c_char;
+    pub fn sqlite3_bind_null(stmt: *mut sqlite3_stmt, idx: c_int) -> c_int;
+    pub fn sqlite3_bind_int64(stmt: *mut sqlite3_stmt, idx: c_int, value: i64) -> c_int;
+    pub fn sqlite3_bind_double(stmt: *mut sqlite3_stmt, idx: c_int, value: f64) -> c_int;
+    pub fn sqlite3_bind_text64(
+        stmt: *mut sqlite3_stmt,
+        idx: c_int,
+        value: *const c_char,
+        n: u64,
+        destructor: sqlite3_destructor_type,
+        encoding: c_uchar,
+    ) -> c_int;
+    pub fn sqlite3_bind_blob64(
+        stmt: *mut sqlite3_stmt,
+        idx: c_int,
+        value: *const c_void,
+        n: u64,
+        destructor: sqlite3_destructor_type,
+    ) -> c_int;
+
+    pub fn sqlite3_column_count(stmt: *mut sqlite3_stmt) -> c_int;
+    pub fn sqlite3_column_name(stmt: *mut sqlite3_stmt, idx: c_int) -> *const c_char;
+    pub fn sqlite3_column_type(stmt: *mut sqlite3_stmt, idx: c_int) -> c_int;
+    pub fn sqlite3_column_int64(stmt: *mut sqlite3_stmt, idx: c_int) -> i64;
+    pub fn sqlite3_column_double(stmt: *mut sqlite3_stmt, idx: c_int) -> f64;
+    pub fn sqlite3_column_text(stmt: *mut sqlite3_stmt, idx: c_int) -> *const c_uchar;
+    pub fn sqlite3_column_blob(stmt: *mut sqlite3_stmt, idx: c_int) -> *const c_void;
+    pub fn sqlite3_column_bytes(stmt: *mut sqlite3_stmt, idx: c_int) -> c_int;
+}
+
+pub const SQLITE_UTF8: c_uchar = 1;

@@ -1,0 +1,49 @@
+// The native engine's interface (crates/engine/src/lib.rs). Internal: not exported.
+import * as path from 'node:path'
+
+/** Completion kinds in the flat array the engine hands back: [id, kind, a, b, …]. */
+export const enum Done {
+  Rows = 0, // a: ArrayBuffer (see decode.ts), b: text block
+  Json = 1, // a: Buffer
+  Changes = 2, // a: changes, b: lastInsertRowid
+  Void = 3,
+  Error = 4, // a: code, b: message
+}
+
+export const enum ReadKind {
+  Select = 0,
+  SelectOne = 1,
+  SelectBytes = 2,
+}
+
+export const enum WriteKind {
+  Execute = 0,
+  Batch = 1,
+  Panic = 99, // test hook: a job that panics inside the engine
+}
+
+export interface NativeDatabase {
+  read(id: number, kind: ReadKind, sql: string, params: Uint8Array, paramsLength: number, cancellable: boolean): void
+  write(id: number, kind: WriteKind, sql: string, params: Uint8Array, paramsLength: number): boolean
+  cancel(id: number): void
+  ref(): void
+  unref(): void
+  close(id: number): void
+  release(): void
+}
+
+interface Binding {
+  NativeDatabase: new (
+    path: string,
+    readers: number,
+    busyTimeout: number,
+    readonly: boolean,
+    safeIntegers: boolean,
+    onComplete: (completions: unknown[]) => void,
+    openId: number,
+  ) => NativeDatabase
+  sqliteVersion(): string
+}
+
+// dist/cjs/native.js → <package>/native/resqlite.node
+export const binding: Binding = require(path.join(__dirname, '..', '..', 'native', 'resqlite.node'))

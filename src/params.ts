@@ -1,0 +1,168 @@
+// Packs a call's parameters into one reused scratch buffer (the layout is documented in
+// crates/engine/src/params.rs). One buffer per call, no per-value objects crossing to native
+// (the original's experiment 109). Every value is type-checked here; nothing is sent, bound or
+// run when one is wrong.
+import { rangeError, typeError } from './errors'
+
+export type Value = null | number | bigint | string | ArrayBufferView
+export type Params = readonly Value[] | { readonly [name: string]: Value }
+
+const INITIAL = 64 * 1024
+/** A scratch buffer grown past this for one large call is dropped afterwards. */
+const KEEP_MAX = 1024 * 1024
+const TWO_32 = 4294967296
+const TWO_63 = 9223372036854775808
+const INT64_MIN = -(2n ** 63n)
+const INT64_MAX = 2n ** 63n - 1n
+
+let buf = Buffer.allocUnsafe(INITIAL)
+let view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength)
+let pos = 0
+
+function ensure(extra: number): void {
+  if (pos + extra <= buf.length) return
+  const next = Buffer.allocUnsafe(Math.max(buf.length * 2, pos + extra))
+  buf.copy(next, 0, 0, pos)
+  buf = next
+  view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength)
+}
+
+/** The packed bytes of the last `encode*` call: valid until the next call. */
+export interface Packed {
+  bytes: Buffer
+  length: number
+}
+
+function finish(): Packed {
+  const packed = { bytes: buf, length: pos }
+  if (buf.length > KEEP_MAX) {
+    // The native side copies the bytes synchronously; the next call starts small again.
+    buf = Buffer.allocUnsafe(INITIAL)
+    view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength)
+  }
+  return packed
+}
+
+/** Packs one call's parameters. `undefined` and `[]` mean none. */
+export function encodeParams(params: unknown): Packed {
+  pos = 0
+  writeSet(params, 'params')
+  return finish()
+}
+
+/** Packs executeBatch's parameter sets: u32 count, then each set. */
+export function encodeBatch(paramSets: unknown): Packed {
+  if (!Array.isArray(paramSets)) {
+    throw typeError(`paramSets must be an array of parameter arrays or objects, got ${describe(paramSets)}`)
+  }
+  pos = 0
+  ensure(4)
+  view.setUint32(0, paramSets.length, true)
+  pos = 4
+  for (let i = 0; i < paramSets.length; i++) writeSet(paramSets[i], `paramSets[${i}]`)
+  return finish()
+}
+
+function writeSet(params: unknown, what: string): void {
+  if (params === undefined) {
+    ensure(1)
+    buf[pos++] = 0
+    return
+  }
+  if (Array.isArray(params)) {
+    ensure(5)
+    buf[pos] = 1
+    view.setUint32(pos + 1, params.length, true)
+    pos += 5
+    for (let i = 0; i < params.length; i++) writeValue(params[i], `parameter ${i + 1}`)
+    return
+  }
+  if (isPlainObject(params)) {
+    const keys = Object.keys(params)
+    ensure(5)
+    buf[pos] = 2
+    view.setUint32(pos + 1, keys.length, true)
+    pos += 5
+    for (const key of keys) {
+      writeText(key)
+      writeValue((params as Record<string, unknown>)[key], `parameter '${key}'`)
+    }
+    return
+  }
+  throw typeError(`${what} must be an array (positional) or a plain object (named), got ${describe(params)}`)
+}
+
+function writeText(s: string): void {
+  ensure(4 + s.length * 3)
+  const n = buf.write(s, pos + 4, 'utf8')
+  view.setUint32(pos, n, true)
+  pos += 4 + n
+}
+
+function writeValue(v: unknown, name: string): void {
+  switch (typeof v) {
+    case 'number':
+      ensure(9)
+      if (Number.isInteger(v) && v >= -TWO_63 && v < TWO_63 && !Object.is(v, -0)) {
+        buf[pos] = 1
+        const hi = Math.floor(v / TWO_32)
+        view.setUint32(pos + 1, v - hi * TWO_32, true)
+        view.setInt32(pos + 5, hi, true)
+      } else if (Number.isNaN(v)) {
+        throw typeError(`${name} is NaN, which SQLite would store as NULL; pass null for NULL`, 'ERR_INVALID_ARG_VALUE')
+      } else {
+        buf[pos] = 2
+        view.setFloat64(pos + 1, v, true)
+      }
+      pos += 9
+      return
+    case 'string':
+      if (!v.isWellFormed()) {
+        throw typeError(`${name} is a string with a lone surrogate, which is not valid Unicode and cannot be stored as UTF-8 text`, 'ERR_INVALID_ARG_VALUE')
+      }
+      ensure(1)
+      buf[pos++] = 3
+      writeText(v)
+      return
+    case 'bigint':
+      if (v < INT64_MIN || v > INT64_MAX) throw rangeError(`${name} (${v}) is outside the 64-bit integer range`)
+      ensure(9)
+      buf[pos] = 1
+      view.setBigInt64(pos + 1, v, true)
+      pos += 9
+      return
+    case 'object':
+      if (v === null) {
+        ensure(1)
+        buf[pos++] = 0
+        return
+      }
+      if (ArrayBuffer.isView(v)) {
+        const bytes = new Uint8Array(v.buffer, v.byteOffset, v.byteLength)
+        ensure(5 + bytes.length)
+        buf[pos] = 4
+        view.setUint32(pos + 1, bytes.length, true)
+        buf.set(bytes, pos + 5)
+        pos += 5 + bytes.length
+        return
+      }
+  }
+  throw typeError(
+    v === undefined
+      ? `${name} is undefined; pass null for NULL`
+      : `${name} has an unsupported type (${describe(v)}); use null, a number, a bigint, a string or a Uint8Array`,
+  )
+}
+
+function isPlainObject(v: unknown): v is object {
+  if (typeof v !== 'object' || v === null) return false
+  const proto = Object.getPrototypeOf(v)
+  return proto === Object.prototype || proto === null
+}
+
+export function describe(v: unknown): string {
+  if (v === null) return 'null'
+  if (typeof v === 'object') return v.constructor?.name ? `an instance of ${v.constructor.name}` : 'an object'
+  if (typeof v === 'function') return 'a function'
+  return `type ${typeof v}`
+}
