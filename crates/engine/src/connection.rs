@@ -84,6 +84,12 @@ impl Connection {
         Ok(())
     }
 
+    /// True outside an explicit transaction.
+    pub fn autocommit(&self) -> bool {
+        // SAFETY: valid handle.
+        unsafe { ffi::sqlite3_get_autocommit(self.db) != 0 }
+    }
+
     pub fn raw(&self) -> *mut ffi::sqlite3 {
         self.db
     }

@@ -267,26 +267,60 @@ fn run(worker: &mut Worker, job: &Job, safe_integers: bool) -> Outcome {
     })
 }
 
+/// At most this many queued reads share one read transaction (experiments/002).
+const MAX_READ_BATCH: usize = 16;
+
 fn reader_loop(mut worker: Worker, shared: &Shared, index: usize, rx: Receiver<Job>) {
     let slot = &shared.slots[index];
-    while let Ok(job) = rx.recv() {
-        if job.cancellable {
-            *slot.running.lock().unwrap() = job.id;
-            if shared.take_cancelled(job.id) {
-                *slot.running.lock().unwrap() = 0;
-                shared.complete(job.id, Outcome::Error(DbError::new("ABORT_ERR", "the operation was aborted")));
-                continue;
-            }
+    let mut batch = Vec::with_capacity(MAX_READ_BATCH);
+    while let Ok(first) = rx.recv() {
+        batch.push(first);
+        // Reads already waiting beyond the other readers' share run on one snapshot: one lock
+        // cycle instead of one per query. Every job here was queued before the snapshot is
+        // taken (at the first read after BEGIN), so each still sees every write committed
+        // before it was issued.
+        let extra = (rx.len() / shared.slots.len()).min(MAX_READ_BATCH - 1);
+        batch.extend(rx.try_iter().take(extra));
+        let in_transaction = batch.len() > 1 && worker.conn.exec("BEGIN").is_ok();
+        for job in batch.drain(..) {
+            let outcome = run_read(&mut worker, shared, slot, &job, in_transaction);
+            shared.complete(job.id, outcome);
         }
-        let mut outcome = run(&mut worker, &job, shared.safe_integers);
-        if job.cancellable {
-            *slot.running.lock().unwrap() = 0;
-            if shared.take_cancelled(job.id) {
-                outcome = Outcome::Error(DbError::new("ABORT_ERR", "the operation was aborted"));
-            }
+        if in_transaction && !worker.conn.autocommit() {
+            let _ = worker.conn.exec("COMMIT");
         }
-        shared.complete(job.id, outcome);
     }
+}
+
+fn run_read(worker: &mut Worker, shared: &Shared, slot: &ReaderSlot, job: &Job, in_transaction: bool) -> Outcome {
+    if job.cancellable {
+        *slot.running.lock().unwrap() = job.id;
+        if shared.take_cancelled(job.id) {
+            *slot.running.lock().unwrap() = 0;
+            return aborted();
+        }
+    }
+    let mut outcome = run(worker, job, shared.safe_integers);
+    if job.cancellable {
+        *slot.running.lock().unwrap() = 0;
+        if shared.take_cancelled(job.id) {
+            outcome = aborted();
+        }
+    }
+    // BEGIN, COMMIT and friends count as read-only statements; a select must not change the
+    // reader's transaction state. Put it back and fail the job.
+    if worker.conn.autocommit() == in_transaction {
+        let _ = worker.conn.exec(if in_transaction { "BEGIN" } else { "ROLLBACK" });
+        outcome = Outcome::Error(DbError::new(
+            "ERR_NOT_READ_ONLY",
+            "select cannot begin or end transactions; use execute()",
+        ));
+    }
+    outcome
+}
+
+fn aborted() -> Outcome {
+    Outcome::Error(DbError::new("ABORT_ERR", "the operation was aborted"))
 }
 
 fn writer_loop(mut worker: Worker, shared: &Shared, rx: Receiver<Job>) {

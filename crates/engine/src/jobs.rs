@@ -49,19 +49,11 @@ impl Worker {
         let _reset = ResetOnDrop(stmt.raw);
         bind(stmt, &mut Reader::new(params))?;
         let raw = stmt.raw;
-        let result = if json {
+        if json {
             encode_json(&self.conn, raw, max_rows).map(Outcome::Json)
         } else {
             encode_rows(&self.conn, raw, max_rows, safe_integers).map(Outcome::Rows)
-        };
-        drop(_reset);
-        // `BEGIN` is a read-only statement; a reader must never be left inside a transaction.
-        // SAFETY: valid handle.
-        if unsafe { ffi::sqlite3_get_autocommit(self.conn.raw()) } == 0 {
-            let _ = self.conn.exec("ROLLBACK");
-            return Err(DbError::new("ERR_NOT_READ_ONLY", "select cannot begin or end transactions; use execute()"));
         }
-        result
     }
 
     /// execute: one statement with parameters, or a script of several without.
@@ -110,8 +102,8 @@ impl Worker {
             self.conn.exec("COMMIT")
         })();
         if let Err(e) = body {
-            // SAFETY: valid handle. SQLite may have rolled back already (e.g. SQLITE_FULL).
-            if unsafe { ffi::sqlite3_get_autocommit(self.conn.raw()) } == 0 {
+            // SQLite may have rolled back already (e.g. after SQLITE_FULL).
+            if !self.conn.autocommit() {
                 let _ = self.conn.exec("ROLLBACK");
             }
             return Err(e);
