@@ -44,24 +44,29 @@ function cell(k: number): unknown {
 }
 
 function int64(k: number): bigint {
-  const v = I[k]
-  if (safe) return v
+  if (safe) return I[k]
+  // The value itself stays out of the message: results may hold personal data too.
   throw rangeError(
-    `column '${names[k % names.length]}' holds the integer ${v}, outside ±(2^53−1) where JavaScript numbers are exact; ` +
+    `column '${names[k % names.length]}' holds an integer outside ±(2^53−1), where JavaScript numbers are exact; ` +
       `open the database with safeIntegers: true to read integers as bigint`,
   )
 }
 
 function rowMaker(text: string, nameLens: Uint32Array): { names: string[]; make: MakeRow } {
+  // The key holds every name's length as well as the names: 'a'+'bc' and 'ab'+'c' differ.
+  let key = ''
   let total = 0
-  for (let i = 0; i < nameLens.length; i++) total += nameLens[i]
-  const key = text.slice(0, total)
+  for (let i = 0; i < nameLens.length; i++) {
+    key += String.fromCharCode(nameLens[i] & 0xffff, nameLens[i] >>> 16)
+    total += nameLens[i]
+  }
+  key += text.slice(0, total)
   let maker = rowMakers.get(key)
   if (maker === undefined) {
     const list: string[] = []
     let at = 0
     for (let i = 0; i < nameLens.length; i++) {
-      list.push(key.slice(at, at + nameLens[i]))
+      list.push(text.slice(at, at + nameLens[i]))
       at += nameLens[i]
     }
     // `__proto__` as a literal key would set the prototype; a computed key defines a property.

@@ -125,7 +125,7 @@ function writeValue(v: unknown, name: string): void {
       writeText(v)
       return
     case 'bigint':
-      if (v < INT64_MIN || v > INT64_MAX) throw rangeError(`${name} (${v}) is outside the 64-bit integer range`)
+      if (v < INT64_MIN || v > INT64_MAX) throw rangeError(`${name} is a bigint outside the 64-bit integer range`)
       ensure(9)
       buf[pos] = 1
       view.setBigInt64(pos + 1, v, true)

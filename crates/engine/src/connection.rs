@@ -78,6 +78,9 @@ impl Connection {
                     ));
                 }
                 self.exec("PRAGMA synchronous = NORMAL")?;
+                // A read in WAL mode builds the WAL index (recovering a leftover WAL if any)
+                // before the readers open, so they never meet SQLITE_BUSY_RECOVERY from us.
+                self.exec("SELECT count(*) FROM sqlite_schema")?;
             }
             Role::Reader => {}
         }

@@ -102,8 +102,10 @@ pub struct Engine {
     threads: Vec<JoinHandle<()>>,
 }
 
-/// Opening happens on the worker threads; the writer goes first (it creates the file and
-/// switches it to WAL), then every reader. The job `open_id` completes when all are open.
+/// Opening happens on the worker threads. A lead connection opens alone first (the writer,
+/// which creates the file and switches it to WAL; reader 0 when read-only), then the others
+/// in parallel: connections opening at once would meet each other's WAL recovery. The job
+/// `open_id` completes when all are open.
 struct OpenLatch {
     state: Mutex<(Option<Result<(), ()>>, usize)>,
     cond: Condvar,
@@ -128,8 +130,8 @@ impl Engine {
         for index in 0..opts.readers {
             let (shared, latch, opts, rx) = (shared.clone(), latch.clone(), opts.clone(), read_rx.clone());
             threads.push(spawn(format!("resqlite-reader-{index}"), move || {
-                // Readers open after the writer made the file a WAL database.
-                if !opts.readonly {
+                let lead = opts.readonly && index == 0;
+                if !lead {
                     let mut st = latch.state.lock().unwrap();
                     while st.0.is_none() {
                         st = latch.cond.wait(st).unwrap();
@@ -139,6 +141,10 @@ impl Engine {
                     }
                 }
                 let opened = open_worker(&opts, Role::Reader);
+                if lead {
+                    latch.state.lock().unwrap().0 = Some(opened.as_ref().map(|_| ()).map_err(|_| ()));
+                    latch.cond.notify_all();
+                }
                 let worker = match opened {
                     Ok(w) => w,
                     Err(e) => {
@@ -167,7 +173,6 @@ impl Engine {
         drop(read_rx);
 
         let write_tx = if opts.readonly {
-            latch.state.lock().unwrap().0 = Some(Ok(()));
             None
         } else {
             let (tx, rx) = crossbeam_channel::unbounded::<Job>();

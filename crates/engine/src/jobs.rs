@@ -48,11 +48,10 @@ impl Worker {
         }
         let _reset = ResetOnDrop(stmt.raw);
         bind(stmt, &mut Reader::new(params))?;
-        let raw = stmt.raw;
         if json {
-            encode_json(&self.conn, raw, max_rows).map(Outcome::Json)
+            encode_json(&self.conn, stmt, max_rows).map(Outcome::Json)
         } else {
-            encode_rows(&self.conn, raw, max_rows, safe_integers).map(Outcome::Rows)
+            encode_rows(&self.conn, stmt, max_rows, safe_integers).map(Outcome::Rows)
         }
     }
 

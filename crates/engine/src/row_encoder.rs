@@ -11,10 +11,9 @@
 //! Text block: the column names, then every TEXT value, one JS string for the whole result.
 //! It is one-byte (Latin-1) when all of it is ASCII, else UTF-16; offsets count its units.
 
-use sqlite3mc_sys as ffi;
-
 use crate::connection::Connection;
 use crate::error::{DbError, DbResult};
+use crate::statement_cache::{ResultSize, Statement};
 use crate::step::{cell, column_names, for_each_row, Cell};
 
 const TAG_NULL: u8 = 0;
@@ -77,19 +76,16 @@ fn slot_pair(start: usize, len: usize) -> DbResult<u64> {
     Ok((start as u64) | ((len as u64) << 32))
 }
 
-pub fn encode_rows(
-    conn: &Connection,
-    stmt: *mut ffi::sqlite3_stmt,
-    max_rows: usize,
-    safe_integers: bool,
-) -> DbResult<EncodedRows> {
+pub fn encode_rows(conn: &Connection, statement: &Statement, max_rows: usize, safe_integers: bool) -> DbResult<EncodedRows> {
+    let stmt = statement.raw;
     let names = column_names(stmt);
     let cols = names.len();
-    let mut text = TextBlock { utf8: Vec::new(), units: 0, ascii: true };
+    let hint = statement.last_size.get().capped();
+    let mut text = TextBlock { utf8: Vec::with_capacity(hint.text), units: 0, ascii: true };
     let name_lens: Vec<u32> = names.iter().map(|n| text.push(n).1 as u32).collect();
-    let mut tags: Vec<u8> = Vec::new();
-    let mut slots: Vec<u64> = Vec::new();
-    let mut blobs: Vec<u8> = Vec::new();
+    let mut tags: Vec<u8> = Vec::with_capacity(hint.cells);
+    let mut slots: Vec<u64> = Vec::with_capacity(hint.cells);
+    let mut blobs: Vec<u8> = Vec::with_capacity(hint.blob);
 
     let rows = for_each_row(conn, stmt, max_rows, |row| {
         for i in 0..cols {
@@ -117,6 +113,7 @@ pub fn encode_rows(
         Ok(())
     })?;
 
+    statement.last_size.set(ResultSize { cells: tags.len(), text: text.utf8.len(), blob: blobs.len(), ..statement.last_size.get() });
     let tags_offset = (HEADER_WORDS + cols) * 4;
     let slots_offset = (tags_offset + tags.len()).next_multiple_of(8);
     let blob_offset = slots_offset + slots.len() * 8;
@@ -138,8 +135,11 @@ pub fn encode_rows(
     }
     buffer.extend_from_slice(&tags);
     buffer.resize(slots_offset, 0);
-    for s in &slots {
-        buffer.extend_from_slice(&s.to_le_bytes());
+    if cfg!(target_endian = "little") {
+        // SAFETY: u64 has no padding; on little-endian its bytes are already the wire layout.
+        buffer.extend_from_slice(unsafe { std::slice::from_raw_parts(slots.as_ptr() as *const u8, slots.len() * 8) });
+    } else {
+        slots.iter().for_each(|s| buffer.extend_from_slice(&s.to_le_bytes()));
     }
     buffer.extend_from_slice(&blobs);
     Ok(EncodedRows { buffer, text })

@@ -1,5 +1,6 @@
 //! Per-connection LRU cache of prepared statements, keyed by SQL text.
 
+use std::cell::Cell;
 use std::ffi::CStr;
 use std::num::NonZeroUsize;
 
@@ -20,6 +21,28 @@ pub struct Statement {
     pub readonly: bool,
     /// More statements follow this one in the SQL text.
     pub has_tail: bool,
+    /// Sizes of this statement's last result, to allocate the next one's buffers once
+    /// instead of regrowing them (experiments/004).
+    pub last_size: Cell<ResultSize>,
+}
+
+#[derive(Clone, Copy, Default)]
+pub struct ResultSize {
+    pub cells: usize,
+    pub text: usize,
+    pub blob: usize,
+    pub json: usize,
+}
+
+impl ResultSize {
+    /// Hints above this are not trusted: one huge result should not make every later
+    /// small one allocate as much.
+    const MAX_HINT: usize = 64 << 20;
+
+    pub fn capped(self) -> ResultSize {
+        let cap = |n: usize| n.min(Self::MAX_HINT);
+        ResultSize { cells: cap(self.cells), text: cap(self.text), blob: cap(self.blob), json: cap(self.json) }
+    }
 }
 
 impl Drop for Statement {
@@ -77,7 +100,7 @@ fn prepare(conn: &Connection, sql: &str) -> DbResult<Statement> {
             .collect();
         (names, ffi::sqlite3_stmt_readonly(raw) != 0)
     };
-    Ok(Statement { raw, param_names, readonly, has_tail })
+    Ok(Statement { raw, param_names, readonly, has_tail, last_size: Cell::default() })
 }
 
 /// Resets a statement and drops its bindings when the job is done with it, on every path

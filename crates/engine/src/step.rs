@@ -39,12 +39,17 @@ pub fn column_names(stmt: *mut ffi::sqlite3_stmt) -> Vec<String> {
 /// # Safety
 /// `stmt` must be positioned on a row (the last step returned SQLITE_ROW).
 pub unsafe fn cell<'a>(stmt: *mut ffi::sqlite3_stmt, i: c_int, names: &[String], row: usize) -> DbResult<Cell<'a>> {
-    Ok(match ffi::sqlite3_column_type(stmt, i) {
-        ffi::SQLITE_INTEGER => Cell::Int(ffi::sqlite3_column_int64(stmt, i)),
-        ffi::SQLITE_FLOAT => Cell::Float(ffi::sqlite3_column_double(stmt, i)),
+    // One sqlite3_column_value per cell, then the sqlite3_value_* accessors: each
+    // sqlite3_column_* call repeats the column lookup and the (no-op) mutex enter/leave
+    // (experiments/003). The value is unprotected, which is safe here: only this thread uses
+    // the connection.
+    let v = ffi::sqlite3_column_value(stmt, i);
+    Ok(match ffi::sqlite3_value_type(v) {
+        ffi::SQLITE_INTEGER => Cell::Int(ffi::sqlite3_value_int64(v)),
+        ffi::SQLITE_FLOAT => Cell::Float(ffi::sqlite3_value_double(v)),
         ffi::SQLITE_TEXT => {
-            let p = ffi::sqlite3_column_text(stmt, i);
-            let n = ffi::sqlite3_column_bytes(stmt, i) as usize;
+            let p = ffi::sqlite3_value_text(v);
+            let n = ffi::sqlite3_value_bytes(v) as usize;
             let bytes = if p.is_null() { &[][..] } else { std::slice::from_raw_parts(p, n) };
             Cell::Text(std::str::from_utf8(bytes).map_err(|e| {
                 DbError::new(
@@ -61,8 +66,8 @@ pub unsafe fn cell<'a>(stmt: *mut ffi::sqlite3_stmt, i: c_int, names: &[String],
             })?)
         }
         ffi::SQLITE_BLOB => {
-            let p = ffi::sqlite3_column_blob(stmt, i);
-            let n = ffi::sqlite3_column_bytes(stmt, i) as usize;
+            let p = ffi::sqlite3_value_blob(v);
+            let n = ffi::sqlite3_value_bytes(v) as usize;
             Cell::Blob(if p.is_null() { &[][..] } else { std::slice::from_raw_parts(p as *const u8, n) })
         }
         _ => Cell::Null,

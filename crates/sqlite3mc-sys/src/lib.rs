@@ -13,6 +13,11 @@ pub struct sqlite3_stmt {
     _private: [u8; 0],
 }
 
+#[repr(C)]
+pub struct sqlite3_value {
+    _private: [u8; 0],
+}
+
 pub type sqlite3_destructor_type = Option<unsafe extern "C" fn(*mut c_void)>;
 
 pub const SQLITE_OK: c_int = 0;
@@ -131,6 +136,14 @@ extern "C" {
     pub fn sqlite3_column_text(stmt: *mut sqlite3_stmt, idx: c_int) -> *const c_uchar;
     pub fn sqlite3_column_blob(stmt: *mut sqlite3_stmt, idx: c_int) -> *const c_void;
     pub fn sqlite3_column_bytes(stmt: *mut sqlite3_stmt, idx: c_int) -> c_int;
+    pub fn sqlite3_column_value(stmt: *mut sqlite3_stmt, idx: c_int) -> *mut sqlite3_value;
+
+    pub fn sqlite3_value_type(value: *mut sqlite3_value) -> c_int;
+    pub fn sqlite3_value_int64(value: *mut sqlite3_value) -> i64;
+    pub fn sqlite3_value_double(value: *mut sqlite3_value) -> f64;
+    pub fn sqlite3_value_text(value: *mut sqlite3_value) -> *const c_uchar;
+    pub fn sqlite3_value_blob(value: *mut sqlite3_value) -> *const c_void;
+    pub fn sqlite3_value_bytes(value: *mut sqlite3_value) -> c_int;
 }
 
 pub const SQLITE_UTF8: c_uchar = 1;
