@@ -15,8 +15,10 @@ const TAG_NUMBER = 1
 const TAG_TEXT = 2
 const TAG_BLOB = 3
 
-/** Cells decoded before yielding to the event loop (see experiments/ for the measurement). */
-const CHUNK_CELLS = 32768
+/** Results up to this many cells decode at once (≈0.3 ms); larger ones decode in chunks of
+ * CHUNK_CELLS with an event-loop turn between them (experiments/005). */
+const SYNC_MAX_CELLS = 32768
+const CHUNK_CELLS = 8192
 const rowMakers = new Map<string, { names: string[]; make: MakeRow }>()
 const MAX_ROW_MAKERS = 512
 
@@ -127,11 +129,11 @@ export class RowsResult {
   /** All rows now when the result is small; otherwise in chunks between event-loop turns. */
   decode(): Row[] | Promise<Row[]> {
     const out: Row[] = []
-    const chunkRows = Math.max(1, Math.floor(CHUNK_CELLS / Math.max(1, this.cols)))
-    if (this.rows <= chunkRows) {
+    if (this.rows * this.cols <= SYNC_MAX_CELLS) {
       this.decodeInto(out, 0, this.rows)
       return out
     }
+    const chunkRows = Math.max(1, Math.floor(CHUNK_CELLS / Math.max(1, this.cols)))
     return new Promise((resolve, reject) => {
       let from = 0
       const step = () => {
