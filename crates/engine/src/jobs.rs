@@ -9,7 +9,7 @@ use crate::json_encoder::encode_json;
 use crate::params::{bind, Reader};
 use crate::row_encoder::{encode_rows, EncodedRows};
 use crate::statement_cache::{ResetOnDrop, StatementCache};
-use crate::step::for_each_row;
+use crate::step::step;
 
 /// A connection and its statement cache. The cache is declared first so its statements are
 /// finalized before the connection closes.
@@ -121,7 +121,7 @@ impl Worker {
 fn run_to_end(conn: &Connection, stmt: *mut ffi::sqlite3_stmt) -> DbResult<i64> {
     // SAFETY: valid handle.
     let before = unsafe { ffi::sqlite3_total_changes64(conn.raw()) };
-    for_each_row(conn, stmt, usize::MAX, |_| Ok(()))?;
+    while step(conn, stmt)? {}
     // SAFETY: valid handle.
     unsafe {
         Ok(if ffi::sqlite3_total_changes64(conn.raw()) == before { 0 } else { ffi::sqlite3_changes64(conn.raw()) })

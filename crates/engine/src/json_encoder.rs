@@ -7,7 +7,7 @@ use base64::Engine as _;
 use crate::connection::Connection;
 use crate::error::DbResult;
 use crate::statement_cache::Statement;
-use crate::step::{cell, column_names, for_each_row, Cell};
+use crate::step::{cell, column_names, step, Cell};
 
 /// 2^53: every integral f64 below it is an exact integer.
 const MAX_EXACT: f64 = 9007199254740992.0;
@@ -40,6 +40,7 @@ fn array_index(key: &str) -> Option<u32> {
 
 pub fn encode_json(conn: &Connection, statement: &Statement, max_rows: usize) -> DbResult<Vec<u8>> {
     let stmt = statement.raw;
+    let mut more = step(conn, stmt)?;
     let names = column_names(stmt);
     let order = key_order(&names);
     // `"name":` for each key, escaped once per query rather than once per row.
@@ -62,7 +63,8 @@ pub fn encode_json(conn: &Connection, statement: &Statement, max_rows: usize) ->
     out.push(b'[');
     let mut ryu = ryu_js::Buffer::new();
     let mut ints = itoa::Buffer::new();
-    for_each_row(conn, stmt, max_rows, |row| {
+    let mut row = 0;
+    while more && row < max_rows {
         out.extend_from_slice(if row == 0 { b"{" } else { b",{" });
         for (token, &(_, col)) in tokens.iter().zip(&order) {
             out.extend_from_slice(token);
@@ -92,8 +94,11 @@ pub fn encode_json(conn: &Connection, statement: &Statement, max_rows: usize) ->
             }
         }
         out.push(b'}');
-        Ok(())
-    })?;
+        row += 1;
+        if row < max_rows {
+            more = step(conn, stmt)?;
+        }
+    }
     out.push(b']');
     size.json = out.len();
     statement.last_size.set(size);

@@ -14,7 +14,7 @@
 use crate::connection::Connection;
 use crate::error::{DbError, DbResult};
 use crate::statement_cache::{ResultSize, Statement};
-use crate::step::{cell, column_names, for_each_row, Cell};
+use crate::step::{cell, column_names, step, Cell};
 
 const TAG_NULL: u8 = 0;
 const TAG_NUMBER: u8 = 1;
@@ -36,35 +36,46 @@ pub struct EncodedRows {
     pub text: Text,
 }
 
-struct TextBlock {
-    utf8: Vec<u8>,
-    units: usize,
-    ascii: bool,
+/// The result's text. It stays one-byte (ASCII, copied as is) until the first non-ASCII
+/// string; from then on it is UTF-16, converted as strings arrive (experiments/006).
+enum TextBlock {
+    Ascii(Vec<u8>),
+    Utf16(Vec<u16>),
 }
 
 impl TextBlock {
     /// Appends `s`, returning its start and length in text units.
     fn push(&mut self, s: &str) -> (usize, usize) {
-        let start = self.units;
-        let len = if s.is_ascii() {
-            s.len()
-        } else {
-            self.ascii = false;
-            // UTF-16 length: one unit per scalar, two for those outside the BMP (4-byte leads).
-            s.bytes().filter(|&b| (b & 0xC0) != 0x80).count() + s.bytes().filter(|&b| b >= 0xF0).count()
-        };
-        self.utf8.extend_from_slice(s.as_bytes());
-        self.units += len;
+        if let TextBlock::Ascii(bytes) = self {
+            if s.is_ascii() {
+                let start = bytes.len();
+                bytes.extend_from_slice(s.as_bytes());
+                return (start, s.len());
+            }
+            let mut wide = Vec::with_capacity((bytes.len() + s.len()) * 2);
+            wide.extend(bytes.iter().map(|&b| b as u16));
+            *self = TextBlock::Utf16(wide);
+        }
+        let TextBlock::Utf16(units) = self else { unreachable!() };
+        let start = units.len();
+        // UTF-8 never takes fewer bytes than UTF-16 takes units, so s.len() units suffice.
+        units.resize(start + s.len(), 0);
+        let len = encoding_rs::mem::convert_str_to_utf16(s, &mut units[start..]);
+        units.truncate(start + len);
         (start, len)
     }
 
+    fn units(&self) -> usize {
+        match self {
+            TextBlock::Ascii(b) => b.len(),
+            TextBlock::Utf16(u) => u.len(),
+        }
+    }
+
     fn finish(self) -> Text {
-        if self.ascii {
-            Text::OneByte(self.utf8)
-        } else {
-            // SAFETY-free: every piece was a &str, so the block is valid UTF-8.
-            let s = std::str::from_utf8(&self.utf8).expect("text block is UTF-8");
-            Text::TwoByte(s.encode_utf16().collect())
+        match self {
+            TextBlock::Ascii(b) => Text::OneByte(b),
+            TextBlock::Utf16(u) => Text::TwoByte(u),
         }
     }
 }
@@ -78,19 +89,21 @@ fn slot_pair(start: usize, len: usize) -> DbResult<u64> {
 
 pub fn encode_rows(conn: &Connection, statement: &Statement, max_rows: usize, safe_integers: bool) -> DbResult<EncodedRows> {
     let stmt = statement.raw;
+    let mut more = step(conn, stmt)?;
     let names = column_names(stmt);
     let cols = names.len();
     let hint = statement.last_size.get().capped();
-    let mut text = TextBlock { utf8: Vec::with_capacity(hint.text), units: 0, ascii: true };
+    let mut text = TextBlock::Ascii(Vec::with_capacity(hint.text));
     let name_lens: Vec<u32> = names.iter().map(|n| text.push(n).1 as u32).collect();
     let mut tags: Vec<u8> = Vec::with_capacity(hint.cells);
     let mut slots: Vec<u64> = Vec::with_capacity(hint.cells);
     let mut blobs: Vec<u8> = Vec::with_capacity(hint.blob);
 
-    let rows = for_each_row(conn, stmt, max_rows, |row| {
+    let mut rows = 0;
+    while more && rows < max_rows {
         for i in 0..cols {
             // SAFETY: the statement is on a row; the cell is used before the next step.
-            let (tag, slot) = match unsafe { cell(stmt, i as i32, &names, row)? } {
+            let (tag, slot) = match unsafe { cell(stmt, i as i32, &names, rows)? } {
                 Cell::Null => (TAG_NULL, 0),
                 Cell::Int(v) if !safe_integers && (-MAX_SAFE..=MAX_SAFE).contains(&v) => {
                     (TAG_NUMBER, (v as f64).to_bits())
@@ -110,10 +123,13 @@ pub fn encode_rows(conn: &Connection, statement: &Statement, max_rows: usize, sa
             tags.push(tag);
             slots.push(slot);
         }
-        Ok(())
-    })?;
+        rows += 1;
+        if rows < max_rows {
+            more = step(conn, stmt)?;
+        }
+    }
 
-    statement.last_size.set(ResultSize { cells: tags.len(), text: text.utf8.len(), blob: blobs.len(), ..statement.last_size.get() });
+    statement.last_size.set(ResultSize { cells: tags.len(), text: text.units(), blob: blobs.len(), ..statement.last_size.get() });
     let tags_offset = (HEADER_WORDS + cols) * 4;
     let slots_offset = (tags_offset + tags.len()).next_multiple_of(8);
     let blob_offset = slots_offset + slots.len() * 8;

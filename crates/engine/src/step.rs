@@ -51,6 +51,10 @@ pub unsafe fn cell<'a>(stmt: *mut ffi::sqlite3_stmt, i: c_int, names: &[String],
             let p = ffi::sqlite3_value_text(v);
             let n = ffi::sqlite3_value_bytes(v) as usize;
             let bytes = if p.is_null() { &[][..] } else { std::slice::from_raw_parts(p, n) };
+            // simdutf8's fast check first; the standard one only to locate an error.
+            if let Ok(text) = simdutf8::basic::from_utf8(bytes) {
+                return Ok(Cell::Text(text));
+            }
             Cell::Text(std::str::from_utf8(bytes).map_err(|e| {
                 DbError::new(
                     "ERR_INVALID_UTF8",
@@ -74,24 +78,13 @@ pub unsafe fn cell<'a>(stmt: *mut ffi::sqlite3_stmt, i: c_int, names: &[String],
     })
 }
 
-/// Steps `stmt` until done or `max_rows` rows, calling `row` for each.
-pub fn for_each_row(
-    conn: &Connection,
-    stmt: *mut ffi::sqlite3_stmt,
-    max_rows: usize,
-    mut row: impl FnMut(usize) -> DbResult<()>,
-) -> DbResult<usize> {
-    let mut n = 0;
-    while n < max_rows {
-        // SAFETY: stmt is valid and bound.
-        match unsafe { ffi::sqlite3_step(stmt) } {
-            ffi::SQLITE_ROW => {
-                row(n)?;
-                n += 1;
-            }
-            ffi::SQLITE_DONE => break,
-            _ => return Err(conn.last_error()),
-        }
+/// Steps `stmt` once: `true` on a row, `false` when done. Read column names only after the
+/// first step: a schema change re-prepares the statement there, and may change its columns.
+pub fn step(conn: &Connection, stmt: *mut ffi::sqlite3_stmt) -> DbResult<bool> {
+    // SAFETY: stmt is valid and bound.
+    match unsafe { ffi::sqlite3_step(stmt) } {
+        ffi::SQLITE_ROW => Ok(true),
+        ffi::SQLITE_DONE => Ok(false),
+        _ => Err(conn.last_error()),
     }
-    Ok(n)
 }
