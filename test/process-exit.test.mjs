@@ -103,3 +103,47 @@ Database.open(process.argv[2])
   );
   assert.match(out, /cjs=\[\{"v":42\}\]/);
 });
+
+test('a worker thread that ends, or is terminated mid-query, without closing leaves the process and the file sound', (t) => {
+  // The worker's environment is torn down while a reader may still be running its query; the
+  // engine must detach from it (no call into a dead environment), and the main thread must
+  // still be able to open and read the same file afterwards.
+  const out = runChild(
+    t,
+    `import { Worker } from 'node:worker_threads';
+import { Database } from ${JSON.stringify(ESM_ENTRY)};
+const file = process.argv[2];
+const setup = await Database.open(file);
+await setup.execute('CREATE TABLE t (v); INSERT INTO t VALUES (1), (2), (3)');
+await setup.close();
+const body = \`
+import { Database } from \${JSON.stringify(${JSON.stringify(ESM_ENTRY)})};
+import { parentPort, workerData } from 'node:worker_threads';
+const db = await Database.open(workerData.file);
+const n = (await db.selectOne('SELECT count(*) AS n FROM t')).n;
+if (workerData.busy) {
+  // ~0.1-1 s of work: still running when the worker is terminated, done while main lives on.
+  db.select("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 2000000) SELECT count(*) FROM c").catch(() => {});
+}
+parentPort.postMessage(n);
+\`;
+const url = new URL('data:text/javascript,' + encodeURIComponent(body));
+for (const busy of [false, true]) {
+  const w = new Worker(url, { workerData: { file, busy } });
+  const exited = new Promise((r) => w.once('exit', r));
+  const seen = await new Promise((resolve, reject) => { w.once('message', resolve); w.once('error', reject); });
+  if (busy) await new Promise((r) => setTimeout(r, 30)).then(() => w.terminate());
+  await exited;
+  console.log('worker saw', seen, 'busy', busy);
+}
+// Outlive the terminated worker's query: its completion arrives after its environment is gone.
+await new Promise((r) => setTimeout(r, 1500));
+const db = await Database.open(file);
+console.log('main', (await db.selectOne('SELECT sum(v) AS s FROM t')).s);
+await db.close();
+`,
+  );
+  assert.match(out, /worker saw 3 busy false/);
+  assert.match(out, /worker saw 3 busy true/);
+  assert.match(out, /main 6/);
+});

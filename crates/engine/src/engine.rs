@@ -47,6 +47,9 @@ struct CompletionQueue {
     list: Vec<Completion>,
     /// A wake-up is on its way to the JS thread, which will take everything queued by then.
     wake_pending: bool,
+    /// The JS environment is gone (a worker thread ended without closing the database):
+    /// completions are dropped and nothing calls into it again.
+    detached: bool,
 }
 
 /// A reader's current job, so `cancel` can interrupt exactly that statement.
@@ -65,14 +68,22 @@ pub struct Shared {
 
 impl Shared {
     pub fn complete(&self, id: u32, outcome: Outcome) {
-        let wake = {
-            let mut q = self.completions.lock().unwrap();
-            q.list.push(Completion { id, outcome });
-            !std::mem::replace(&mut q.wake_pending, true)
-        };
-        if wake {
+        let mut q = self.completions.lock().unwrap();
+        if q.detached {
+            return;
+        }
+        q.list.push(Completion { id, outcome });
+        // Woken under the lock, so `detach` cannot slip in between the check and the call.
+        if !std::mem::replace(&mut q.wake_pending, true) {
             self.waker.wake();
         }
+    }
+
+    /// Called when the JS environment is torn down before `close()`.
+    pub fn detach(&self) {
+        let mut q = self.completions.lock().unwrap();
+        q.detached = true;
+        q.list.clear();
     }
 
     /// Everything finished so far; called on the JS thread when woken.

@@ -56,6 +56,8 @@ struct CallbackContext {
 pub struct NativeDatabase {
     engine: Engine,
     tsfn: sys::napi_threadsafe_function,
+    /// Argument of the env cleanup hook (a Weak<Shared>), removed with the hook on release.
+    cleanup: *mut std::sync::Weak<Shared>,
 }
 
 fn check(status: sys::napi_status) -> Result<()> {
@@ -112,7 +114,12 @@ impl NativeDatabase {
         // SAFETY: context lives until finalize_context. The TSFN callback runs on this (the JS)
         // thread, so it cannot run before this constructor returns and the store is seen.
         unsafe { (*context).shared = Arc::downgrade(&engine.shared) };
-        Ok(NativeDatabase { engine, tsfn })
+        // A worker thread may end without closing the database: detach from its environment
+        // then, so no reader calls into a thread-safe function that no longer exists.
+        let cleanup = Box::into_raw(Box::new(Arc::downgrade(&engine.shared)));
+        // SAFETY: JS thread; the hook and its argument live until `release` removes them.
+        check(unsafe { sys::napi_add_env_cleanup_hook(raw_env, Some(detach_on_teardown), cleanup as *mut c_void) })?;
+        Ok(NativeDatabase { engine, tsfn, cleanup })
     }
 
     /// Queues a read. kind: 0 select, 1 selectOne, 2 selectBytes.
@@ -169,10 +176,14 @@ impl NativeDatabase {
 
     /// Releases the wake-up function; call once, after the close completion arrived.
     #[napi]
-    pub fn release(&mut self) {
+    pub fn release(&mut self, env: Env) {
         if !self.tsfn.is_null() {
-            // SAFETY: every thread that could call it has been joined.
-            unsafe { sys::napi_release_threadsafe_function(self.tsfn, sys::ThreadsafeFunctionReleaseMode::release) };
+            // SAFETY: every thread that could call it has been joined; the hook is ours.
+            unsafe {
+                sys::napi_release_threadsafe_function(self.tsfn, sys::ThreadsafeFunctionReleaseMode::release);
+                sys::napi_remove_env_cleanup_hook(env.raw(), Some(detach_on_teardown), self.cleanup as *mut c_void);
+                drop(Box::from_raw(self.cleanup));
+            }
             self.tsfn = ptr::null_mut();
         }
     }
@@ -182,6 +193,13 @@ impl NativeDatabase {
 pub fn sqlite_version() -> String {
     // SAFETY: a static NUL-terminated string.
     unsafe { std::ffi::CStr::from_ptr(sqlite3mc_sys::sqlite3_libversion()) }.to_string_lossy().into_owned()
+}
+
+unsafe extern "C" fn detach_on_teardown(arg: *mut c_void) {
+    let weak = Box::from_raw(arg as *mut std::sync::Weak<Shared>);
+    if let Some(shared) = weak.upgrade() {
+        shared.detach();
+    }
 }
 
 /// N-API passes the TSFN's context as the finalizer's hint (its data is thread_finalize_data).
