@@ -1,71 +1,12 @@
 // Parallel readers, a free event loop, and concurrent writes.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Database, ResqliteError } from '../dist/esm/index.mjs';
-
-// ---- shared prelude (kept inline: node --test runs every .mjs file under test/) ----
-function tempDir(t) {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'resqlite-'));
-  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
-async function openDb(t, options) {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'resqlite-'));
-  const db = await Database.open(path.join(dir, 'test.db'), options);
-  t.after(async () => {
-    await db.close();
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
-  return db;
-}
-async function expectReject(fn, Class, code, ...patterns) {
-  let promise;
-  try {
-    promise = fn();
-  } catch (e) {
-    assert.fail(`expected a rejected promise, but the call threw synchronously: ${e?.stack ?? e}`);
-  }
-  assert.ok(promise && typeof promise.then === 'function', 'expected the call to return a promise');
-  let err;
-  let resolved = false;
-  try {
-    await promise;
-    resolved = true;
-  } catch (e) {
-    err = e;
-  }
-  if (resolved) assert.fail(`expected a rejection with code ${code}, but the promise resolved`);
-  assert.ok(err instanceof Class, `expected ${Class.name}, got ${err?.constructor?.name}: ${err?.message}`);
-  if (code instanceof RegExp) assert.match(String(err.code), code);
-  else assert.equal(err.code, code, `unexpected code; message: ${err.message}`);
-  for (const re of patterns) assert.match(String(err.message), re);
-  return err;
-}
-// ---- end prelude ----
+import { openDb, SLOW_SQL, timeQuery, calibrate } from './helpers.mjs';
 
 
-const SLOW_SQL = 'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < ?) SELECT count(*) AS n FROM c';
 
-async function timeQuery(db, n) {
-  const t0 = performance.now();
-  const rows = await db.select(SLOW_SQL, [n]);
-  const ms = performance.now() - t0;
-  assert.deepStrictEqual(rows, [{ n }]);
-  return ms;
-}
-async function calibrate(db, targetMs) {
-  let n = 50_000;
-  let ms = await timeQuery(db, n);
-  while (ms < 50) {
-    n *= 4;
-    ms = await timeQuery(db, n);
-  }
-  return Math.max(1000, Math.round((n * targetMs) / ms));
-}
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 test('two slow reads with readers: 2 take about the time of one', async (t) => {

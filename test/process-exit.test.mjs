@@ -3,19 +3,14 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { tempDir } from './helpers.mjs';
 
 const ESM_ENTRY = new URL('../dist/esm/index.mjs', import.meta.url).href;
 const CJS_ENTRY = fileURLToPath(new URL('../dist/cjs/index.js', import.meta.url));
 const TIMEOUT_MS = 10_000;
 
-function tempDir(t) {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'resqlite-'));
-  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
 
 /** Runs `source` as a child process; asserts it exits by itself with code 0; returns stdout. */
 function runChild(t, source, ext = '.mjs') {

@@ -3,50 +3,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { isDeepStrictEqual } from 'node:util';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { Database, ResqliteError } from '../dist/esm/index.mjs';
+import { openDb, expectReject } from './helpers.mjs';
 
-// ---- shared prelude (kept inline: node --test runs every .mjs file under test/) ----
-function tempDir(t) {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'resqlite-'));
-  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
-async function openDb(t, options) {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'resqlite-'));
-  const db = await Database.open(path.join(dir, 'test.db'), options);
-  t.after(async () => {
-    await db.close();
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
-  return db;
-}
-async function expectReject(fn, Class, code, ...patterns) {
-  let promise;
-  try {
-    promise = fn();
-  } catch (e) {
-    assert.fail(`expected a rejected promise, but the call threw synchronously: ${e?.stack ?? e}`);
-  }
-  assert.ok(promise && typeof promise.then === 'function', 'expected the call to return a promise');
-  let err;
-  let resolved = false;
-  try {
-    await promise;
-    resolved = true;
-  } catch (e) {
-    err = e;
-  }
-  if (resolved) assert.fail(`expected a rejection with code ${code}, but the promise resolved`);
-  assert.ok(err instanceof Class, `expected ${Class.name}, got ${err?.constructor?.name}: ${err?.message}`);
-  if (code instanceof RegExp) assert.match(String(err.code), code);
-  else assert.equal(err.code, code, `unexpected code; message: ${err.message}`);
-  for (const re of patterns) assert.match(String(err.message), re);
-  return err;
-}
-// ---- end prelude ----
 
 
 // ---- seeded PRNG and generators ----
