@@ -2,7 +2,7 @@
 // and settles their promises when the engine hands back a batch of completions.
 import * as os from 'node:os'
 
-import { RowsResult, type Row } from './decode'
+import { DIRECT_DECODE_CELLS, RowsAssembler, RowsResult, type Row } from './decode'
 import { ResqliteError, abortError, closedError, rangeError, typeError } from './errors'
 import { binding, Done, ReadKind, WriteKind, type NativeDatabase } from './native'
 import { describe, encodeBatch, encodeParams, type Packed, type Params } from './params'
@@ -51,6 +51,10 @@ interface Job {
   reject: (error: unknown) => void
   signal?: AbortSignal
   onAbort?: () => void
+  /** Assembles a large result arriving in parts. */
+  parts?: RowsAssembler
+  /** Rejected early (aborted, or a part failed to decode): later completions are ignored. */
+  settled?: boolean
 }
 
 const OPTION_KEYS = new Set(['readers', 'busyTimeout', 'readonly', 'safeIntegers'])
@@ -169,6 +173,7 @@ export class Database {
         job.signal = signal
         job.onAbort = () => {
           this.#native.cancel(id)
+          job.settled = true
           reject(abortError(signal, sql))
         }
         signal.addEventListener('abort', job.onAbort, { once: true })
@@ -210,26 +215,51 @@ export class Database {
 
   /** Called by the engine once per batch of finished jobs: [id, kind, a, b, …]. */
   readonly #onComplete = (done: unknown[]): void => {
+    const turnStart = performance.now()
     for (let i = 0; i < done.length; i += 4) {
       const id = done[i] as number
       const job = this.#jobs.get(id)
       if (job === undefined) continue
+      if (done[i + 1] === Done.RowsPart) {
+        if (!job.settled) this.#assembler(job).add(this.#rows(done[i + 2], done[i + 3]), false, turnStart)
+        continue
+      }
       this.#jobs.delete(id)
       if (this.#jobs.size === 0) this.#native.unref()
       if (job.onAbort) job.signal!.removeEventListener('abort', job.onAbort)
+      if (job.settled) continue
       try {
-        this.#settle(job, done[i + 1] as Done, done[i + 2], done[i + 3])
+        this.#settle(job, done[i + 1] as Done, done[i + 2], done[i + 3], turnStart)
       } catch (error) {
         job.reject(error)
       }
     }
   }
 
-  #settle(job: Job, kind: Done, a: unknown, b: unknown): void {
+  #assembler(job: Job): RowsAssembler {
+    return (job.parts ??= new RowsAssembler(job.resolve, (error) => {
+      job.settled = true
+      job.reject(error)
+    }))
+  }
+
+  #rows(buffer: unknown, text: unknown): RowsResult {
+    return new RowsResult(buffer as ArrayBuffer, text as string, this.#safeIntegers)
+  }
+
+  #settle(job: Job, kind: Done, a: unknown, b: unknown, turnStart: number): void {
     switch (kind) {
       case Done.Rows: {
-        const result = new RowsResult(a as ArrayBuffer, b as string, this.#safeIntegers)
-        job.resolve(job.settle === Settle.One ? result.first() : result.decode())
+        const result = this.#rows(a, b)
+        if (job.settle === Settle.One) {
+          job.resolve(result.first())
+        } else if (job.parts || result.cells > DIRECT_DECODE_CELLS) {
+          this.#assembler(job).add(result, true, turnStart)
+        } else {
+          const rows: Row[] = []
+          result.appendTo(rows)
+          job.resolve(rows)
+        }
         return
       }
       case Done.Json:

@@ -3,8 +3,10 @@
 // - one generated function per column-name set builds each row as an object literal, so every
 //   row of a shape shares one hidden class (what made better-sqlite3 fast; see experiments/);
 // - cells are read through typed-array views over one buffer, text is sliced out of one
-//   string made once per result;
-// - large results decode in chunks that yield to the event loop between them.
+//   string made once per result part;
+// - a large result arrives in parts of ~8k cells (crates/engine/src/row_encoder.rs), each
+//   decoded as it comes while the reader steps the next, so no decode holds the event loop
+//   for long (experiments/009).
 import { rangeError } from './errors'
 
 export type Row = Record<string, unknown>
@@ -15,10 +17,6 @@ const TAG_NUMBER = 1
 const TAG_TEXT = 2
 const TAG_BLOB = 3
 
-/** Results up to this many cells decode at once (≈0.3 ms); larger ones decode in chunks of
- * CHUNK_CELLS with an event-loop turn between them (experiments/005). */
-const SYNC_MAX_CELLS = 32768
-const CHUNK_CELLS = 8192
 const rowMakers = new Map<string, { names: string[]; make: MakeRow }>()
 const MAX_ROW_MAKERS = 512
 
@@ -81,7 +79,7 @@ function rowMaker(text: string, nameLens: Uint32Array): { names: string[]; make:
   return maker
 }
 
-/** A decoded-on-demand view of one engine result. */
+/** One engine result (or result part), ready to decode. */
 export class RowsResult {
   readonly rows: number
   private readonly cols: number
@@ -111,8 +109,8 @@ export class RowsResult {
     this.text = text
   }
 
-  /** Decodes rows [from, to) onto `out`. */
-  decodeInto(out: Row[], from: number, to: number): void {
+  /** Appends rows [from, to) of this result (part) to `out`. */
+  appendTo(out: Row[], from = 0, to = this.rows): void {
     T = this.tags
     F = this.f64
     U = this.u32
@@ -126,35 +124,81 @@ export class RowsResult {
     for (let r = from, k = from * cols; r < to; r++, k += cols) out.push(make(cell, k))
   }
 
-  /** All rows now when the result is small; otherwise in chunks between event-loop turns. */
-  decode(): Row[] | Promise<Row[]> {
+  first(): Row | undefined {
     const out: Row[] = []
-    if (this.rows * this.cols <= SYNC_MAX_CELLS) {
-      this.decodeInto(out, 0, this.rows)
-      return out
-    }
-    const chunkRows = Math.max(1, Math.floor(CHUNK_CELLS / Math.max(1, this.cols)))
-    return new Promise((resolve, reject) => {
-      let from = 0
-      const step = () => {
-        try {
-          const to = Math.min(this.rows, from + chunkRows)
-          this.decodeInto(out, from, to)
-          from = to
-          if (from < this.rows) setImmediate(step)
-          else resolve(out)
-        } catch (e) {
-          reject(e)
-        }
-      }
-      step()
-    })
+    this.appendTo(out, 0, Math.min(1, this.rows))
+    return out[0]
   }
 
-  first(): Row | undefined {
-    if (this.rows === 0) return undefined
-    const out: Row[] = []
-    this.decodeInto(out, 0, 1)
-    return out[0]
+  get cells(): number {
+    return this.rows * this.cols
+  }
+
+  /** Rows that make about SLICE_CELLS cells: the unit decoded between budget checks. */
+  get sliceRows(): number {
+    return Math.max(1, Math.floor(SLICE_CELLS / Math.max(1, this.cols)))
+  }
+}
+
+/** JS-thread time one event-loop turn may spend decoding one result (experiments/009). */
+const TURN_BUDGET_MS = 0.25
+/** Decoding between two looks at the clock. */
+const SLICE_CELLS = 2048
+/** Results up to this size decode at once, without an assembler. */
+export const DIRECT_DECODE_CELLS = 16384
+
+/** Decodes a large result: parts arriving while the reader still steps, and a last part that
+ * may be large. Rows decode while the current event-loop turn has budget left; the rest
+ * waits, in order, for later turns, so no turn decodes for much longer than the budget. */
+export class RowsAssembler {
+  readonly #rows: Row[] = []
+  #queue: { part: RowsResult; next: number }[] = []
+  #scheduled = false
+  #complete = false
+  #failed = false
+
+  constructor(
+    private readonly resolve: (rows: Row[]) => void,
+    private readonly reject: (error: unknown) => void,
+  ) {}
+
+  /** Takes the next part (`last` for the final one); `turnStart` is when this event-loop
+   * turn started decoding. */
+  add(part: RowsResult, last: boolean, turnStart: number): void {
+    if (this.#failed) return
+    this.#complete = last
+    this.#queue.push({ part, next: 0 })
+    if (this.#queue.length === 1) this.#run(turnStart)
+  }
+
+  /** Decodes queued rows until the budget is spent; schedules the rest for the next turn. */
+  #run(turnStart: number): void {
+    try {
+      while (this.#queue.length > 0) {
+        const head = this.#queue[0]
+        while (head.next < head.part.rows) {
+          if (performance.now() - turnStart >= TURN_BUDGET_MS) return this.#schedule()
+          const to = Math.min(head.part.rows, head.next + head.part.sliceRows)
+          head.part.appendTo(this.#rows, head.next, to)
+          head.next = to
+        }
+        this.#queue.shift()
+      }
+    } catch (error) {
+      this.#failed = true
+      this.#queue = []
+      this.reject(error)
+      return
+    }
+    if (this.#complete) this.resolve(this.#rows)
+  }
+
+  #schedule(): void {
+    if (this.#scheduled) return
+    this.#scheduled = true
+    setImmediate(() => {
+      this.#scheduled = false
+      this.#run(performance.now())
+    })
   }
 }

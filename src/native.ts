@@ -8,6 +8,7 @@ export const enum Done {
   Changes = 2, // a: changes, b: lastInsertRowid
   Void = 3,
   Error = 4, // a: code, b: message
+  RowsPart = 5, // as Rows, for one part of a large result: more follow
 }
 
 export const enum ReadKind {

@@ -263,10 +263,13 @@ fn open_worker(opts: &EngineOptions, role: Role) -> Result<Worker, DbError> {
 }
 
 /// Runs a job, turning a panic into an error for that job alone.
-fn run(worker: &mut Worker, job: &Job, safe_integers: bool) -> Outcome {
+fn run(worker: &mut Worker, job: &Job, shared: &Shared) -> Outcome {
     let result = catch_unwind(AssertUnwindSafe(|| {
         let r = match job.request {
-            Request::Select { max_rows, json } => worker.select(&job.sql, &job.params, max_rows, json, safe_integers),
+            Request::Select { max_rows, json } => {
+                let emit = &mut |part| shared.complete(job.id, part);
+                worker.select(&job.sql, &job.params, max_rows, json, shared.safe_integers, emit)
+            }
             Request::Execute => worker.execute(&job.sql, &job.params),
             Request::Batch => worker.execute_batch(&job.sql, &job.params),
             Request::Panic => panic!("deliberate panic (test hook)"),
@@ -316,7 +319,7 @@ fn run_read(worker: &mut Worker, shared: &Shared, slot: &ReaderSlot, job: &Job, 
             return aborted();
         }
     }
-    let mut outcome = run(worker, job, shared.safe_integers);
+    let mut outcome = run(worker, job, shared);
     if job.cancellable {
         *slot.running.lock().unwrap() = 0;
         if shared.take_cancelled(job.id) {
@@ -341,7 +344,7 @@ fn aborted() -> Outcome {
 
 fn writer_loop(mut worker: Worker, shared: &Shared, rx: Receiver<Job>) {
     while let Ok(job) = rx.recv() {
-        let outcome = run(&mut worker, &job, shared.safe_integers);
+        let outcome = run(&mut worker, &job, shared);
         shared.complete(job.id, outcome);
     }
 }

@@ -20,6 +20,8 @@ pub struct Worker {
 
 pub enum Outcome {
     Rows(EncodedRows),
+    /// A full part of a large `select` result; the job goes on (row_encoder::PART_CELLS).
+    RowsPart(EncodedRows),
     Json(Vec<u8>),
     Changes { changes: i64, last_insert_rowid: i64 },
     Done,
@@ -35,7 +37,15 @@ fn multiple_statements(what: &str) -> DbError {
 
 impl Worker {
     /// select / selectOne / selectBytes on a read-only statement.
-    pub fn select(&mut self, sql: &str, params: &[u8], max_rows: usize, json: bool, safe_integers: bool) -> DbResult<Outcome> {
+    pub fn select(
+        &mut self,
+        sql: &str,
+        params: &[u8],
+        max_rows: usize,
+        json: bool,
+        safe_integers: bool,
+        emit: &mut dyn FnMut(Outcome),
+    ) -> DbResult<Outcome> {
         let stmt = self.cache.get(&self.conn, sql)?;
         if stmt.has_tail {
             return Err(multiple_statements("select takes one statement"));
@@ -51,7 +61,8 @@ impl Worker {
         if json {
             encode_json(&self.conn, stmt, max_rows).map(Outcome::Json)
         } else {
-            encode_rows(&self.conn, stmt, max_rows, safe_integers).map(Outcome::Rows)
+            encode_rows(&self.conn, stmt, max_rows, safe_integers, &mut |part| emit(Outcome::RowsPart(part)))
+                .map(Outcome::Rows)
         }
     }
 

@@ -22,7 +22,7 @@ use napi_derive::napi;
 
 use crate::engine::{Engine, EngineOptions, Job, Request, Shared, Waker};
 use crate::jobs::Outcome;
-use crate::row_encoder::Text;
+use crate::row_encoder::{EncodedRows, Text};
 
 /// Completion kinds in the flat array handed to JS: `[id, kind, a, b, id, kind, a, b, …]`.
 const DONE_ROWS: u32 = 0; // a: ArrayBuffer (row_encoder layout), b: string (text block)
@@ -30,6 +30,7 @@ const DONE_JSON: u32 = 1; // a: Buffer
 const DONE_CHANGES: u32 = 2; // a: changes, b: lastInsertRowid (number, or bigint beyond 2^53)
 const DONE_VOID: u32 = 3;
 const DONE_ERROR: u32 = 4; // a: code, b: message
+const DONE_ROWS_PART: u32 = 5; // as DONE_ROWS, for a part of a result: more follow
 
 /// Results smaller than this are copied into a V8-owned ArrayBuffer; larger ones are handed
 /// over without a copy (an external buffer costs a finalizer and GC bookkeeping).
@@ -244,16 +245,12 @@ unsafe fn to_js(env: sys::napi_env, outcome: Outcome) -> std::result::Result<(u3
     let mut b = ptr::null_mut();
     let kind = match outcome {
         Outcome::Rows(rows) => {
-            a = array_buffer(env, rows.buffer)?;
-            let status = match &rows.text {
-                Text::OneByte(t) => sys::napi_create_string_latin1(env, t.as_ptr() as _, t.len() as isize, &mut b),
-                Text::TwoByte(t) => sys::napi_create_string_utf16(env, t.as_ptr(), t.len() as isize, &mut b),
-            };
-            if status != sys::Status::napi_ok {
-                clear_exception(env);
-                return Err("the result's text is longer than a JavaScript string can hold".into());
-            }
+            (a, b) = rows_to_js(env, rows)?;
             DONE_ROWS
+        }
+        Outcome::RowsPart(rows) => {
+            (a, b) = rows_to_js(env, rows)?;
+            DONE_ROWS_PART
         }
         Outcome::Json(bytes) => {
             a = buffer(env, bytes)?;
@@ -282,6 +279,21 @@ unsafe fn to_js(env: sys::napi_env, outcome: Outcome) -> std::result::Result<(u3
         sys::napi_get_undefined(env, &mut b);
     }
     Ok((kind, a, b))
+}
+
+/// A row_encoder result as (ArrayBuffer, text string).
+unsafe fn rows_to_js(env: sys::napi_env, rows: EncodedRows) -> std::result::Result<(sys::napi_value, sys::napi_value), String> {
+    let buffer = array_buffer(env, rows.buffer)?;
+    let mut text = ptr::null_mut();
+    let status = match &rows.text {
+        Text::OneByte(t) => sys::napi_create_string_latin1(env, t.as_ptr() as _, t.len() as isize, &mut text),
+        Text::TwoByte(t) => sys::napi_create_string_utf16(env, t.as_ptr(), t.len() as isize, &mut text),
+    };
+    if status != sys::Status::napi_ok {
+        clear_exception(env);
+        return Err("the result's text is longer than a JavaScript string can hold".into());
+    }
+    Ok((buffer, text))
 }
 
 unsafe fn clear_exception(env: sys::napi_env) {

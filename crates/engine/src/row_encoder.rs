@@ -87,76 +87,140 @@ fn slot_pair(start: usize, len: usize) -> DbResult<u64> {
     Ok((start as u64) | ((len as u64) << 32))
 }
 
-pub fn encode_rows(conn: &Connection, statement: &Statement, max_rows: usize, safe_integers: bool) -> DbResult<EncodedRows> {
+/// A large result's first rows cross to JS in parts of about this many cells, each decoded on
+/// the JS thread while the reader steps the next; after MAX_EARLY_PARTS parts the rest comes
+/// as one last part, decoded when the reader is done, so a huge result does not keep a core
+/// busy while the JS thread's GC needs it (experiments/009).
+pub const PART_CELLS: usize = 8192;
+const MAX_EARLY_PARTS: usize = 3;
+
+/// Encodes the rows of `statement`; every full part but the last goes to `emit_part` as soon
+/// as it is complete, and the last is returned. Each part is self-contained (column names
+/// included), so JS decodes them one by one.
+pub fn encode_rows(
+    conn: &Connection,
+    statement: &Statement,
+    max_rows: usize,
+    safe_integers: bool,
+    emit_part: &mut dyn FnMut(EncodedRows),
+) -> DbResult<EncodedRows> {
     let stmt = statement.raw;
     let mut more = step(conn, stmt)?;
     let names = column_names(stmt);
-    let cols = names.len();
     let hint = statement.last_size.get().capped();
-    let mut text = TextBlock::Ascii(Vec::with_capacity(hint.text));
-    let name_lens: Vec<u32> = names.iter().map(|n| text.push(n).1 as u32).collect();
-    let mut tags: Vec<u8> = Vec::with_capacity(hint.cells);
-    let mut slots: Vec<u64> = Vec::with_capacity(hint.cells);
-    let mut blobs: Vec<u8> = Vec::with_capacity(hint.blob);
-
+    let mut part = Part::new(&names, hint);
     let mut rows = 0;
+    let mut emitted = 0;
     while more && rows < max_rows {
-        for i in 0..cols {
+        for i in 0..names.len() {
             // SAFETY: the statement is on a row; the cell is used before the next step.
-            let (tag, slot) = match unsafe { cell(stmt, i as i32, &names, rows)? } {
-                Cell::Null => (TAG_NULL, 0),
-                Cell::Int(v) if !safe_integers && (-MAX_SAFE..=MAX_SAFE).contains(&v) => {
-                    (TAG_NUMBER, (v as f64).to_bits())
-                }
-                Cell::Int(v) => (TAG_INT64, v as u64),
-                Cell::Float(v) => (TAG_NUMBER, v.to_bits()),
-                Cell::Text(s) => {
-                    let (start, len) = text.push(s);
-                    (TAG_TEXT, slot_pair(start, len)?)
-                }
-                Cell::Blob(b) => {
-                    let start = blobs.len();
-                    blobs.extend_from_slice(b);
-                    (TAG_BLOB, slot_pair(start, b.len())?)
-                }
-            };
-            tags.push(tag);
-            slots.push(slot);
+            let value = unsafe { cell(stmt, i as i32, &names, rows)? };
+            part.push_cell(value, safe_integers)?;
         }
+        part.rows += 1;
         rows += 1;
         if rows < max_rows {
             more = step(conn, stmt)?;
         }
+        if more && rows < max_rows && emitted < MAX_EARLY_PARTS && part.tags.len() >= PART_CELLS {
+            emitted += 1;
+            let full = std::mem::replace(&mut part, Part::new(&names, hint));
+            if rows == full.rows {
+                remember_size(statement, &full); // the first part sizes the next query's parts
+            }
+            emit_part(full.finish()?);
+        }
+    }
+    if rows == part.rows {
+        remember_size(statement, &part);
+    }
+    part.finish()
+}
+
+fn remember_size(statement: &Statement, part: &Part) {
+    let json = statement.last_size.get().json;
+    statement.last_size.set(ResultSize { cells: part.tags.len(), text: part.text.units(), blob: part.blobs.len(), json });
+}
+
+/// One part of a result under construction.
+struct Part {
+    text: TextBlock,
+    name_lens: Vec<u32>,
+    tags: Vec<u8>,
+    slots: Vec<u64>,
+    blobs: Vec<u8>,
+    rows: usize,
+}
+
+impl Part {
+    fn new(names: &[String], hint: ResultSize) -> Part {
+        let mut text = TextBlock::Ascii(Vec::with_capacity(hint.text));
+        let name_lens = names.iter().map(|n| text.push(n).1 as u32).collect();
+        let cells = hint.cells.min(PART_CELLS + names.len()); // the last part grows as needed
+        Part {
+            text,
+            name_lens,
+            tags: Vec::with_capacity(cells),
+            slots: Vec::with_capacity(cells),
+            blobs: Vec::with_capacity(hint.blob),
+            rows: 0,
+        }
     }
 
-    statement.last_size.set(ResultSize { cells: tags.len(), text: text.units(), blob: blobs.len(), ..statement.last_size.get() });
-    let tags_offset = (HEADER_WORDS + cols) * 4;
-    let slots_offset = (tags_offset + tags.len()).next_multiple_of(8);
-    let blob_offset = slots_offset + slots.len() * 8;
-    if blob_offset + blobs.len() > u32::MAX as usize {
-        return Err(DbError::new("ERR_RESULT_TOO_LARGE", "the result set is larger than 4 GiB"));
+    fn push_cell(&mut self, value: Cell, safe_integers: bool) -> DbResult<()> {
+        let (tag, slot) = match value {
+            Cell::Null => (TAG_NULL, 0),
+            Cell::Int(v) if !safe_integers && (-MAX_SAFE..=MAX_SAFE).contains(&v) => (TAG_NUMBER, (v as f64).to_bits()),
+            Cell::Int(v) => (TAG_INT64, v as u64),
+            Cell::Float(v) => (TAG_NUMBER, v.to_bits()),
+            Cell::Text(s) => {
+                let (start, len) = self.text.push(s);
+                (TAG_TEXT, slot_pair(start, len)?)
+            }
+            Cell::Blob(b) => {
+                let start = self.blobs.len();
+                self.blobs.extend_from_slice(b);
+                (TAG_BLOB, slot_pair(start, b.len())?)
+            }
+        };
+        self.tags.push(tag);
+        self.slots.push(slot);
+        Ok(())
     }
-    let mut buffer = Vec::with_capacity(blob_offset + blobs.len());
-    let text = text.finish();
-    let header = [
-        rows as u32,
-        cols as u32,
-        tags_offset as u32,
-        slots_offset as u32,
-        blob_offset as u32,
-        matches!(text, Text::TwoByte(_)) as u32,
-    ];
-    for w in header.iter().chain(&name_lens) {
-        buffer.extend_from_slice(&w.to_le_bytes());
+
+
+    fn finish(self) -> DbResult<EncodedRows> {
+        let cols = self.name_lens.len();
+        let tags_offset = (HEADER_WORDS + cols) * 4;
+        let slots_offset = (tags_offset + self.tags.len()).next_multiple_of(8);
+        let blob_offset = slots_offset + self.slots.len() * 8;
+        if blob_offset + self.blobs.len() > u32::MAX as usize {
+            return Err(DbError::new("ERR_RESULT_TOO_LARGE", "the result set is larger than 4 GiB"));
+        }
+        let mut buffer = Vec::with_capacity(blob_offset + self.blobs.len());
+        let text = self.text.finish();
+        let header = [
+            self.rows as u32,
+            cols as u32,
+            tags_offset as u32,
+            slots_offset as u32,
+            blob_offset as u32,
+            matches!(text, Text::TwoByte(_)) as u32,
+        ];
+        for w in header.iter().chain(&self.name_lens) {
+            buffer.extend_from_slice(&w.to_le_bytes());
+        }
+        buffer.extend_from_slice(&self.tags);
+        buffer.resize(slots_offset, 0);
+        if cfg!(target_endian = "little") {
+            // SAFETY: u64 has no padding; on little-endian its bytes are already the wire layout.
+            buffer.extend_from_slice(unsafe {
+                std::slice::from_raw_parts(self.slots.as_ptr() as *const u8, self.slots.len() * 8)
+            });
+        } else {
+            self.slots.iter().for_each(|s| buffer.extend_from_slice(&s.to_le_bytes()));
+        }
+        buffer.extend_from_slice(&self.blobs);
+        Ok(EncodedRows { buffer, text })
     }
-    buffer.extend_from_slice(&tags);
-    buffer.resize(slots_offset, 0);
-    if cfg!(target_endian = "little") {
-        // SAFETY: u64 has no padding; on little-endian its bytes are already the wire layout.
-        buffer.extend_from_slice(unsafe { std::slice::from_raw_parts(slots.as_ptr() as *const u8, slots.len() * 8) });
-    } else {
-        slots.iter().for_each(|s| buffer.extend_from_slice(&s.to_le_bytes()));
-    }
-    buffer.extend_from_slice(&blobs);
-    Ok(EncodedRows { buffer, text })
 }
