@@ -263,7 +263,7 @@ export class Database {
         return
       }
       case Done.Json:
-        job.resolve(a)
+        job.resolve(Buffer.from(a as ArrayBuffer))
         return
       case Done.Changes:
         if (job.settle === Settle.Batch) job.resolve({ changes: a })

@@ -4,9 +4,8 @@
 //   row of a shape shares one hidden class (what made better-sqlite3 fast; see experiments/);
 // - cells are read through typed-array views over one buffer, text is sliced out of one
 //   string made once per result part;
-// - a large result arrives in parts of ~8k cells (crates/engine/src/row_encoder.rs), each
-//   decoded as it comes while the reader steps the next, so no decode holds the event loop
-//   for long (experiments/009).
+// - a large result's first parts arrive while the reader still steps the rest, and
+//   RowsAssembler decodes it at most ~0.25 ms per event-loop turn (experiments/009).
 import { rangeError } from './errors'
 
 export type Row = Record<string, unknown>
@@ -21,7 +20,7 @@ const rowMakers = new Map<string, { names: string[]; make: MakeRow }>()
 const MAX_ROW_MAKERS = 512
 
 // The result being decoded. Module-level so `cell` stays one monomorphic function; set again
-// at the start of every chunk, as chunks of different results may interleave.
+// by every appendTo call, as slices of different results may interleave.
 let T: Uint8Array
 let F: Float64Array
 let U: Uint32Array

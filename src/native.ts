@@ -4,7 +4,7 @@ import * as path from 'node:path'
 /** Completion kinds in the flat array the engine hands back: [id, kind, a, b, …]. */
 export const enum Done {
   Rows = 0, // a: ArrayBuffer (see decode.ts), b: text block
-  Json = 1, // a: Buffer
+  Json = 1, // a: ArrayBuffer holding the JSON text
   Changes = 2, // a: changes, b: lastInsertRowid
   Void = 3,
   Error = 4, // a: code, b: message

@@ -26,14 +26,15 @@ use crate::row_encoder::{EncodedRows, Text};
 
 /// Completion kinds in the flat array handed to JS: `[id, kind, a, b, id, kind, a, b, …]`.
 const DONE_ROWS: u32 = 0; // a: ArrayBuffer (row_encoder layout), b: string (text block)
-const DONE_JSON: u32 = 1; // a: Buffer
+const DONE_JSON: u32 = 1; // a: ArrayBuffer (JSON text)
 const DONE_CHANGES: u32 = 2; // a: changes, b: lastInsertRowid (number, or bigint beyond 2^53)
 const DONE_VOID: u32 = 3;
 const DONE_ERROR: u32 = 4; // a: code, b: message
 const DONE_ROWS_PART: u32 = 5; // as DONE_ROWS, for a part of a result: more follow
 
 /// Results smaller than this are copied into a V8-owned ArrayBuffer; larger ones are handed
-/// over without a copy (an external buffer costs a finalizer and GC bookkeeping).
+/// over without a copy. An external buffer's finalizer and bookkeeping cost more than copying
+/// a small result (experiments/011).
 const EXTERNAL_MIN: usize = 64 * 1024;
 
 struct TsfnWaker(sys::napi_threadsafe_function);
@@ -253,7 +254,7 @@ unsafe fn to_js(env: sys::napi_env, outcome: Outcome) -> std::result::Result<(u3
             DONE_ROWS_PART
         }
         Outcome::Json(bytes) => {
-            a = buffer(env, bytes)?;
+            a = array_buffer(env, bytes)?;
             DONE_JSON
         }
         Outcome::Changes { changes, last_insert_rowid } => {
@@ -323,27 +324,6 @@ unsafe fn array_buffer(env: sys::napi_env, bytes: Vec<u8>) -> std::result::Resul
         let (ptr_, len) = (boxed.as_ptr() as *mut c_void, boxed.len());
         let hint = Box::into_raw(boxed) as *mut c_void;
         if sys::napi_create_external_arraybuffer(env, ptr_, len, Some(free_vec), hint, &mut value) != sys::Status::napi_ok {
-            drop(Box::from_raw(hint as *mut Vec<u8>));
-            clear_exception(env);
-            return Err("out of memory for the result".into());
-        }
-    }
-    Ok(value)
-}
-
-unsafe fn buffer(env: sys::napi_env, bytes: Vec<u8>) -> std::result::Result<sys::napi_value, String> {
-    let mut value = ptr::null_mut();
-    if bytes.len() < EXTERNAL_MIN {
-        let mut data = ptr::null_mut();
-        if sys::napi_create_buffer_copy(env, bytes.len(), bytes.as_ptr() as _, &mut data, &mut value) != sys::Status::napi_ok {
-            clear_exception(env);
-            return Err("out of memory for the result".into());
-        }
-    } else {
-        let boxed = Box::new(bytes);
-        let (ptr_, len) = (boxed.as_ptr() as *mut c_void, boxed.len());
-        let hint = Box::into_raw(boxed) as *mut c_void;
-        if sys::napi_create_external_buffer(env, len, ptr_, Some(free_vec), hint, &mut value) != sys::Status::napi_ok {
             drop(Box::from_raw(hint as *mut Vec<u8>));
             clear_exception(env);
             return Err("out of memory for the result".into());
