@@ -115,11 +115,54 @@ pub struct Engine {
 
 /// Opening happens on the worker threads. A lead connection opens alone first (the writer,
 /// which creates the file and switches it to WAL; reader 0 when read-only), then the others
-/// in parallel: connections opening at once would meet each other's WAL recovery. The job
-/// `open_id` completes when all are open.
+/// in parallel: connections opening at once would meet each other's WAL recovery. The open
+/// job completes when every connection is open, or with the first failure.
 struct OpenLatch {
-    state: Mutex<(Option<Result<(), ()>>, usize)>,
+    open_id: u32,
+    state: Mutex<OpenState>,
     cond: Condvar,
+}
+
+struct OpenState {
+    /// `None` until the lead connection has tried; then whether it opened.
+    lead: Option<bool>,
+    /// Reader connections still to open.
+    readers_left: usize,
+    /// The open job has completed (all open, or the first failure reported).
+    reported: bool,
+}
+
+impl OpenLatch {
+    fn lead_done(&self, opened: bool) {
+        self.state.lock().unwrap().lead = Some(opened);
+        self.cond.notify_all();
+    }
+
+    /// Waits for the lead connection; false when it failed (nothing more to open).
+    fn wait_for_lead(&self) -> bool {
+        let mut st = self.state.lock().unwrap();
+        while st.lead.is_none() {
+            st = self.cond.wait(st).unwrap();
+        }
+        st.lead == Some(true)
+    }
+
+    fn reader_opened(&self, shared: &Shared) {
+        let mut st = self.state.lock().unwrap();
+        st.readers_left -= 1;
+        if st.readers_left == 0 && !st.reported {
+            st.reported = true;
+            shared.complete(self.open_id, Outcome::Done);
+        }
+    }
+
+    fn failed(&self, shared: &Shared, error: DbError) {
+        let mut st = self.state.lock().unwrap();
+        if !st.reported {
+            st.reported = true;
+            shared.complete(self.open_id, Outcome::Error(error));
+        }
+    }
 }
 
 impl Engine {
@@ -133,7 +176,11 @@ impl Engine {
                 .collect(),
             safe_integers: opts.safe_integers,
         });
-        let latch = Arc::new(OpenLatch { state: Mutex::new((None, opts.readers)), cond: Condvar::new() });
+        let latch = Arc::new(OpenLatch {
+            open_id,
+            state: Mutex::new(OpenState { lead: None, readers_left: opts.readers, reported: false }),
+            cond: Condvar::new(),
+        });
         let opts = Arc::new(opts);
         let mut threads = Vec::new();
 
@@ -141,70 +188,17 @@ impl Engine {
         for index in 0..opts.readers {
             let (shared, latch, opts, rx) = (shared.clone(), latch.clone(), opts.clone(), read_rx.clone());
             threads.push(spawn(format!("resqlite-reader-{index}"), move || {
-                let lead = opts.readonly && index == 0;
-                if !lead {
-                    let mut st = latch.state.lock().unwrap();
-                    while st.0.is_none() {
-                        st = latch.cond.wait(st).unwrap();
-                    }
-                    if st.0 == Some(Err(())) {
-                        return;
-                    }
-                }
-                let opened = open_worker(&opts, Role::Reader);
-                if lead {
-                    latch.state.lock().unwrap().0 = Some(opened.as_ref().map(|_| ()).map_err(|_| ()));
-                    latch.cond.notify_all();
-                }
-                let worker = match opened {
-                    Ok(w) => w,
-                    Err(e) => {
-                        let mut st = latch.state.lock().unwrap();
-                        if st.1 != usize::MAX {
-                            st.1 = usize::MAX; // report the first failure only
-                            shared.complete(open_id, Outcome::Error(e));
-                        }
-                        return;
-                    }
-                };
-                shared.slots[index].db.store(worker.conn.raw(), Ordering::Release);
-                {
-                    let mut st = latch.state.lock().unwrap();
-                    if st.1 != usize::MAX {
-                        st.1 -= 1;
-                        if st.1 == 0 {
-                            shared.complete(open_id, Outcome::Done);
-                        }
-                    }
-                }
-                reader_loop(worker, &shared, index, rx);
-                shared.slots[index].db.store(std::ptr::null_mut(), Ordering::Release);
+                reader_thread(&opts, &shared, &latch, index, rx)
             }));
         }
         drop(read_rx);
 
-        let write_tx = if opts.readonly {
-            None
-        } else {
+        let write_tx = (!opts.readonly).then(|| {
             let (tx, rx) = crossbeam_channel::unbounded::<Job>();
             let (shared, latch, opts) = (shared.clone(), latch.clone(), opts.clone());
-            threads.push(spawn("resqlite-writer".into(), move || {
-                let opened = open_worker(&opts, Role::Writer);
-                {
-                    let mut st = latch.state.lock().unwrap();
-                    st.0 = Some(opened.as_ref().map(|_| ()).map_err(|_| ()));
-                    latch.cond.notify_all();
-                }
-                match opened {
-                    Ok(worker) => writer_loop(worker, &shared, rx),
-                    Err(e) => {
-                        latch.state.lock().unwrap().1 = usize::MAX;
-                        shared.complete(open_id, Outcome::Error(e));
-                    }
-                }
-            }));
-            Some(tx)
-        };
+            threads.push(spawn("resqlite-writer".into(), move || writer_thread(&opts, &shared, &latch, rx)));
+            tx
+        });
         Engine { shared, read_tx: Some(read_tx), write_tx, threads }
     }
 
@@ -255,6 +249,34 @@ impl Engine {
 
 fn spawn(name: String, f: impl FnOnce() + Send + 'static) -> JoinHandle<()> {
     std::thread::Builder::new().name(name).spawn(f).expect("cannot start a thread")
+}
+
+fn reader_thread(opts: &EngineOptions, shared: &Shared, latch: &OpenLatch, index: usize, rx: Receiver<Job>) {
+    let lead = opts.readonly && index == 0;
+    if !lead && !latch.wait_for_lead() {
+        return;
+    }
+    let opened = open_worker(opts, Role::Reader);
+    if lead {
+        latch.lead_done(opened.is_ok());
+    }
+    let worker = match opened {
+        Ok(worker) => worker,
+        Err(e) => return latch.failed(shared, e),
+    };
+    shared.slots[index].db.store(worker.conn.raw(), Ordering::Release);
+    latch.reader_opened(shared);
+    reader_loop(worker, shared, index, rx);
+    shared.slots[index].db.store(std::ptr::null_mut(), Ordering::Release);
+}
+
+fn writer_thread(opts: &EngineOptions, shared: &Shared, latch: &OpenLatch, rx: Receiver<Job>) {
+    let opened = open_worker(opts, Role::Writer);
+    latch.lead_done(opened.is_ok());
+    match opened {
+        Ok(worker) => writer_loop(worker, shared, rx),
+        Err(e) => latch.failed(shared, e),
+    }
 }
 
 fn open_worker(opts: &EngineOptions, role: Role) -> Result<Worker, DbError> {
