@@ -303,3 +303,18 @@ test('a panic inside the engine is ERR_INTERNAL and the engine stays usable', as
   await expectReject(() => panic.call(db), ResqliteError, 'ERR_INTERNAL');
   assert.deepStrictEqual(await db.select('SELECT count(*) AS n FROM t'), [{ n: 3 }]);
 });
+
+test('a script that begins a transaction and then fails leaves no transaction open', async (t) => {
+  const db = await openDb(t);
+  await db.execute('CREATE TABLE t (v INTEGER PRIMARY KEY)');
+  await expectReject(
+    () => db.execute('BEGIN; INSERT INTO t VALUES (1); INSERT INTO t VALUES (1); COMMIT'),
+    ResqliteError,
+    'SQLITE_CONSTRAINT_PRIMARYKEY',
+    /UNIQUE/,
+  );
+  // Had the writer stayed inside the script's transaction, this write would never commit
+  // and the readers would not see it.
+  await db.execute('INSERT INTO t VALUES (5)');
+  assert.deepEqual(await db.select('SELECT v FROM t ORDER BY v'), [{ v: 5 }]);
+});

@@ -66,8 +66,19 @@ impl Worker {
         }
     }
 
-    /// execute: one statement with parameters, or a script of several without.
+    /// execute: one statement with parameters, or a script of several without. A failure
+    /// that leaves a transaction open which the job itself began (`BEGIN; …; <error>`) rolls
+    /// it back: otherwise every later write would run inside it and never commit.
     pub fn execute(&mut self, sql: &str, params: &[u8]) -> DbResult<Outcome> {
+        let was_autocommit = self.conn.autocommit();
+        let result = self.execute_inner(sql, params);
+        if result.is_err() && was_autocommit && !self.conn.autocommit() {
+            let _ = self.conn.exec("ROLLBACK");
+        }
+        result
+    }
+
+    fn execute_inner(&mut self, sql: &str, params: &[u8]) -> DbResult<Outcome> {
         let no_params = Reader::new(params).peek_is_empty_set();
         let stmt = self.cache.get(&self.conn, sql)?;
         if stmt.has_tail {
@@ -118,7 +129,7 @@ impl Worker {
             }
             return Err(e);
         }
-        Ok(Outcome::Changes { changes, last_insert_rowid: unsafe { ffi::sqlite3_last_insert_rowid(self.conn.raw()) } })
+        Ok(self.changes(changes))
     }
 
     fn changes(&self, changes: i64) -> Outcome {
