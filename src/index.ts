@@ -1,3 +1,14 @@
 export { Database } from './database'
-export type { OpenOptions, QueryOptions, RunResult, BatchResult, Row, Params, Value } from './database'
+export type {
+  BatchResult,
+  OpenOptions,
+  Params,
+  QueryOptions,
+  Row,
+  RunResult,
+  Transaction,
+  TransactionMode,
+  TransactionOptions,
+  Value,
+} from './database'
 export { ResqliteError } from './errors'

@@ -9,23 +9,22 @@ export const enum Done {
   Void = 3,
   Error = 4, // a: code, b: message
   RowsPart = 5, // as Rows, for one part of a large result: more follow
+  ErrorNoTransaction = 6, // as Error; the writer is outside any transaction after it
 }
 
-export const enum ReadKind {
-  Select = 0,
-  SelectOne = 1,
-  SelectBytes = 2,
-}
-
-export const enum WriteKind {
+/** What a job does; reads run on the readers, or on the writer inside a transaction. */
+export const enum JobKind {
   Execute = 0,
   Batch = 1,
+  Select = 2,
+  SelectOne = 3,
+  SelectBytes = 4,
   Panic = 99, // test hook: a job that panics inside the engine
 }
 
 export interface NativeDatabase {
-  read(id: number, kind: ReadKind, sql: string, params: Uint8Array, paramsLength: number, cancellable: boolean): void
-  write(id: number, kind: WriteKind, sql: string, params: Uint8Array, paramsLength: number): boolean
+  read(id: number, kind: JobKind, sql: string, params: Uint8Array, paramsLength: number, cancellable: boolean): void
+  write(id: number, kind: JobKind, sql: string, params: Uint8Array, paramsLength: number, inTransaction: boolean): boolean
   cancel(id: number): void
   ref(): void
   unref(): void

@@ -43,6 +43,15 @@ function finish(): Packed {
   return packed
 }
 
+/** A private copy of packed bytes, for a call that waits its turn before it is sent (the
+ * scratch buffer is reused by the next call). */
+export function copyPacked(packed: Packed): Packed {
+  return { bytes: Buffer.from(packed.bytes.subarray(0, packed.length)), length: packed.length }
+}
+
+/** No parameters, for the SQL the library sends itself (BEGIN, SAVEPOINT, COMMIT, …). */
+export const NO_PARAMS: Packed = { bytes: Buffer.from([0]), length: 1 }
+
 /** Packs one call's parameters. `undefined` and `[]` mean none. */
 export function encodeParams(params: unknown): Packed {
   pos = 0

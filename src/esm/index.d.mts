@@ -1,2 +1,13 @@
 export { Database, ResqliteError } from '../cjs/index.js'
-export type { OpenOptions, QueryOptions, RunResult, BatchResult, Row, Params, Value } from '../cjs/index.js'
+export type {
+  BatchResult,
+  OpenOptions,
+  Params,
+  QueryOptions,
+  Row,
+  RunResult,
+  Transaction,
+  TransactionMode,
+  TransactionOptions,
+  Value,
+} from '../cjs/index.js'

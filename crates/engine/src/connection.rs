@@ -14,6 +14,9 @@ pub enum Role {
     Reader,
 }
 
+/// SQLITE_BUSY | (2 << 8): a deferred transaction's read snapshot is stale for writing.
+const SQLITE_BUSY_SNAPSHOT: c_int = 517;
+
 pub struct OpenOptions<'a> {
     pub path: &'a str,
     pub role: Role,
@@ -22,6 +25,8 @@ pub struct OpenOptions<'a> {
 
 pub struct Connection {
     db: *mut ffi::sqlite3,
+    /// For SQLITE_BUSY messages, which name how long the connection waited.
+    busy_timeout_ms: u32,
 }
 
 // SAFETY: a Connection is moved to its thread once and used only there
@@ -41,7 +46,7 @@ impl Connection {
         let mut db = ptr::null_mut();
         // SAFETY: valid C string and out-pointer; the handle is closed by Drop even on error.
         let rc = unsafe { ffi::sqlite3_open_v2(c_path.as_ptr(), &mut db, flags, ptr::null()) };
-        let conn = Connection { db };
+        let conn = Connection { db, busy_timeout_ms: opts.busy_timeout_ms };
         if rc != ffi::SQLITE_OK {
             let err = conn.last_error();
             return Err(DbError { message: format!("cannot open '{}': {}", opts.path, err.message), ..err });
@@ -105,7 +110,18 @@ impl Connection {
         // SAFETY: db is a valid handle; errmsg is NUL-terminated and copied at once.
         unsafe {
             let code = ffi::sqlite3_extended_errcode(self.db);
-            let msg = CStr::from_ptr(ffi::sqlite3_errmsg(self.db)).to_string_lossy().into_owned();
+            let mut msg = CStr::from_ptr(ffi::sqlite3_errmsg(self.db)).to_string_lossy().into_owned();
+            if code == SQLITE_BUSY_SNAPSHOT {
+                msg.push_str(
+                    " (this transaction read a snapshot that another connection has since written \
+                     past, so it cannot start writing; begin it with mode 'immediate')",
+                );
+            } else if code & 0xff == ffi::SQLITE_BUSY {
+                msg.push_str(&format!(
+                    " (another connection holds the lock; waited busyTimeout = {} ms)",
+                    self.busy_timeout_ms
+                ));
+            }
             DbError::sqlite(code, msg)
         }
     }

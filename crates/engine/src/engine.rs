@@ -30,6 +30,9 @@ pub struct Job {
     pub params: Vec<u8>,
     /// The job has an AbortSignal: check the cancelled set before running it.
     pub cancellable: bool,
+    /// A writer job from a transaction: it must run inside that open transaction, never
+    /// in autocommit after SQLite rolled the transaction back.
+    pub in_transaction: bool,
 }
 
 pub struct Completion {
@@ -366,7 +369,17 @@ fn aborted() -> Outcome {
 
 fn writer_loop(mut worker: Worker, shared: &Shared, rx: Receiver<Job>) {
     while let Ok(job) = rx.recv() {
-        let outcome = run(&mut worker, &job, shared);
+        let mut outcome = if job.in_transaction && worker.conn.autocommit() {
+            Outcome::Error(DbError::new(
+                "ERR_TRANSACTION_ROLLED_BACK",
+                "the transaction is no longer open: SQLite rolled it back after an earlier error",
+            ))
+        } else {
+            run(&mut worker, &job, shared)
+        };
+        if let Outcome::Error(e) = &mut outcome {
+            e.no_transaction = worker.conn.autocommit();
+        }
         shared.complete(job.id, outcome);
     }
 }

@@ -7,15 +7,18 @@ use std::borrow::Cow;
 pub struct DbError {
     pub code: Cow<'static, str>,
     pub message: String,
+    /// Set by the writer: after this error its connection is outside any transaction (for a
+    /// job inside a transaction, SQLite rolled that transaction back).
+    pub no_transaction: bool,
 }
 
 impl DbError {
     pub fn new(code: &'static str, message: impl Into<String>) -> Self {
-        DbError { code: Cow::Borrowed(code), message: message.into() }
+        DbError { code: Cow::Borrowed(code), message: message.into(), no_transaction: false }
     }
 
     pub fn sqlite(code: i32, message: impl Into<String>) -> Self {
-        DbError { code: Cow::Borrowed(result_code_name(code)), message: message.into() }
+        DbError { code: Cow::Borrowed(result_code_name(code)), message: message.into(), no_transaction: false }
     }
 }
 

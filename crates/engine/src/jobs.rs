@@ -103,7 +103,8 @@ impl Worker {
         Ok(self.changes(changes))
     }
 
-    /// executeBatch: every parameter set in one native loop inside one transaction.
+    /// executeBatch: every parameter set in one native loop, all or nothing: inside its own
+    /// `BEGIN IMMEDIATE`, or inside a savepoint when it joins an open transaction.
     pub fn execute_batch(&mut self, sql: &str, params: &[u8]) -> DbResult<Outcome> {
         let mut reader = Reader::new(params);
         let sets = reader.u32()?;
@@ -112,7 +113,8 @@ impl Worker {
             return Err(multiple_statements("executeBatch takes one statement"));
         }
         let raw = stmt.raw;
-        self.conn.exec("BEGIN IMMEDIATE")?;
+        let joins = !self.conn.autocommit();
+        self.conn.exec(if joins { "SAVEPOINT resqlite_batch" } else { "BEGIN IMMEDIATE" })?;
         let mut changes = 0;
         let body = (|| {
             for set in 0..sets {
@@ -120,12 +122,17 @@ impl Worker {
                 let r = bind(stmt, &mut reader).and_then(|_| run_to_end(&self.conn, raw));
                 changes += r.map_err(|e| DbError { message: format!("parameter set {}: {}", set + 1, e.message), ..e })?;
             }
-            self.conn.exec("COMMIT")
+            self.conn.exec(if joins { "RELEASE resqlite_batch" } else { "COMMIT" })
         })();
         if let Err(e) = body {
-            // SQLite may have rolled back already (e.g. after SQLITE_FULL).
+            // SQLite may have rolled back already (e.g. after SQLITE_FULL): then there is
+            // nothing to undo, and the error reports it (DbError::no_transaction).
             if !self.conn.autocommit() {
-                let _ = self.conn.exec("ROLLBACK");
+                let _ = self.conn.exec(if joins {
+                    "ROLLBACK TO resqlite_batch; RELEASE resqlite_batch"
+                } else {
+                    "ROLLBACK"
+                });
             }
             return Err(e);
         }

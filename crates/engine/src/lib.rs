@@ -31,6 +31,7 @@ const DONE_CHANGES: u32 = 2; // a: changes, b: lastInsertRowid (number, or bigin
 const DONE_VOID: u32 = 3;
 const DONE_ERROR: u32 = 4; // a: code, b: message
 const DONE_ROWS_PART: u32 = 5; // as DONE_ROWS, for a part of a result: more follow
+const DONE_ERROR_NO_TRANSACTION: u32 = 6; // as DONE_ERROR; the writer is outside any transaction now
 
 /// Results smaller than this are copied into a V8-owned ArrayBuffer; larger ones are handed
 /// over without a copy. An external buffer's finalizer and bookkeeping cost more than copying
@@ -124,32 +125,19 @@ impl NativeDatabase {
         Ok(NativeDatabase { engine, tsfn, cleanup })
     }
 
-    /// Queues a read. kind: 0 select, 1 selectOne, 2 selectBytes.
+    /// Queues a read on the reader pool. kind: one of the read kinds of `request`.
     #[napi]
     pub fn read(&self, id: u32, kind: u32, sql: String, params: &[u8], params_len: u32, cancellable: bool) {
-        let (max_rows, json) = match kind {
-            1 => (1, false),
-            2 => (usize::MAX, true),
-            _ => (usize::MAX, false),
-        };
-        self.engine.read(Job {
-            id,
-            request: Request::Select { max_rows, json },
-            sql,
-            params: params[..params_len as usize].to_vec(),
-            cancellable,
-        });
+        let params = params[..params_len as usize].to_vec();
+        self.engine.read(Job { id, request: request(kind), sql, params, cancellable, in_transaction: false });
     }
 
-    /// Queues a write. kind: 0 execute, 1 executeBatch, 99 the panic test hook.
+    /// Queues a job on the writer (reads too, inside a transaction). `in_transaction`: the job
+    /// belongs to an open transaction and must not run outside it.
     #[napi]
-    pub fn write(&self, id: u32, kind: u32, sql: String, params: &[u8], params_len: u32) -> bool {
-        let request = match kind {
-            1 => Request::Batch,
-            99 => Request::Panic,
-            _ => Request::Execute,
-        };
-        self.engine.write(Job { id, request, sql, params: params[..params_len as usize].to_vec(), cancellable: false })
+    pub fn write(&self, id: u32, kind: u32, sql: String, params: &[u8], params_len: u32, in_transaction: bool) -> bool {
+        let params = params[..params_len as usize].to_vec();
+        self.engine.write(Job { id, request: request(kind), sql, params, cancellable: false, in_transaction })
     }
 
     #[napi]
@@ -188,6 +176,18 @@ impl NativeDatabase {
             }
             self.tsfn = ptr::null_mut();
         }
+    }
+}
+
+/// Job kinds as JS sends them (src/native.ts `JobKind`).
+fn request(kind: u32) -> Request {
+    match kind {
+        1 => Request::Batch,
+        2 => Request::Select { max_rows: usize::MAX, json: false },
+        3 => Request::Select { max_rows: 1, json: false },
+        4 => Request::Select { max_rows: usize::MAX, json: true },
+        99 => Request::Panic,
+        _ => Request::Execute,
     }
 }
 
@@ -270,7 +270,11 @@ unsafe fn to_js(env: sys::napi_env, outcome: Outcome) -> std::result::Result<(u3
         Outcome::Error(e) => {
             a = js_str(env, &e.code);
             b = js_str(env, &e.message);
-            DONE_ERROR
+            if e.no_transaction {
+                DONE_ERROR_NO_TRANSACTION
+            } else {
+                DONE_ERROR
+            }
         }
     };
     if a.is_null() {

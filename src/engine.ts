@@ -1,0 +1,175 @@
+// The JS side of the native engine: submits jobs to the reader pool or the writer and settles
+// their promises when the engine hands back a batch of completions.
+import { DIRECT_DECODE_CELLS, RowsAssembler, RowsResult, type Row } from './decode'
+import { ResqliteError, abortError } from './errors'
+import { binding, Done, JobKind, type NativeDatabase } from './native'
+import type { Packed } from './params'
+
+export interface EngineOptions {
+  readers: number
+  busyTimeout: number
+  readonly: boolean
+  safeIntegers: boolean
+}
+
+interface Job {
+  /** What the job is; `undefined` for opening and closing. */
+  kind: JobKind | undefined
+  sql: string | undefined
+  resolve: (value: any) => void
+  reject: (error: unknown) => void
+  signal?: AbortSignal
+  onAbort?: () => void
+  /** Assembles a large result arriving in parts. */
+  parts?: RowsAssembler
+  /** Rejected early (aborted, or a part failed to decode): later completions are ignored. */
+  settled?: boolean
+  /** A transaction's writer job: told when an error left the writer outside any transaction. */
+  onNoTransaction?: (error: ResqliteError) => void
+}
+
+export class Engine {
+  readonly opened: Promise<void>
+  readonly #native: NativeDatabase
+  readonly #jobs = new Map<number, Job>()
+  readonly #safeIntegers: boolean
+  #nextId = 0
+
+  constructor(path: string, options: EngineOptions) {
+    this.#safeIntegers = options.safeIntegers
+    const openId = this.#newId()
+    this.#native = new binding.NativeDatabase(
+      path,
+      options.readers,
+      options.busyTimeout,
+      options.readonly,
+      options.safeIntegers,
+      this.#onComplete,
+      openId,
+    )
+    this.opened = new Promise((resolve, reject) => this.#track(openId, { kind: undefined, sql: undefined, resolve, reject }))
+  }
+
+  /** Runs a read on the reader pool. An abort cancels it queued or interrupts it running. */
+  read<T>(kind: JobKind, sql: string, packed: Packed, signal: AbortSignal | undefined): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const id = this.#newId()
+      const job: Job = { kind, sql, resolve, reject }
+      if (signal) {
+        job.signal = signal
+        job.onAbort = () => {
+          this.#native.cancel(id)
+          job.settled = true
+          reject(abortError(signal, sql))
+        }
+        signal.addEventListener('abort', job.onAbort, { once: true })
+      }
+      this.#track(id, job)
+      this.#native.read(id, kind, sql, packed.bytes, packed.length, signal !== undefined)
+    })
+  }
+
+  /** Runs a job on the writer, after every writer job sent before it. With `onNoTransaction`
+   * the job belongs to an open transaction: the writer refuses to run it outside one, and an
+   * error that leaves the writer outside any transaction is reported to the callback. */
+  write<T>(kind: JobKind, sql: string, packed: Packed, onNoTransaction?: (error: ResqliteError) => void): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const id = this.#newId()
+      this.#track(id, { kind, sql, resolve, reject, onNoTransaction })
+      this.#native.write(id, kind, sql, packed.bytes, packed.length, onNoTransaction !== undefined)
+    })
+  }
+
+  /** Finishes every job sent, closes the connections and joins the threads. */
+  close(): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      const id = this.#newId()
+      const done = () => {
+        this.#native.release()
+        resolve()
+      }
+      this.#track(id, { kind: undefined, sql: undefined, resolve: done, reject })
+      this.#native.close(id)
+    })
+  }
+
+  #newId(): number {
+    this.#nextId = (this.#nextId + 1) >>> 0 || 1
+    return this.#nextId
+  }
+
+  /** Registers a job; the first pending job keeps the process alive until the last settles. */
+  #track(id: number, job: Job): void {
+    if (this.#jobs.size === 0) this.#native.ref()
+    this.#jobs.set(id, job)
+  }
+
+  /** Called by the engine once per batch of finished jobs: [id, kind, a, b, …]. */
+  readonly #onComplete = (done: unknown[]): void => {
+    const turnStart = performance.now()
+    for (let i = 0; i < done.length; i += 4) {
+      const id = done[i] as number
+      const job = this.#jobs.get(id)
+      if (job === undefined) continue
+      if (done[i + 1] === Done.RowsPart) {
+        if (!job.settled) this.#assembler(job).add(this.#rows(done[i + 2], done[i + 3]), false, turnStart)
+        continue
+      }
+      this.#jobs.delete(id)
+      if (this.#jobs.size === 0) this.#native.unref()
+      if (job.onAbort) job.signal!.removeEventListener('abort', job.onAbort)
+      if (job.settled) continue
+      try {
+        this.#settle(job, done[i + 1] as Done, done[i + 2], done[i + 3], turnStart)
+      } catch (error) {
+        job.reject(error)
+      }
+    }
+  }
+
+  #settle(job: Job, done: Done, a: unknown, b: unknown, turnStart: number): void {
+    switch (done) {
+      case Done.Rows: {
+        const result = this.#rows(a, b)
+        if (job.kind === JobKind.SelectOne) {
+          job.resolve(result.first())
+        } else if (job.parts || result.cells > DIRECT_DECODE_CELLS) {
+          this.#assembler(job).add(result, true, turnStart)
+        } else {
+          const rows: Row[] = []
+          result.appendTo(rows)
+          job.resolve(rows)
+        }
+        return
+      }
+      case Done.Json:
+        job.resolve(Buffer.from(a as ArrayBuffer))
+        return
+      case Done.Changes:
+        if (job.kind === JobKind.Batch) job.resolve({ changes: a })
+        else job.resolve({ changes: a, lastInsertRowid: this.#safeIntegers ? BigInt(b as number | bigint) : b })
+        return
+      case Done.Void:
+        job.resolve(undefined)
+        return
+      case Done.Error:
+      case Done.ErrorNoTransaction: {
+        const error = new ResqliteError(a as string, b as string, job.sql)
+        if (done === Done.ErrorNoTransaction) job.onNoTransaction?.(error)
+        job.reject(error)
+        return
+      }
+    }
+  }
+
+  #assembler(job: Job): RowsAssembler {
+    return (job.parts ??= new RowsAssembler(job.resolve, (error) => {
+      job.settled = true
+      job.reject(error)
+    }))
+  }
+
+  #rows(buffer: unknown, text: unknown): RowsResult {
+    return new RowsResult(buffer as ArrayBuffer, text as string, this.#safeIntegers)
+  }
+}

@@ -1,0 +1,335 @@
+// Transactions (README "Transactions"): a transaction holds the writer from BEGIN to COMMIT
+// across the awaits of an async body; nested ones are savepoints. Everything that needs the
+// writer waits its turn in call order (Turns), at the database level and inside each
+// transaction level, so its statements reach the writer's queue in the order they were called.
+import type { AsyncLocalStorage } from 'node:async_hooks'
+
+import type { Row } from './decode'
+import type { Engine } from './engine'
+import { ResqliteError, abortError, typeError } from './errors'
+import { JobKind } from './native'
+import { copyPacked, describe, encodeBatch, encodeParams, NO_PARAMS, type Packed, type Params } from './params'
+
+export type TransactionMode = 'deferred' | 'immediate' | 'exclusive'
+
+export interface TransactionOptions {
+  /** How the outermost transaction begins. Default `'deferred'`. */
+  mode?: TransactionMode
+  /** Aborting rolls the (outermost) transaction back and rejects it with `ABORT_ERR`. */
+  signal?: AbortSignal
+}
+
+export interface RunResult {
+  changes: number
+  lastInsertRowid: number | bigint
+}
+
+export interface BatchResult {
+  changes: number
+}
+
+export interface QueryOptions {
+  /** Aborting cancels the query; the promise rejects with `ABORT_ERR`. */
+  signal?: AbortSignal
+}
+
+const MODES = new Set(['deferred', 'immediate', 'exclusive'])
+
+/** A FIFO of callers that need the writer. Plain writes pass straight through while nothing
+ * holds it; a holder (a transaction, or a nested one) waits its turn and has the writer alone
+ * until it releases it. */
+export class Turns {
+  #held = false
+  #queue: { hold: boolean; start: () => void }[] = []
+  #idle: (() => void)[] = []
+
+  /** True when a write would be sent at once. */
+  get free(): boolean {
+    return !this.#held && this.#queue.length === 0
+  }
+
+  /** Runs `send` now if free, else when its turn comes. */
+  write(send: () => void): void {
+    if (this.free) send()
+    else this.#queue.push({ hold: false, start: send })
+  }
+
+  /** Resolves when it is this caller's turn to hold the writer; `release()` ends it. An abort
+   * while waiting gives up the place in the queue and rejects. */
+  acquire(signal?: AbortSignal, sql?: string): Promise<void> {
+    if (this.free) {
+      this.#held = true
+      return Promise.resolve()
+    }
+    return new Promise((resolve, reject) => {
+      const entry = { hold: true, start: () => resolve() }
+      if (signal) {
+        const onAbort = () => {
+          this.#queue.splice(this.#queue.indexOf(entry), 1)
+          reject(abortError(signal, sql ?? ''))
+        }
+        signal.addEventListener('abort', onAbort, { once: true })
+        entry.start = () => {
+          signal.removeEventListener('abort', onAbort)
+          resolve()
+        }
+      }
+      this.#queue.push(entry)
+    })
+  }
+
+  release(): void {
+    this.#held = false
+    while (this.#queue.length > 0) {
+      const next = this.#queue.shift()!
+      if (next.hold) this.#held = true
+      next.start()
+      if (next.hold) return
+    }
+    for (const resolve of this.#idle.splice(0)) resolve()
+  }
+
+  /** Resolves once nothing holds or waits for the writer. */
+  idle(): Promise<void> {
+    return this.free ? Promise.resolve() : new Promise((resolve) => this.#idle.push(resolve))
+  }
+}
+
+/** What every level of one transaction shares. */
+interface Root {
+  /** SQLite rolled the transaction back on its own after this error. */
+  rolledBack?: ResqliteError
+  /** The transaction's signal aborted. */
+  aborted?: ResqliteError
+}
+
+type Outcome<T> = { ok: true; value: T } | { ok: false; error: unknown; aborted?: boolean }
+
+/** The SQL that ends one level: COMMIT/ROLLBACK, or RELEASE/ROLLBACK TO a savepoint. */
+interface Ends {
+  commit: string
+  rollback: string
+}
+
+export const OUTERMOST: Ends = { commit: 'COMMIT', rollback: 'ROLLBACK' }
+
+export class Transaction {
+  readonly #engine: Engine
+  readonly #context: AsyncLocalStorage<Transaction>
+  readonly #root: Root
+  readonly #depth: number
+  readonly #turns = new Turns()
+  #finished = false
+
+  /** @internal Made by `Database.transaction` and `Transaction.transaction`. */
+  constructor(engine: Engine, context: AsyncLocalStorage<Transaction>, root: Root = {}, depth = 0) {
+    this.#engine = engine
+    this.#context = context
+    this.#root = root
+    this.#depth = depth
+  }
+
+  /** Runs a read-only statement on the writer connection: it sees this transaction's writes. */
+  select<T = Row>(sql: string, params?: Params, options?: QueryOptions): Promise<T[]> {
+    return this.#op(JobKind.Select, sql, () => encodeParams(params), options)
+  }
+
+  selectOne<T = Row>(sql: string, params?: Params, options?: QueryOptions): Promise<T | undefined> {
+    return this.#op(JobKind.SelectOne, sql, () => encodeParams(params), options)
+  }
+
+  selectBytes(sql: string, params?: Params, options?: QueryOptions): Promise<Buffer> {
+    return this.#op(JobKind.SelectBytes, sql, () => encodeParams(params), options)
+  }
+
+  execute(sql: string, params?: Params): Promise<RunResult> {
+    return this.#op(JobKind.Execute, sql, () => encodeParams(params), undefined)
+  }
+
+  /** Joins this transaction: a savepoint keeps the batch all-or-nothing. */
+  executeBatch(sql: string, paramSets: readonly Params[]): Promise<BatchResult> {
+    return this.#op(JobKind.Batch, sql, () => encodeBatch(paramSets), undefined)
+  }
+
+  /** Nests `body` as a savepoint: its throw rolls back its own work only. */
+  transaction<T>(body: (tx: Transaction) => Promise<T>, options?: Pick<TransactionOptions, never>): Promise<T> {
+    const unusable = this.#unusable()
+    if (unusable) return Promise.reject(unusable)
+    try {
+      checkBody(body)
+      checkNestedOptions(options)
+    } catch (error) {
+      return Promise.reject(error)
+    }
+    return this.#nest(body)
+  }
+
+  /** @internal Runs `body` as this level (BEGIN or SAVEPOINT already sent), then commits or
+   * rolls back the level; with `signal` (outermost only) an abort rolls back at once. */
+  async run<T>(body: (tx: Transaction) => Promise<T>, ends: Ends, signal?: AbortSignal): Promise<T> {
+    const outcome = await this.#runBody(body, signal)
+    this.#finished = true
+    if (!outcome.ok && outcome.aborted) {
+      // Don't wait for the body: roll back behind what it already sent, refuse the rest.
+      this.#root.aborted = outcome.error as ResqliteError
+      await this.#engine.write(JobKind.Execute, ends.rollback, NO_PARAMS, () => {}).catch(() => {})
+      throw outcome.error
+    }
+    // Statements and nested transactions the body started before it finished go first.
+    await this.#turns.acquire()
+    const failure = this.#root.aborted ?? this.#rolledBackError()
+    if (failure) throw failure
+    if (!outcome.ok) {
+      await this.#send(ends.rollback).catch(() => {})
+      throw outcome.error
+    }
+    try {
+      await this.#send(ends.commit)
+    } catch (error) {
+      await this.#send(ends.rollback).catch(() => {})
+      throw error
+    }
+    return outcome.value
+  }
+
+  #runBody<T>(body: (tx: Transaction) => Promise<T>, signal: AbortSignal | undefined): Promise<Outcome<T>> {
+    return new Promise((resolve) => {
+      if (signal?.aborted) return resolve({ ok: false, aborted: true, error: abortError(signal, 'transaction') })
+      let result: unknown
+      try {
+        result = this.#context.run(this, () => body(this))
+      } catch (error) {
+        return resolve({ ok: false, error })
+      }
+      if (!isPromiseLike(result)) {
+        return resolve({
+          ok: false,
+          error: typeError(
+            `the transaction body must return a promise (make it an async function); it returned ${describe(result)}`,
+            'ERR_INVALID_RETURN_VALUE',
+          ),
+        })
+      }
+      const onAbort = () => resolve({ ok: false, aborted: true, error: abortError(signal!, 'transaction') })
+      signal?.addEventListener('abort', onAbort, { once: true })
+      result.then(
+        (value) => {
+          signal?.removeEventListener('abort', onAbort)
+          resolve({ ok: true, value: value as T })
+        },
+        (error) => {
+          signal?.removeEventListener('abort', onAbort)
+          resolve({ ok: false, error })
+        },
+      )
+    })
+  }
+
+  async #nest<T>(body: (tx: Transaction) => Promise<T>): Promise<T> {
+    await this.#turns.acquire()
+    try {
+      const depth = this.#depth + 1
+      const name = `resqlite_sp${depth}`
+      await this.#send(`SAVEPOINT ${name}`)
+      const child = new Transaction(this.#engine, this.#context, this.#root, depth)
+      return await child.run(body, { commit: `RELEASE ${name}`, rollback: `ROLLBACK TO ${name}; RELEASE ${name}` })
+    } finally {
+      this.#turns.release()
+    }
+  }
+
+  #op<T>(kind: JobKind, sql: string, pack: () => Packed, options: QueryOptions | undefined): Promise<T> {
+    const unusable = this.#unusable()
+    if (unusable) return Promise.reject(unusable)
+    let packed: Packed
+    let signal: AbortSignal | undefined
+    try {
+      checkSql(sql)
+      signal = checkQueryOptions(options)
+      packed = pack()
+    } catch (error) {
+      return Promise.reject(error)
+    }
+    if (signal?.aborted) return Promise.reject(abortError(signal, sql))
+    if (!this.#turns.free) packed = copyPacked(packed)
+    return new Promise<T>((resolve, reject) => {
+      // A read on the writer is not interrupted (that could disturb the transaction); an abort
+      // settles the promise at once and the result is dropped.
+      const onAbort = () => reject(abortError(signal!, sql))
+      signal?.addEventListener('abort', onAbort, { once: true })
+      this.#turns.write(() => {
+        this.#send<T>(sql, kind, packed)
+          .then(resolve, reject)
+          .finally(() => signal?.removeEventListener('abort', onAbort))
+      })
+    })
+  }
+
+  /** Sends one statement of this transaction to the writer, unless the transaction is gone. */
+  #send<T>(sql: string, kind = JobKind.Execute, packed = NO_PARAMS): Promise<T> {
+    const failure = this.#root.aborted ?? this.#rolledBackError()
+    if (failure) return Promise.reject(failure)
+    return this.#engine.write<T>(kind, sql, packed, (error) => {
+      this.#root.rolledBack ??= error
+    })
+  }
+
+  /** Why this level cannot take new statements, if it cannot. */
+  #unusable(): ResqliteError | undefined {
+    if (this.#finished) {
+      return new ResqliteError(
+        'ERR_TRANSACTION_FINISHED',
+        'the transaction has finished: its body returned or threw, so it takes no more statements',
+      )
+    }
+    return this.#root.aborted ?? this.#rolledBackError()
+  }
+
+  #rolledBackError(): ResqliteError | undefined {
+    const cause = this.#root.rolledBack
+    if (!cause) return undefined
+    return new ResqliteError(
+      'ERR_TRANSACTION_ROLLED_BACK',
+      `SQLite rolled the transaction back after ${cause.code}: ${cause.message}`,
+      cause.sql,
+      { cause },
+    )
+  }
+}
+
+function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
+  return typeof (value as PromiseLike<unknown> | null)?.then === 'function'
+}
+
+export function checkBody(body: unknown): void {
+  if (typeof body !== 'function') throw typeError(`the transaction body must be a function, got ${describe(body)}`)
+}
+
+export function checkMode(mode: unknown): TransactionMode {
+  if (mode === undefined) return 'deferred'
+  if (typeof mode !== 'string' || !MODES.has(mode)) {
+    throw typeError(`mode must be 'deferred', 'immediate' or 'exclusive', got ${typeof mode === 'string' ? `'${mode}'` : describe(mode)}`, 'ERR_INVALID_ARG_VALUE')
+  }
+  return mode as TransactionMode
+}
+
+function checkNestedOptions(options: unknown): void {
+  if (options === undefined) return
+  if (typeof options !== 'object' || options === null) throw typeError(`options must be an object, got ${describe(options)}`)
+  for (const key of Object.keys(options)) {
+    throw typeError(`a nested transaction takes no '${key}' option: mode and signal belong to the outermost transaction`, 'ERR_INVALID_ARG_VALUE')
+  }
+}
+
+export function checkSql(sql: unknown): asserts sql is string {
+  if (typeof sql !== 'string') throw typeError(`sql must be a string, got ${describe(sql)}`)
+}
+
+export function checkQueryOptions(options: unknown): AbortSignal | undefined {
+  if (options === undefined) return undefined
+  if (typeof options !== 'object' || options === null) throw typeError(`options must be an object, got ${describe(options)}`)
+  const signal = (options as QueryOptions).signal
+  if (signal === undefined) return undefined
+  if (!(signal instanceof AbortSignal)) throw typeError(`options.signal must be an AbortSignal, got ${describe(signal)}`)
+  return signal
+}
