@@ -14,6 +14,11 @@ pub enum Role {
     Reader,
 }
 
+/// WAL pages after which a commit triggers a PASSIVE checkpoint (SQLite's default).
+const WAL_CHECKPOINT_PAGES: u32 = 1000;
+/// Bytes the WAL file is truncated to when it starts over after a full checkpoint.
+const JOURNAL_SIZE_LIMIT: u64 = 16 << 20;
+
 /// SQLITE_BUSY | (2 << 8): a deferred transaction's read snapshot is stale for writing.
 const SQLITE_BUSY_SNAPSHOT: c_int = 517;
 
@@ -82,7 +87,13 @@ impl Connection {
                         format!("'{}' could not be switched to WAL mode (journal_mode is '{mode}')", opts.path),
                     ));
                 }
-                self.exec("PRAGMA synchronous = NORMAL")?;
+                // Checkpoint policy (experiments/012, README "How it works"): the writer runs a
+                // PASSIVE checkpoint when a commit leaves the WAL above WAL_CHECKPOINT_PAGES, and
+                // truncates the WAL file to JOURNAL_SIZE_LIMIT when it next starts over.
+                self.exec(&format!(
+                    "PRAGMA synchronous = NORMAL; PRAGMA wal_autocheckpoint = {WAL_CHECKPOINT_PAGES}; \
+                     PRAGMA journal_size_limit = {JOURNAL_SIZE_LIMIT}"
+                ))?;
                 // A read in WAL mode builds the WAL index (recovering a leftover WAL if any)
                 // before the readers open, so they never meet SQLITE_BUSY_RECOVERY from us.
                 self.exec("SELECT count(*) FROM sqlite_schema")?;
