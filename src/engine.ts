@@ -80,6 +80,11 @@ export class Engine {
     })
   }
 
+  /** Interrupts the statement the writer is running, if any. */
+  interruptWriter(): void {
+    this.#native.interruptWriter()
+  }
+
   /** Finishes every job sent, closes the connections and joins the threads. */
   close(): Promise<void> {
     return new Promise<void>((resolve, reject) => {

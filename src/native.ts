@@ -26,6 +26,7 @@ export interface NativeDatabase {
   read(id: number, kind: JobKind, sql: string, params: Uint8Array, paramsLength: number, cancellable: boolean): void
   write(id: number, kind: JobKind, sql: string, params: Uint8Array, paramsLength: number, inTransaction: boolean): boolean
   cancel(id: number): void
+  interruptWriter(): void
   ref(): void
   unref(): void
   close(id: number): void

@@ -170,8 +170,10 @@ export class Transaction {
     const outcome = await this.#runBody(body, signal)
     this.#finished = true
     if (!outcome.ok && outcome.aborted) {
-      // Don't wait for the body: roll back behind what it already sent, refuse the rest.
+      // Don't wait for the body: stop the statement it is running (the writer is this
+      // transaction's), roll back behind what it already sent, refuse the rest.
       this.#root.aborted = outcome.error as ResqliteError
+      this.#engine.interruptWriter()
       await this.#engine.write(JobKind.Execute, ends.rollback, NO_PARAMS, () => {}).catch(() => {})
       throw outcome.error
     }

@@ -63,6 +63,9 @@ struct ReaderSlot {
 
 pub struct Shared {
     completions: Mutex<CompletionQueue>,
+    /// The writer's connection while it is open (0 otherwise), for `interrupt_writer`; the
+    /// lock keeps it from closing during an interrupt.
+    writer_db: Mutex<usize>,
     waker: Box<dyn Waker>,
     cancelled: Mutex<HashSet<u32>>,
     slots: Vec<ReaderSlot>,
@@ -172,6 +175,7 @@ impl Engine {
     pub fn start(opts: EngineOptions, open_id: u32, waker: Box<dyn Waker>) -> Engine {
         let shared = Arc::new(Shared {
             completions: Mutex::new(CompletionQueue::default()),
+            writer_db: Mutex::new(0),
             waker,
             cancelled: Mutex::new(HashSet::new()),
             slots: (0..opts.readers)
@@ -234,6 +238,17 @@ impl Engine {
         }
     }
 
+    /// Interrupts the statement the writer is running, if any (an aborted transaction: it
+    /// holds the writer, so the statement is its own).
+    pub fn interrupt_writer(&self) {
+        let db = self.shared.writer_db.lock().unwrap();
+        if *db != 0 {
+            // SAFETY: the connection stays open while the lock is held (writer_thread clears the
+            // pointer under it before closing); sqlite3_interrupt may be called from any thread.
+            unsafe { ffi::sqlite3_interrupt(*db as *mut ffi::sqlite3) };
+        }
+    }
+
     /// Stops taking jobs; the threads finish everything queued, then exit. Returns a handle
     /// that joins them all (run it off the JS thread), then completes `close_id`.
     pub fn close(&mut self, close_id: u32) {
@@ -276,10 +291,14 @@ fn reader_thread(opts: &EngineOptions, shared: &Shared, latch: &OpenLatch, index
 fn writer_thread(opts: &EngineOptions, shared: &Shared, latch: &OpenLatch, rx: Receiver<Job>) {
     let opened = open_worker(opts, Role::Writer);
     latch.lead_done(opened.is_ok());
-    match opened {
-        Ok(worker) => writer_loop(worker, shared, rx),
-        Err(e) => latch.failed(shared, e),
-    }
+    let mut worker = match opened {
+        Ok(worker) => worker,
+        Err(e) => return latch.failed(shared, e),
+    };
+    *shared.writer_db.lock().unwrap() = worker.conn.raw() as usize;
+    writer_loop(&mut worker, shared, rx);
+    *shared.writer_db.lock().unwrap() = 0;
+    drop(worker);
 }
 
 fn open_worker(opts: &EngineOptions, role: Role) -> Result<Worker, DbError> {
@@ -367,7 +386,7 @@ fn aborted() -> Outcome {
     Outcome::Error(DbError::new("ABORT_ERR", "the operation was aborted"))
 }
 
-fn writer_loop(mut worker: Worker, shared: &Shared, rx: Receiver<Job>) {
+fn writer_loop(worker: &mut Worker, shared: &Shared, rx: Receiver<Job>) {
     while let Ok(job) = rx.recv() {
         let mut outcome = if job.in_transaction && worker.conn.autocommit() {
             Outcome::Error(DbError::new(
@@ -375,7 +394,7 @@ fn writer_loop(mut worker: Worker, shared: &Shared, rx: Receiver<Job>) {
                 "the transaction is no longer open: SQLite rolled it back after an earlier error",
             ))
         } else {
-            run(&mut worker, &job, shared)
+            run(worker, &job, shared)
         };
         if let Outcome::Error(e) = &mut outcome {
             e.no_transaction = worker.conn.autocommit();

@@ -6,7 +6,7 @@ use sqlite3mc_sys as ffi;
 use crate::connection::Connection;
 use crate::error::{DbError, DbResult};
 use crate::json_encoder::encode_json;
-use crate::params::{bind, Reader};
+use crate::params::{bind, bind_with, Reader};
 use crate::row_encoder::{encode_rows, EncodedRows};
 use crate::statement_cache::{ResetOnDrop, StatementCache};
 use crate::step::step;
@@ -116,10 +116,14 @@ impl Worker {
         let joins = !self.conn.autocommit();
         self.conn.exec(if joins { "SAVEPOINT resqlite_batch" } else { "BEGIN IMMEDIATE" })?;
         let mut changes = 0;
+        let mut bound = Vec::new();
+        // Every set rebinds every parameter: reset between sets, clear the bindings once.
+        let _reset = ResetOnDrop(raw);
         let body = (|| {
             for set in 0..sets {
-                let _reset = ResetOnDrop(raw);
-                let r = bind(stmt, &mut reader).and_then(|_| run_to_end(&self.conn, raw));
+                // SAFETY: raw is the cached statement, alive for the whole job.
+                unsafe { ffi::sqlite3_reset(raw) };
+                let r = bind_with(stmt, &mut reader, &mut bound).and_then(|_| run_to_end(&self.conn, raw));
                 changes += r.map_err(|e| DbError { message: format!("parameter set {}: {}", set + 1, e.message), ..e })?;
             }
             self.conn.exec(if joins { "RELEASE resqlite_batch" } else { "COMMIT" })

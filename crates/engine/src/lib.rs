@@ -141,6 +141,11 @@ impl NativeDatabase {
     }
 
     #[napi]
+    pub fn interrupt_writer(&self) {
+        self.engine.interrupt_writer();
+    }
+
+    #[napi]
     pub fn cancel(&self, id: u32) {
         self.engine.cancel(id);
     }

@@ -91,6 +91,12 @@ fn read_value<'a>(r: &mut Reader<'a>) -> DbResult<Value<'a>> {
 /// (SQLITE_STATIC): the caller keeps the buffer alive until the statement is reset and its
 /// bindings cleared.
 pub fn bind(stmt: &Statement, r: &mut Reader) -> DbResult<()> {
+    bind_with(stmt, r, &mut Vec::new())
+}
+
+/// `bind` with a caller-owned scratch for named parameters, so a batch binding thousands of
+/// sets allocates it once.
+pub fn bind_with(stmt: &Statement, r: &mut Reader, bound: &mut Vec<bool>) -> DbResult<()> {
     let expected = stmt.param_names.len();
     let kind = if r.is_empty() { NONE } else { r.u8()? };
     let count = if kind == NONE { 0 } else { r.u32()? as usize };
@@ -112,7 +118,8 @@ pub fn bind(stmt: &Statement, r: &mut Reader) -> DbResult<()> {
             }
         }
         NAMED => {
-            let mut bound = vec![false; expected];
+            bound.clear();
+            bound.resize(expected, false);
             for _ in 0..count {
                 let len = r.u32()? as usize;
                 let name = r.take(len)?;
