@@ -31,6 +31,16 @@ function text(rand, min, max) {
   return rand() < 0.05 ? `${s} Müller "€" \\ ✓` : s
 }
 
+// One row of table t / table w (also used by the write lanes, for rows of the same shape).
+export const narrowRow = (rand, id) => [id, text(rand, 6, 24), rand() * 10_000 - 5_000]
+export function wideRow(rand, id) {
+  const row = [id]
+  for (let i = 0; i < 6; i++) row.push(Math.floor(rand() * 10 ** (2 + 2 * i)) - (i === 5 ? 2 ** 40 : 0))
+  for (let i = 0; i < 7; i++) row.push(i === 6 && rand() < 0.1 ? null : text(rand, 4, 40))
+  for (let i = 0; i < 6; i++) row.push(i === 0 ? Math.round(rand() * 100) / 4 : rand() * 10 ** i)
+  return row
+}
+
 export function wideColumns() {
   const cols = ['id INTEGER PRIMARY KEY']
   for (let i = 1; i <= 6; i++) cols.push(`i${i} INTEGER`)
@@ -52,14 +62,8 @@ export function generate(path) {
   const insT = db.prepare('INSERT INTO t (id, name, value) VALUES (?, ?, ?)')
   const insW = db.prepare(`INSERT INTO w VALUES (${Array(20).fill('?').join(', ')})`)
   db.transaction(() => {
-    for (let id = 1; id <= NARROW_ROWS; id++) insT.run(id, text(rand, 6, 24), rand() * 10_000 - 5_000)
-    for (let id = 1; id <= WIDE_ROWS; id++) {
-      const row = [id]
-      for (let i = 0; i < 6; i++) row.push(Math.floor(rand() * 10 ** (2 + 2 * i)) - (i === 5 ? 2 ** 40 : 0))
-      for (let i = 0; i < 7; i++) row.push(i === 6 && rand() < 0.1 ? null : text(rand, 4, 40))
-      for (let i = 0; i < 6; i++) row.push(i === 0 ? Math.round(rand() * 100) / 4 : rand() * 10 ** i)
-      insW.run(row)
-    }
+    for (let id = 1; id <= NARROW_ROWS; id++) insT.run(narrowRow(rand, id))
+    for (let id = 1; id <= WIDE_ROWS; id++) insW.run(wideRow(rand, id))
   })()
   db.pragma('wal_checkpoint(TRUNCATE)')
   db.close() // last connection: WAL checkpointed and removed; the file stays in WAL mode

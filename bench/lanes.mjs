@@ -1,9 +1,10 @@
-// Lane definitions, shared by every library. A driver (drivers/*.mjs) gives prepare(sql) →
-// { all, get, bytes }; sync drivers return values, async drivers return promises.
+// Lane definitions, shared by every library. A driver (drivers/*.mjs) gives exec(sql),
+// prepare(sql) → { all, get, bytes, run, runBatch } and transaction(body) → a reusable
+// transaction function; sync drivers return values, async drivers return promises.
 import { performance, monitorEventLoopDelay } from 'node:perf_hooks'
 import { createHash } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { rng, NARROW_ROWS } from './data.mjs'
+import { rng, NARROW_ROWS, narrowRow, wideRow, wideColumns } from './data.mjs'
 import { summarize } from './stats.mjs'
 
 const FULL = { warmupMs: 300, warmupIters: 3, budgetMs: 2500, minIters: 20, maxIters: 5000 }
@@ -14,6 +15,10 @@ const IN_FLIGHT = 64
 const RANGES_PER_BATCH = 100
 const RANGE_ROWS = 500
 const RANGE_TABLE = 50_000 // ranges are drawn from ids 1..50,000
+const BATCH_ROWS = 10_000 // batch-insert, batch-insert-wide
+const SMALL_WRITES = 100 // insert-concurrent, insert-sequential: inserts per sample
+const TX_PER_SAMPLE = 100 // tx-interactive, savepoints: transactions per sample, one after another
+const SAVEPOINT_LEVELS = 5 // savepoints: BEGIN + 4 nested SAVEPOINTs, one row inserted at each level
 
 const hash = (data) => createHash('sha1').update(data).digest('hex').slice(0, 12)
 const hashRows = (rows) => hash(JSON.stringify(rows))
@@ -22,15 +27,20 @@ const now = () => performance.now()
 // Runs op repeatedly; returns per-call wall and JS-thread samples (ms). Sync: JS = wall.
 // Async: JS = event-loop active time (ELU) over the call. stall: also record the longest
 // event-loop delay around each call (monitorEventLoopDelay, 1 ms resolution, minus that 1 ms).
-async function measure(d, op, cfg, { stall = false } = {}) {
+// reset: run before every call (warm-up too), outside timing.
+async function measure(d, op, cfg, { stall = false, reset } = {}) {
   const t = now()
-  for (let i = 0; i < cfg.warmupIters || now() - t < cfg.warmupMs; i++) d.sync ? op() : await op()
+  for (let i = 0; i < cfg.warmupIters || now() - t < cfg.warmupMs; i++) {
+    if (reset) await reset()
+    d.sync ? op() : await op()
+  }
   globalThis.gc?.()
   const wall = []
   const js = []
   const stalls = []
   const start = now()
   while (wall.length < cfg.maxIters && (wall.length < cfg.minIters || now() - start < cfg.budgetMs)) {
+    if (reset) await reset()
     let h
     if (stall) {
       h = monitorEventLoopDelay({ resolution: 1 })
@@ -136,7 +146,201 @@ async function stall(d, cfg) {
   return [{ id: 'stall', title: `longest stall, select ${NARROW_ROWS.toLocaleString('en')} rows`, check, ...(await measure(d, () => q.all([]), c, { stall: true })) }]
 }
 
-export const LANES = { select, wide, bytes, point, batch, stall }
+// ---- write lanes
+// Each writes into its own table, created empty here. Before every sample (outside timing) the
+// table is emptied and the WAL checkpointed, so every sample of every library starts from the
+// same state and inserts the same rows (explicit ids). After measuring, one more sample runs
+// and the check is the table's row count + a hash of its content (+ what that sample returned).
+async function writeLane(d, cfg, { id, title, table, columns = 'id INTEGER PRIMARY KEY, name TEXT, value REAL', per, setup, returns = false }) {
+  await d.exec(`DROP TABLE IF EXISTS ${table}; CREATE TABLE ${table} (${columns})`)
+  const reset = () => d.exec(`DELETE FROM ${table}; PRAGMA wal_checkpoint(PASSIVE)`)
+  const op = await setup() // prepares statements (the table exists now); returns the timed call
+  const m = await measure(d, op, cfg, { reset })
+  await reset()
+  const out = await op()
+  const rows = await (await d.prepare(`SELECT * FROM ${table} ORDER BY id`)).all([])
+  const check = `${rows.length} rows ${hashRows(rows)}${returns ? ` returned ${hashRows(out)}` : ''}`
+  const [count, unit] = per // e.g. [100, 'tx']: a rate in unit/s from the wall times
+  const rate = { unit: `${unit}/s`, median: (count / m.wall.median) * 1000, p90: (count / m.wall.p90) * 1000 }
+  return [{ id, title, check, rate, ...m }]
+}
+
+const narrowRows = (n, seed) => {
+  const rand = rng(seed)
+  return Array.from({ length: n }, (_, i) => narrowRow(rand, i + 1))
+}
+const INSERT_T = 'INSERT INTO write_t (id, name, value) VALUES (?, ?, ?)'
+
+// resqlite executeBatch; better-sqlite3 a loop in db.transaction(); node:sqlite BEGIN/loop/COMMIT;
+// sqlite3 BEGIN, every run issued at once, COMMIT.
+const batchInsert = (d, cfg) =>
+  writeLane(d, cfg, {
+    id: 'batch-insert',
+    per: [BATCH_ROWS, 'rows'],
+    title: `batch insert ${BATCH_ROWS.toLocaleString('en')} rows × 3 (one transaction)`,
+    table: 'write_t',
+    setup: async () => {
+      const ins = await d.prepare(INSERT_T)
+      const rows = narrowRows(BATCH_ROWS, 21)
+      return () => ins.runBatch(rows)
+    },
+  })
+
+const batchInsertWide = (d, cfg) =>
+  writeLane(d, cfg, {
+    id: 'batch-insert-wide',
+    per: [BATCH_ROWS, 'rows'],
+    title: `batch insert ${BATCH_ROWS.toLocaleString('en')} rows × 20 (one transaction)`,
+    table: 'write_w',
+    columns: wideColumns().join(', '),
+    setup: async () => {
+      const ins = await d.prepare(`INSERT INTO write_w VALUES (${Array(20).fill('?').join(', ')})`)
+      const rand = rng(22)
+      const rows = Array.from({ length: BATCH_ROWS }, (_, i) => wideRow(rand, i + 1))
+      return () => ins.runBatch(rows)
+    },
+  })
+
+// 100 single-row inserts, each its own (autocommit) transaction: issued at once (async
+// libraries, Promise.all) or in a loop (sync).
+const insertConcurrent = (d, cfg) =>
+  writeLane(d, cfg, {
+    id: 'insert-concurrent',
+    per: [SMALL_WRITES, 'rows'],
+    title: `${SMALL_WRITES} single inserts (${d.sync ? 'loop' : 'concurrent'})`,
+    table: 'write_t',
+    setup: async () => {
+      const ins = await d.prepare(INSERT_T)
+      const rows = narrowRows(SMALL_WRITES, 23)
+      return d.sync
+        ? () => {
+            for (const r of rows) ins.run(r)
+          }
+        : async () => {
+            await Promise.all(rows.map((r) => ins.run(r)))
+          }
+    },
+  })
+
+// The same, each awaited before the next.
+const insertSequential = (d, cfg) =>
+  writeLane(d, cfg, {
+    id: 'insert-sequential',
+    per: [SMALL_WRITES, 'rows'],
+    title: `${SMALL_WRITES} single inserts (${d.sync ? 'loop' : 'each awaited'})`,
+    table: 'write_t',
+    setup: async () => {
+      const ins = await d.prepare(INSERT_T)
+      const rows = narrowRows(SMALL_WRITES, 24)
+      return d.sync
+        ? () => {
+            for (const r of rows) ins.run(r)
+          }
+        : async () => {
+            for (const r of rows) await ins.run(r)
+          }
+    },
+  })
+
+// One sample = 100 transactions one after another, each: BEGIN, 2 inserts, select the first
+// inserted row back (read-your-writes), COMMIT. Returns the 100 selected rows.
+const txInteractive = (d, cfg) =>
+  writeLane(d, cfg, {
+    id: 'tx-interactive',
+    per: [TX_PER_SAMPLE, 'tx'],
+    title: `${TX_PER_SAMPLE} transactions: 2 inserts + 1 select`,
+    table: 'write_t',
+    returns: true,
+    setup: async () => {
+      const ins = await d.prepare(INSERT_T)
+      const sel = await d.prepare('SELECT * FROM write_t WHERE id = ?')
+      const rows = narrowRows(2 * TX_PER_SAMPLE, 25)
+      let k = 0 // the transaction being run: it inserts rows[2k] and rows[2k + 1]
+      const txn = d.transaction(
+        d.sync
+          ? (tx) => {
+              tx.run(ins, rows[2 * k])
+              tx.run(ins, rows[2 * k + 1])
+              return tx.get(sel, [rows[2 * k][0]])
+            }
+          : async (tx) => {
+              await tx.run(ins, rows[2 * k])
+              await tx.run(ins, rows[2 * k + 1])
+              return tx.get(sel, [rows[2 * k][0]])
+            },
+      )
+      return d.sync
+        ? () => {
+            const out = []
+            for (k = 0; k < TX_PER_SAMPLE; k++) out.push(txn())
+            return out
+          }
+        : async () => {
+            const out = []
+            for (k = 0; k < TX_PER_SAMPLE; k++) out.push(await txn())
+            return out
+          }
+    },
+  })
+
+// One sample = 100 transactions one after another, each nested 5 levels deep (BEGIN, then a
+// SAVEPOINT per inner level), every level inserting one row; everything is committed.
+const savepoints = (d, cfg) =>
+  writeLane(d, cfg, {
+    id: 'savepoints',
+    per: [TX_PER_SAMPLE, 'tx'],
+    title: `${TX_PER_SAMPLE} transactions, savepoints ${SAVEPOINT_LEVELS} levels deep`,
+    table: 'write_t',
+    setup: async () => {
+      const ins = await d.prepare(INSERT_T)
+      const rows = narrowRows(SAVEPOINT_LEVELS * TX_PER_SAMPLE, 26)
+      let base = 0 // the transaction being run inserts rows[base .. base + 4]
+      let txn // built innermost first: level L inserts rows[base + L - 1], then runs level L + 1
+      for (let level = SAVEPOINT_LEVELS; level >= 1; level--) {
+        const inner = txn
+        const i = level - 1
+        txn = d.transaction(
+          d.sync
+            ? (tx) => {
+                tx.run(ins, rows[base + i])
+                inner?.(tx)
+              }
+            : async (tx) => {
+                await tx.run(ins, rows[base + i])
+                if (inner) await inner(tx)
+              },
+        )
+      }
+      return d.sync
+        ? () => {
+            for (let t = 0; t < TX_PER_SAMPLE; t++) {
+              base = t * SAVEPOINT_LEVELS
+              txn()
+            }
+          }
+        : async () => {
+            for (let t = 0; t < TX_PER_SAMPLE; t++) {
+              base = t * SAVEPOINT_LEVELS
+              await txn()
+            }
+          }
+    },
+  })
+
+export const LANES = {
+  select,
+  wide,
+  bytes,
+  point,
+  batch,
+  stall,
+  'batch-insert': batchInsert,
+  'insert-concurrent': insertConcurrent,
+  'insert-sequential': insertSequential,
+  'tx-interactive': txInteractive,
+  'batch-insert-wide': batchInsertWide,
+  savepoints,
+}
 
 export function runLane(name, driver, quick) {
   return LANES[name](driver, quick ? QUICK : FULL)

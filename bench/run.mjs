@@ -124,6 +124,11 @@ const TARGETS = [
   ['point query q/s vs better-sqlite3', () => ratio('point', 'better-sqlite3', 'qps'), '>=', 0.8],
   ['point query q/s vs sqlite3', () => ratio('point', 'sqlite3', 'qps'), '>=', 3],
   ['longest stall, 100,000-row select (p90 of runs, ms)', () => get('resqlite', 'stall')?.stall.p90, '<=', 5],
+  ['batch insert 10,000 rows: wall vs better-sqlite3', () => ratio('batch-insert', 'better-sqlite3', 'wall'), '<=', 1],
+  ['100 concurrent single inserts: wall vs better-sqlite3 loop', () => ratio('insert-concurrent', 'better-sqlite3', 'wall'), '<=', 1],
+  ['100 sequential single inserts: wall vs better-sqlite3 loop', () => ratio('insert-sequential', 'better-sqlite3', 'wall'), '<=', 1.5],
+  ['interactive transaction (2 inserts + select): wall vs better-sqlite3', () => ratio('tx-interactive', 'better-sqlite3', 'wall'), '<=', 2],
+  ['batch insert 10,000 rows × 20 columns: wall vs better-sqlite3', () => ratio('batch-insert-wide', 'better-sqlite3', 'wall'), '<=', 1],
 ].map(([name, value, op, goal]) => {
   const v = value()
   const pass = v === undefined ? undefined : op === '<=' ? v <= goal : v >= goal
@@ -157,7 +162,11 @@ const env = {
 // ---- output
 const fmt = (x) => (x === undefined || Number.isNaN(x) ? '–' : x >= 100 ? x.toFixed(1) : x >= 1 ? x.toFixed(2) : x.toFixed(3))
 const fmtInt = (x) => Math.round(x).toLocaleString('en')
-const extra = (c) => (c.qps ? `${fmtInt(c.qps.median)} q/s (p90 ${fmtInt(c.qps.p90)})` : c.stall ? `stall ${fmt(c.stall.median)} / p90 ${fmt(c.stall.p90)} / max ${fmt(c.stall.max)} ms` : '')
+const extra = (c) =>
+  c.qps ? `${fmtInt(c.qps.median)} q/s (p90 ${fmtInt(c.qps.p90)})`
+  : c.rate ? `${fmtInt(c.rate.median)} ${c.rate.unit} (p90 ${fmtInt(c.rate.p90)})`
+  : c.stall ? `stall ${fmt(c.stall.median)} / p90 ${fmt(c.stall.p90)} / max ${fmt(c.stall.max)} ms`
+  : ''
 const header = ['lane', 'library', 'wall med', 'wall p90', 'JS med', 'JS p90', 'n', 'other']
 const tableRows = rows.map((c) => [c.title, c.lib, fmt(c.wall.median), fmt(c.wall.p90), fmt(c.js.median), fmt(c.js.p90), String(c.n), extra(c)])
 const targetRows = TARGETS.map((t) => [t.name, fmt(t.value), `${t.op} ${t.goal}`, t.pass === undefined ? 'n/a' : t.pass ? 'PASS' : 'FAIL'])
@@ -169,7 +178,7 @@ function textTable(head, body) {
 }
 const mdTable = (head, body) => [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`, ...body.map((r) => `| ${r.join(' | ')} |`)].join('\n')
 
-console.log(`\nresqlite bench${quick ? ' (quick)' : ''} — times in ms per call (point query: per sample of 2,000 queries); JS = JS-thread time\n`)
+console.log(`\nresqlite bench${quick ? ' (quick)' : ''} — times in ms per sample (one call, or the batch the lane names); JS = JS-thread time\n`)
 console.log(textTable(header, tableRows))
 if (runLibs.includes('resqlite')) console.log(`\ntargets (resqlite / peer, medians)\n\n${textTable(['target', 'measured', 'goal', 'result'], targetRows)}`)
 if (problems.length) console.log(`\nproblems:\n${problems.map((p) => `- ${p}`).join('\n')}`)
@@ -185,7 +194,8 @@ const md = `# resqlite benchmark — ${label}${quick ? ' (quick)' : ''}
 - all connections WAL + synchronous=NORMAL; each (lane, library) in its own process on a copy of one generated database
 - run took ${durationS.toFixed(0)} s; options: lanes ${lanes.join(',')}; libraries ${runLibs.join(',')}
 
-Times in ms per call (point query: per sample of 2,000 queries). JS = time the JS thread was busy
+Times in ms per sample: one call, or the batch the lane names (point query: 2,000 queries; write
+lanes: 10,000 rows, 100 inserts or 100 transactions). JS = time the JS thread was busy
 (sync libraries: = wall; async: event-loop utilization \`active\` over the call). n = samples.
 
 ${mdTable(header, tableRows)}

@@ -4,18 +4,56 @@ import { DatabaseSync } from 'node:sqlite'
 export async function open(path) {
   const db = new DatabaseSync(path)
   db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL')
+  // BEGIN / COMMIT / SAVEPOINT … are prepared once too (as better-sqlite3 does internally).
+  const control = new Map()
+  const ctl = (sql) => {
+    if (!control.has(sql)) control.set(sql, db.prepare(sql))
+    control.get(sql).run()
+  }
+  const tx = { run: (s, params) => s.run(params), get: (s, params) => s.get(params) }
+  let depth = 0 // open transaction levels: 0 → BEGIN, deeper → SAVEPOINT (one transaction at a time)
   return {
     sync: true,
     versions: {
       library: `node ${process.version}`,
       sqlite: db.prepare('SELECT sqlite_version() AS v').get().v,
     },
+    exec: (sql) => db.exec(sql),
     prepare(sql) {
       const stmt = db.prepare(sql)
       return {
         all: (params) => stmt.all(...params),
         get: (params) => stmt.get(...params),
         bytes: (params) => Buffer.from(JSON.stringify(stmt.all(...params))),
+        run: (params) => stmt.run(...params),
+        runBatch(paramSets) {
+          ctl('BEGIN')
+          try {
+            for (const p of paramSets) stmt.run(...p)
+            ctl('COMMIT')
+          } catch (err) {
+            ctl('ROLLBACK')
+            throw err
+          }
+        },
+      }
+    },
+    transaction(body) {
+      return () => {
+        const level = depth
+        ctl(level ? `SAVEPOINT s${level}` : 'BEGIN')
+        depth++
+        try {
+          const result = body(tx)
+          ctl(level ? `RELEASE s${level}` : 'COMMIT')
+          return result
+        } catch (err) {
+          ctl(level ? `ROLLBACK TO s${level}` : 'ROLLBACK')
+          if (level) ctl(`RELEASE s${level}`)
+          throw err
+        } finally {
+          depth--
+        }
       }
     },
     close: () => db.close(),

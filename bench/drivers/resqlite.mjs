@@ -6,18 +6,28 @@ import { Database } from '../../dist/esm/index.mjs'
 export async function open(path) {
   const db = await Database.open(path)
   const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'))
+  // The lanes' view of a resqlite transaction: its statements run through tx.execute / tx.selectOne.
+  const wrap = (t) => ({ t, run: (s, params) => t.execute(s.sql, params), get: (s, params) => t.selectOne(s.sql, params) })
   return {
     sync: false,
     versions: {
       library: pkg.version,
       sqlite: (await db.selectOne('SELECT sqlite_version() AS v')).v,
     },
+    exec: (sql) => db.execute(sql),
     prepare(sql) {
       return {
+        sql,
         all: (params) => db.select(sql, params),
         get: (params) => db.selectOne(sql, params),
         bytes: (params) => db.selectBytes(sql, params),
+        run: (params) => db.execute(sql, params),
+        runBatch: (paramSets) => db.executeBatch(sql, paramSets),
       }
+    },
+    // Called with the enclosing lane tx, it nests: tx.transaction(…) (a SAVEPOINT).
+    transaction(body) {
+      return (parent) => (parent ? parent.t : db).transaction((t) => body(wrap(t)))
     },
     close: () => db.close(),
   }

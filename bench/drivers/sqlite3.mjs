@@ -13,21 +13,67 @@ export async function open(path) {
   })
   await call(db, 'exec', 'PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL')
   const statements = []
+  const prepareStmt = async (sql) => {
+    const stmt = await new Promise((resolve, reject) => {
+      const s = db.prepare(sql, (err) => (err ? reject(err) : resolve(s)))
+    })
+    statements.push(stmt)
+    return stmt
+  }
+  // BEGIN / COMMIT / SAVEPOINT … are prepared once too.
+  const control = new Map()
+  const ctl = async (sql) => {
+    if (!control.has(sql)) control.set(sql, await prepareStmt(sql))
+    await call(control.get(sql), 'run', [])
+  }
+  // Inside transactions, get = the first row of all(): Statement#get leaves the statement
+  // un-reset (its README), which keeps the table locked (SQLITE_LOCKED) for a later DELETE.
+  const tx = { run: (s, params) => s.run(params), get: async (s, params) => (await s.all(params))[0] }
+  let depth = 0 // open transaction levels: 0 → BEGIN, deeper → SAVEPOINT (one transaction at a time)
   return {
     sync: false,
     versions: {
       library: require('sqlite3/package.json').version,
       sqlite: (await call(db, 'get', 'SELECT sqlite_version() AS v')).v,
     },
+    exec: (sql) => call(db, 'exec', sql),
     async prepare(sql) {
-      const stmt = await new Promise((resolve, reject) => {
-        const s = db.prepare(sql, (err) => (err ? reject(err) : resolve(s)))
-      })
-      statements.push(stmt)
+      const stmt = await prepareStmt(sql)
       return {
         all: (params) => call(stmt, 'all', params),
         get: (params) => call(stmt, 'get', params),
         bytes: async (params) => Buffer.from(JSON.stringify(await call(stmt, 'all', params))),
+        run: (params) => call(stmt, 'run', params),
+        // BEGIN; every set issued at once (queued on the statement); COMMIT when all are done.
+        async runBatch(paramSets) {
+          await ctl('BEGIN')
+          try {
+            await Promise.all(paramSets.map((p) => call(stmt, 'run', p)))
+            await ctl('COMMIT')
+          } catch (err) {
+            await ctl('ROLLBACK')
+            throw err
+          }
+        },
+      }
+    },
+    // The body's calls are awaited one by one, so they run in order without db.serialize().
+    transaction(body) {
+      return async () => {
+        const level = depth
+        await ctl(level ? `SAVEPOINT s${level}` : 'BEGIN')
+        depth++
+        try {
+          const result = await body(tx)
+          await ctl(level ? `RELEASE s${level}` : 'COMMIT')
+          return result
+        } catch (err) {
+          await ctl(level ? `ROLLBACK TO s${level}` : 'ROLLBACK')
+          if (level) await ctl(`RELEASE s${level}`)
+          throw err
+        } finally {
+          depth--
+        }
       }
     },
     async close() {
