@@ -135,8 +135,8 @@ export class Database {
   async #transaction<T>(body: (tx: Transaction) => Promise<T>, mode: string, signal: AbortSignal | undefined): Promise<T> {
     await this.#turns.acquire(signal, 'transaction')
     try {
-      await this.#engine.write(JobKind.Execute, `BEGIN ${mode.toUpperCase()}`, NO_PARAMS)
-      return await new Transaction(this.#engine, this.#context).run(body, OUTERMOST, signal)
+      const begun = this.#engine.write(JobKind.Execute, `BEGIN ${mode.toUpperCase()}`, NO_PARAMS)
+      return await new Transaction(this.#engine, this.#context).run(body, OUTERMOST, begun, signal)
     } finally {
       this.#turns.release()
     }

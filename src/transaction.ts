@@ -101,6 +101,9 @@ interface Root {
   rolledBack?: ResqliteError
   /** The transaction's signal aborted. */
   aborted?: ResqliteError
+  /** The outermost level has ended: nothing of this transaction may reach the writer any more
+   * (it would land in whatever runs next there). */
+  ended?: boolean
 }
 
 type Outcome<T> = { ok: true; value: T } | { ok: false; error: unknown; aborted?: boolean }
@@ -164,9 +167,23 @@ export class Transaction {
     return this.#nest(body)
   }
 
-  /** @internal Runs `body` as this level (BEGIN or SAVEPOINT already sent), then commits or
-   * rolls back the level; with `signal` (outermost only) an abort rolls back at once. */
-  async run<T>(body: (tx: Transaction) => Promise<T>, ends: Ends, signal?: AbortSignal): Promise<T> {
+  /** @internal Runs `body` as this level, then commits or rolls back the level; with `signal`
+   * (outermost only) an abort rolls back at once. `begun` is the BEGIN or SAVEPOINT, sent but
+   * not awaited: the body's statements queue behind it, and the writer refuses them if it
+   * failed (experiments/014). */
+  async run<T>(body: (tx: Transaction) => Promise<T>, ends: Ends, begun: Promise<unknown>, signal?: AbortSignal): Promise<T> {
+    try {
+      return await this.#runLevel(body, ends, begun, signal)
+    } finally {
+      if (this.#depth === 0) this.#root.ended = true
+    }
+  }
+
+  async #runLevel<T>(body: (tx: Transaction) => Promise<T>, ends: Ends, begun: Promise<unknown>, signal?: AbortSignal): Promise<T> {
+    const beginFailure = begun.then(
+      () => undefined,
+      (error: unknown) => error,
+    )
     const outcome = await this.#runBody(body, signal)
     this.#finished = true
     if (!outcome.ok && outcome.aborted) {
@@ -177,6 +194,9 @@ export class Transaction {
       await this.#engine.write(JobKind.Execute, ends.rollback, NO_PARAMS, () => {}).catch(() => {})
       throw outcome.error
     }
+    // A level that never began has nothing to commit or roll back; its error is the answer.
+    const notBegun = await beginFailure
+    if (notBegun) throw notBegun
     // Statements and nested transactions the body started before it finished go first.
     await this.#turns.acquire()
     const failure = this.#root.aborted ?? this.#rolledBackError()
@@ -232,9 +252,9 @@ export class Transaction {
     try {
       const depth = this.#depth + 1
       const name = `resqlite_sp${depth}`
-      await this.#send(`SAVEPOINT ${name}`)
+      const begun = this.#send(`SAVEPOINT ${name}`)
       const child = new Transaction(this.#engine, this.#context, this.#root, depth)
-      return await child.run(body, { commit: `RELEASE ${name}`, rollback: `ROLLBACK TO ${name}; RELEASE ${name}` })
+      return await child.run(body, { commit: `RELEASE ${name}`, rollback: `ROLLBACK TO ${name}; RELEASE ${name}` }, begun)
     } finally {
       this.#turns.release()
     }
@@ -269,7 +289,7 @@ export class Transaction {
 
   /** Sends one statement of this transaction to the writer, unless the transaction is gone. */
   #send<T>(sql: string, kind = JobKind.Execute, packed = NO_PARAMS): Promise<T> {
-    const failure = this.#root.aborted ?? this.#rolledBackError()
+    const failure = this.#root.aborted ?? this.#rolledBackError() ?? (this.#root.ended ? finishedError() : undefined)
     if (failure) return Promise.reject(failure)
     return this.#engine.write<T>(kind, sql, packed, (error) => {
       this.#root.rolledBack ??= error
@@ -278,12 +298,7 @@ export class Transaction {
 
   /** Why this level cannot take new statements, if it cannot. */
   #unusable(): ResqliteError | undefined {
-    if (this.#finished) {
-      return new ResqliteError(
-        'ERR_TRANSACTION_FINISHED',
-        'the transaction has finished: its body returned or threw, so it takes no more statements',
-      )
-    }
+    if (this.#finished) return finishedError()
     return this.#root.aborted ?? this.#rolledBackError()
   }
 
@@ -297,6 +312,13 @@ export class Transaction {
       { cause },
     )
   }
+}
+
+function finishedError(): ResqliteError {
+  return new ResqliteError(
+    'ERR_TRANSACTION_FINISHED',
+    'the transaction has finished: its body returned or threw, so it takes no more statements',
+  )
 }
 
 function isPromiseLike(value: unknown): value is PromiseLike<unknown> {

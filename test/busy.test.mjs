@@ -61,3 +61,33 @@ test('a deferred transaction that read, then writes after another connection wro
   }, { mode: 'immediate' });
   assert.deepEqual(await a.select('SELECT v FROM t ORDER BY v'), [{ v: 0 }, { v: 1 }, { v: 2 }]);
 });
+
+test('a transaction whose BEGIN fails rejects with that error and none of its body reaches the database', async (t) => {
+  const { a, b } = await twoDatabases(t, { busyTimeout: 150 });
+  let release;
+  const held = new Promise((resolve) => (release = resolve));
+  const holder = b.transaction(async () => held, { mode: 'immediate' });
+  await new Promise((r) => setTimeout(r, 50));
+  const bodyErrors = [];
+  const err = await expectReject(
+    () =>
+      a.transaction(async (tx) => {
+        // The body runs while BEGIN IMMEDIATE waits for the lock; its statements queue behind it.
+        const results = await Promise.allSettled([
+          tx.execute('INSERT INTO t VALUES (1)'),
+          tx.transaction(async (inner) => inner.execute('INSERT INTO t VALUES (2)')),
+        ]);
+        for (const r of results) if (r.status === 'rejected') bodyErrors.push(r.reason.code);
+      }, { mode: 'immediate' }),
+    ResqliteError,
+    /^SQLITE_BUSY/,
+    /busyTimeout = 150 ms/,
+  );
+  assert.equal(err.sql, 'BEGIN IMMEDIATE');
+  assert.equal(bodyErrors.length, 2, 'the body\'s statements must not have run outside a transaction');
+  release();
+  await holder;
+  // Later writes and transactions work, and none of the failed body's rows appear.
+  await a.transaction(async (tx) => tx.execute('INSERT INTO t VALUES (3)'));
+  assert.deepEqual(await a.select('SELECT v FROM t ORDER BY v'), [{ v: 3 }]);
+});

@@ -386,12 +386,29 @@ fn aborted() -> Outcome {
     Outcome::Error(DbError::new("ABORT_ERR", "the operation was aborted"))
 }
 
+/// How long the writer keeps looking for the next job before it sleeps: an awaited write
+/// sequence sends its next job within microseconds of the completion (experiments/013).
+const WRITER_SPIN: std::time::Duration = std::time::Duration::from_micros(50);
+
+/// The next job: spin briefly for one arriving right away, then sleep until one does.
+fn next_job(rx: &Receiver<Job>) -> Option<Job> {
+    let until = std::time::Instant::now() + WRITER_SPIN;
+    loop {
+        match rx.try_recv() {
+            Ok(job) => return Some(job),
+            Err(crossbeam_channel::TryRecvError::Disconnected) => return None,
+            Err(crossbeam_channel::TryRecvError::Empty) if std::time::Instant::now() < until => std::hint::spin_loop(),
+            Err(crossbeam_channel::TryRecvError::Empty) => return rx.recv().ok(),
+        }
+    }
+}
+
 fn writer_loop(worker: &mut Worker, shared: &Shared, rx: Receiver<Job>) {
-    while let Ok(job) = rx.recv() {
+    while let Some(job) = next_job(&rx) {
         let mut outcome = if job.in_transaction && worker.conn.autocommit() {
             Outcome::Error(DbError::new(
                 "ERR_TRANSACTION_ROLLED_BACK",
-                "the transaction is no longer open: SQLite rolled it back after an earlier error",
+                "the transaction is not open: it failed to begin, or SQLite rolled it back after an earlier error",
             ))
         } else {
             run(worker, &job, shared)
