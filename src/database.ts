@@ -135,7 +135,10 @@ export class Database {
   async #transaction<T>(body: (tx: Transaction) => Promise<T>, mode: string, signal: AbortSignal | undefined): Promise<T> {
     await this.#turns.acquire(signal, 'transaction')
     try {
-      const begun = this.#engine.write(JobKind.Execute, `BEGIN ${mode.toUpperCase()}`, NO_PARAMS)
+      const begun = this.#engine.write(JobKind.Control, `BEGIN ${mode.toUpperCase()}`, NO_PARAMS)
+      // 'immediate' and 'exclusive' promise the lock is held once the body runs; a deferred
+      // BEGIN takes no lock, so the body need not wait for it (experiments/014).
+      if (mode !== 'deferred') await begun
       return await new Transaction(this.#engine, this.#context).run(body, OUTERMOST, begun, signal)
     } finally {
       this.#turns.release()

@@ -19,6 +19,7 @@ export const enum JobKind {
   Select = 2,
   SelectOne = 3,
   SelectBytes = 4,
+  Control = 5, // the library's BEGIN/SAVEPOINT/RELEASE/COMMIT/ROLLBACK: the only jobs that open or end a transaction
   Panic = 99, // test hook: a job that panics inside the engine
 }
 

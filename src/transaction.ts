@@ -191,7 +191,7 @@ export class Transaction {
       // transaction's), roll back behind what it already sent, refuse the rest.
       this.#root.aborted = outcome.error as ResqliteError
       this.#engine.interruptWriter()
-      await this.#engine.write(JobKind.Execute, ends.rollback, NO_PARAMS, () => {}).catch(() => {})
+      await this.#engine.write(JobKind.Control, ends.rollback, NO_PARAMS, () => {}).catch(() => {})
       throw outcome.error
     }
     // A level that never began has nothing to commit or roll back; its error is the answer.
@@ -288,7 +288,7 @@ export class Transaction {
   }
 
   /** Sends one statement of this transaction to the writer, unless the transaction is gone. */
-  #send<T>(sql: string, kind = JobKind.Execute, packed = NO_PARAMS): Promise<T> {
+  #send<T>(sql: string, kind = JobKind.Control, packed = NO_PARAMS): Promise<T> {
     const failure = this.#root.aborted ?? this.#rolledBackError() ?? (this.#root.ended ? finishedError() : undefined)
     if (failure) return Promise.reject(failure)
     return this.#engine.write<T>(kind, sql, packed, (error) => {

@@ -62,32 +62,50 @@ test('a deferred transaction that read, then writes after another connection wro
   assert.deepEqual(await a.select('SELECT v FROM t ORDER BY v'), [{ v: 0 }, { v: 1 }, { v: 2 }]);
 });
 
-test('a transaction whose BEGIN fails rejects with that error and none of its body reaches the database', async (t) => {
+test("an immediate transaction whose BEGIN times out rejects with SQLITE_BUSY before its body runs", async (t) => {
   const { a, b } = await twoDatabases(t, { busyTimeout: 150 });
   let release;
   const held = new Promise((resolve) => (release = resolve));
   const holder = b.transaction(async () => held, { mode: 'immediate' });
   await new Promise((r) => setTimeout(r, 50));
-  const bodyErrors = [];
+  let bodyRan = false;
   const err = await expectReject(
     () =>
       a.transaction(async (tx) => {
-        // The body runs while BEGIN IMMEDIATE waits for the lock; its statements queue behind it.
-        const results = await Promise.allSettled([
-          tx.execute('INSERT INTO t VALUES (1)'),
-          tx.transaction(async (inner) => inner.execute('INSERT INTO t VALUES (2)')),
-        ]);
-        for (const r of results) if (r.status === 'rejected') bodyErrors.push(r.reason.code);
+        bodyRan = true;
+        await tx.execute('INSERT INTO t VALUES (1)');
       }, { mode: 'immediate' }),
     ResqliteError,
     /^SQLITE_BUSY/,
     /busyTimeout = 150 ms/,
   );
   assert.equal(err.sql, 'BEGIN IMMEDIATE');
-  assert.equal(bodyErrors.length, 2, 'the body\'s statements must not have run outside a transaction');
+  assert.equal(bodyRan, false, 'the body ran although the transaction never began');
   release();
   await holder;
-  // Later writes and transactions work, and none of the failed body's rows appear.
   await a.transaction(async (tx) => tx.execute('INSERT INTO t VALUES (3)'));
   assert.deepEqual(await a.select('SELECT v FROM t ORDER BY v'), [{ v: 3 }]);
+});
+
+test('execute() may not leave a transaction open; a statement ending db.transaction() is reported', async (t) => {
+  const { a } = await twoDatabases(t, {});
+  await expectReject(() => a.execute('BEGIN'), ResqliteError, 'ERR_OPEN_TRANSACTION', /db\.transaction/);
+  await expectReject(() => a.execute('BEGIN; INSERT INTO t VALUES (1)'), ResqliteError, 'ERR_OPEN_TRANSACTION', /rolled back/);
+  // A script that commits what it begins is fine (migrations).
+  await a.execute('BEGIN; INSERT INTO t VALUES (2); COMMIT');
+  // Nothing is left open: a transaction now begins and commits normally.
+  await a.transaction(async (tx) => tx.execute('INSERT INTO t VALUES (3)'));
+  const err = await expectReject(
+    () => a.transaction(async (tx) => {
+      await tx.execute('INSERT INTO t VALUES (4)');
+      await tx.execute('COMMIT');
+    }),
+    ResqliteError,
+    /ERR_TRANSACTION_(CONTROL|ROLLED_BACK)/,
+    /ended the transaction|rolled the transaction back/,
+  );
+  assert.ok(err);
+  assert.deepEqual((await a.select('SELECT v FROM t ORDER BY v')).map((r) => r.v), [2, 3, 4]);
+  await a.execute('INSERT INTO t VALUES (5)');
+  assert.deepEqual((await a.select('SELECT v FROM t ORDER BY v')).map((r) => r.v), [2, 3, 4, 5]);
 });

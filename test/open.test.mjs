@@ -207,7 +207,17 @@ test('busyTimeout bounds the wait for a lock held by another connection', async 
   const patient = await Database.open(file, { busyTimeout: 5000 });
   try {
     await holder.execute('CREATE TABLE t (v INTEGER)');
-    await holder.execute('BEGIN IMMEDIATE; INSERT INTO t VALUES (1)'); // holds the write lock
+    // An open immediate transaction holds the write lock until `release()`.
+    let release;
+    const released = new Promise((resolve) => (release = resolve));
+    let began;
+    const begun = new Promise((resolve) => (began = resolve));
+    const holding = holder.transaction(async (tx) => {
+      await tx.execute('INSERT INTO t VALUES (1)');
+      began();
+      await released;
+    }, { mode: 'immediate' });
+    await begun;
 
     const t0 = performance.now();
     const err = await expectReject(() => impatient.execute('INSERT INTO t VALUES (2)'), ResqliteError, /^SQLITE_BUSY/, /locked|busy/i);
@@ -218,7 +228,8 @@ test('busyTimeout bounds the wait for a lock held by another connection', async 
     const t1 = performance.now();
     const pending = patient.execute('INSERT INTO t VALUES (3)');
     await new Promise((resolve) => setTimeout(resolve, 200));
-    await holder.execute('COMMIT');
+    release();
+    await holding;
     const r = await pending;
     assert.equal(r.changes, 1);
     assert.ok(performance.now() - t1 >= 150, 'the patient writer should have waited for the lock');

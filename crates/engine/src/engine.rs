@@ -19,6 +19,9 @@ pub enum Request {
     Select { max_rows: usize, json: bool },
     Execute,
     Batch,
+    /// The library's own transaction control (BEGIN, SAVEPOINT, RELEASE, COMMIT, ROLLBACK):
+    /// the only jobs allowed to open or end a transaction.
+    Control,
     /// Test hook: a job that panics, to prove a panic rejects one job and nothing more.
     Panic,
 }
@@ -315,6 +318,7 @@ fn run(worker: &mut Worker, job: &Job, shared: &Shared) -> Outcome {
                 worker.select(&job.sql, &job.params, max_rows, json, shared.safe_integers, emit)
             }
             Request::Execute => worker.execute(&job.sql, &job.params),
+            Request::Control => worker.conn.exec(&job.sql).map(|_| Outcome::Done),
             Request::Batch => worker.execute_batch(&job.sql, &job.params),
             Request::Panic => panic!("deliberate panic (test hook)"),
         };
@@ -413,6 +417,14 @@ fn writer_loop(worker: &mut Worker, shared: &Shared, rx: Receiver<Job>) {
         } else {
             run(worker, &job, shared)
         };
+        let user_statement = !matches!(job.request, Request::Control);
+        if user_statement && job.in_transaction && !matches!(outcome, Outcome::Error(_)) && worker.conn.autocommit() {
+            outcome = Outcome::Error(DbError::new(
+                "ERR_TRANSACTION_CONTROL",
+                "this statement ended the transaction (COMMIT, ROLLBACK or END inside db.transaction()); \
+                 end a transaction by returning from or throwing in its body",
+            ));
+        }
         if let Outcome::Error(e) = &mut outcome {
             e.no_transaction = worker.conn.autocommit();
         }

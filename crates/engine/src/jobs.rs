@@ -66,14 +66,23 @@ impl Worker {
         }
     }
 
-    /// execute: one statement with parameters, or a script of several without. A failure
-    /// that leaves a transaction open which the job itself began (`BEGIN; …; <error>`) rolls
-    /// it back: otherwise every later write would run inside it and never commit.
+    /// execute: one statement with parameters, or a script of several without. It must leave
+    /// the writer's transaction state as it found it outside a transaction: a failure after the
+    /// job began a transaction (`BEGIN; …; <error>`) rolls it back, and a job that succeeds but
+    /// leaves one open (`BEGIN` alone) is rolled back and refused — every later write would
+    /// otherwise run inside it; `db.transaction()` is the way to span calls.
     pub fn execute(&mut self, sql: &str, params: &[u8]) -> DbResult<Outcome> {
         let was_autocommit = self.conn.autocommit();
         let result = self.execute_inner(sql, params);
-        if result.is_err() && was_autocommit && !self.conn.autocommit() {
+        if was_autocommit && !self.conn.autocommit() {
             let _ = self.conn.exec("ROLLBACK");
+            if result.is_ok() {
+                return Err(DbError::new(
+                    "ERR_OPEN_TRANSACTION",
+                    "execute() left a transaction open (BEGIN without COMMIT) and it was rolled back; \
+                     use db.transaction() for a transaction that spans several calls",
+                ));
+            }
         }
         result
     }

@@ -191,6 +191,7 @@ fn request(kind: u32) -> Request {
         2 => Request::Select { max_rows: usize::MAX, json: false },
         3 => Request::Select { max_rows: 1, json: false },
         4 => Request::Select { max_rows: usize::MAX, json: true },
+        5 => Request::Control,
         99 => Request::Panic,
         _ => Request::Execute,
     }
