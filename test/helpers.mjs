@@ -63,3 +63,15 @@ export async function calibrate(db, targetMs) {
   }
   return Math.max(1000, Math.round((n * targetMs) / ms));
 }
+
+/** A small seeded PRNG (mulberry32): reproducible "random" data and interleavings. */
+export function prng(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}

@@ -4,20 +4,10 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { Database, ResqliteError } from '../dist/esm/index.mjs';
-import { tempDir, expectReject } from './helpers.mjs';
+import { tempDir, expectReject, prng } from './helpers.mjs';
 
 
 
-function mulberry32(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 test('open creates the file, uses WAL, and the data persists across reopen', async (t) => {
   const dir = tempDir(t);
@@ -74,7 +64,7 @@ test('a path in a missing directory is SQLITE_CANTOPEN', async (t) => {
 test('a file that is not a database is SQLITE_NOTADB and is left unchanged', async (t) => {
   const dir = tempDir(t);
   const file = path.join(dir, 'garbage.db');
-  const rnd = mulberry32(7);
+  const rnd = prng(7);
   const alphabet = 'abcdefghijklmnopqrstuvwxyz ABCDEFGHIJKLMNOPQRSTUVWXYZ 0123456789 .,;:\n';
   let text = '';
   while (text.length < 4096) text += alphabet[Math.floor(rnd() * alphabet.length)];

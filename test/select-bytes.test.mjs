@@ -4,24 +4,14 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { isDeepStrictEqual } from 'node:util';
 import { Database, ResqliteError } from '../dist/esm/index.mjs';
-import { openDb, expectReject } from './helpers.mjs';
+import { openDb, expectReject, prng } from './helpers.mjs';
 
 
 
-// ---- seeded PRNG and generators ----
-function mulberry32(seed) {
-  let a = seed >>> 0;
-  return function next() {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+// ---- generators (seeded: prng from helpers.mjs) ----
 
 function makeGen(seed) {
-  const rnd = mulberry32(seed);
+  const rnd = prng(seed);
   const int = (lo, hi) => lo + Math.floor(rnd() * (hi - lo + 1));
   const pick = (arr) => arr[Math.floor(rnd() * arr.length)];
   const f64 = new DataView(new ArrayBuffer(8));

@@ -147,14 +147,4 @@ export async function values(db, table = 't') {
   return (await db.select(`SELECT v FROM ${table} ORDER BY rowid`)).map((r) => r.v);
 }
 
-/** A small seeded PRNG (mulberry32): reproducible "random" interleavings. */
-export function prng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { prng } from './helpers.mjs';
