@@ -2,44 +2,21 @@
 // transaction body to that transaction, and sends the rest to the engine — reads to the
 // reader pool, writes to the writer in call order.
 import { AsyncLocalStorage } from 'node:async_hooks'
-import * as os from 'node:os'
 
 import type { Row } from './decode'
+import { checkBody, checkOptions, checkPath, checkTransactionOptions, prepareCall } from './arguments'
 import { Engine, type EngineOptions } from './engine'
-import { ResqliteError, abortError, closedError, rangeError, typeError } from './errors'
+import { ResqliteError, abortError, closedError } from './errors'
 import { JobKind } from './native'
-import { copyPacked, describe, encodeBatch, encodeParams, NO_PARAMS, type Packed, type Params } from './params'
-import {
-  checkBody,
-  checkMode,
-  checkQueryOptions,
-  checkSql,
-  OUTERMOST,
-  Transaction,
-  Turns,
-  type BatchResult,
-  type QueryOptions,
-  type RunResult,
-  type TransactionOptions,
-} from './transaction'
+import { copyPacked, encodeBatch, encodeParams, NO_PARAMS, type Packed, type Params } from './params'
+import { OUTERMOST, Transaction, Turns } from './transaction'
+import type { BatchResult, OpenOptions, QueryOptions, RunResult, TransactionOptions } from './types'
 
 export type { Row } from './decode'
 export type { Params, Value } from './params'
-export type { BatchResult, QueryOptions, RunResult, Transaction, TransactionMode, TransactionOptions } from './transaction'
+export type { Transaction } from './transaction'
+export type { BatchResult, OpenOptions, QueryOptions, RunResult, TransactionMode, TransactionOptions } from './types'
 
-export interface OpenOptions {
-  /** Read-only connections reading in parallel. Default: clamp(cpus − 1, 2, 4). */
-  readers?: number
-  /** Milliseconds a connection waits for a lock held by another process. Default 5000. */
-  busyTimeout?: number
-  /** Open without a writer: `execute`, `executeBatch` and `transaction` reject. Default false. */
-  readonly?: boolean
-  /** Return every INTEGER as a bigint. Default false. */
-  safeIntegers?: boolean
-}
-
-const OPTION_KEYS = new Set(['readers', 'busyTimeout', 'readonly', 'safeIntegers'])
-const TRANSACTION_OPTION_KEYS = new Set(['mode', 'signal'])
 const DEBUG_PANIC = Symbol.for('resqlite.debugPanic')
 
 export class Database {
@@ -147,17 +124,12 @@ export class Database {
 
   #read<T>(kind: JobKind, sql: string, params: Params | undefined, options: QueryOptions | undefined): Promise<T> {
     if (this.#closing) return Promise.reject(closedError())
-    let packed: Packed
-    let signal: AbortSignal | undefined
     try {
-      checkSql(sql)
-      signal = checkQueryOptions(options)
-      packed = encodeParams(params)
+      const { packed, signal } = prepareCall(sql, options, () => encodeParams(params))
+      return this.#engine.read(kind, sql, packed, signal)
     } catch (error) {
       return Promise.reject(error)
     }
-    if (signal?.aborted) return Promise.reject(abortError(signal, sql))
-    return this.#engine.read(kind, sql, packed, signal)
   }
 
   /** Sends a write now, or — while a transaction holds the writer — once every earlier
@@ -166,8 +138,7 @@ export class Database {
     if (this.#closing) return Promise.reject(closedError())
     let packed: Packed
     try {
-      checkSql(sql)
-      packed = pack()
+      ;({ packed } = prepareCall(sql, undefined, pack))
     } catch (error) {
       return Promise.reject(error)
     }
@@ -182,53 +153,4 @@ export class Database {
 
 function readonlyError(sql: string): ResqliteError {
   return new ResqliteError('ERR_DATABASE_READONLY', 'the database was opened with readonly: true', sql)
-}
-
-function checkPath(path: unknown): string {
-  if (typeof path !== 'string') throw typeError(`path must be a string, got ${describe(path)}`)
-  if (path === '' || path === ':memory:') {
-    throw new ResqliteError(
-      'ERR_INVALID_PATH',
-      `'${path}' would give every connection its own private database; use a file (a temporary one for scratch data)`,
-    )
-  }
-  if (path.includes('\0')) throw new ResqliteError('ERR_INVALID_PATH', 'the path contains a NUL character')
-  return path
-}
-
-function checkOptions(options: unknown): EngineOptions {
-  if (typeof options !== 'object' || options === null) throw typeError(`options must be an object, got ${describe(options)}`)
-  for (const key of Object.keys(options)) {
-    if (!OPTION_KEYS.has(key)) throw typeError(`unknown option '${key}'`, 'ERR_INVALID_ARG_VALUE')
-  }
-  const o = options as OpenOptions
-  return {
-    readers: integerOption('readers', o.readers, 1, 64, Math.min(4, Math.max(2, os.availableParallelism() - 1))),
-    busyTimeout: integerOption('busyTimeout', o.busyTimeout, 0, 2 ** 31 - 1, 5000),
-    readonly: booleanOption('readonly', o.readonly),
-    safeIntegers: booleanOption('safeIntegers', o.safeIntegers),
-  }
-}
-
-function checkTransactionOptions(options: unknown): { mode: string; signal: AbortSignal | undefined } {
-  if (options === undefined) return { mode: 'deferred', signal: undefined }
-  if (typeof options !== 'object' || options === null) throw typeError(`options must be an object, got ${describe(options)}`)
-  for (const key of Object.keys(options)) {
-    if (!TRANSACTION_OPTION_KEYS.has(key)) throw typeError(`unknown transaction option '${key}'`, 'ERR_INVALID_ARG_VALUE')
-  }
-  const o = options as TransactionOptions
-  return { mode: checkMode(o.mode), signal: checkQueryOptions({ signal: o.signal }) }
-}
-
-function integerOption(name: string, value: unknown, min: number, max: number, fallback: number): number {
-  if (value === undefined) return fallback
-  if (typeof value !== 'number' || !Number.isInteger(value)) throw typeError(`${name} must be an integer, got ${describe(value)}`)
-  if (value < min || value > max) throw rangeError(`${name} must be between ${min} and ${max}, got ${value}`)
-  return value
-}
-
-function booleanOption(name: string, value: unknown): boolean {
-  if (value === undefined) return false
-  if (typeof value !== 'boolean') throw typeError(`${name} must be a boolean, got ${describe(value)}`)
-  return value
 }

@@ -29,3 +29,11 @@ export function typeError(message: string, code = 'ERR_INVALID_ARG_TYPE'): TypeE
 export function rangeError(message: string): RangeError {
   return Object.assign(new RangeError(message), { code: 'ERR_OUT_OF_RANGE' })
 }
+
+/** How an unexpected argument is named in error messages: its type, never its value. */
+export function describe(v: unknown): string {
+  if (v === null) return 'null'
+  if (typeof v === 'object') return v.constructor?.name ? `an instance of ${v.constructor.name}` : 'an object'
+  if (typeof v === 'function') return 'a function'
+  return `type ${typeof v}`
+}

@@ -44,7 +44,6 @@ interface Binding {
     onComplete: (completions: unknown[]) => void,
     openId: number,
   ) => NativeDatabase
-  sqliteVersion(): string
 }
 
 // dist/cjs/native.js → <package>/native/resqlite.node

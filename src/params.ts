@@ -2,7 +2,7 @@
 // crates/engine/src/params.rs). One buffer per call, no per-value objects crossing to native
 // (the original's experiment 109). Every value is type-checked here; nothing is sent, bound or
 // run when one is wrong.
-import { rangeError, typeError } from './errors'
+import { describe, rangeError, typeError } from './errors'
 
 export type Value = null | number | bigint | string | ArrayBufferView
 export type Params = readonly Value[] | { readonly [name: string]: Value }
@@ -167,11 +167,4 @@ function isPlainObject(v: unknown): v is object {
   if (typeof v !== 'object' || v === null) return false
   const proto = Object.getPrototypeOf(v)
   return proto === Object.prototype || proto === null
-}
-
-export function describe(v: unknown): string {
-  if (v === null) return 'null'
-  if (typeof v === 'object') return v.constructor?.name ? `an instance of ${v.constructor.name}` : 'an object'
-  if (typeof v === 'function') return 'a function'
-  return `type ${typeof v}`
 }

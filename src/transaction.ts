@@ -6,34 +6,11 @@ import type { AsyncLocalStorage } from 'node:async_hooks'
 
 import type { Row } from './decode'
 import type { Engine } from './engine'
-import { ResqliteError, abortError, typeError } from './errors'
+import { checkBody, checkNestedOptions, prepareCall } from './arguments'
+import { ResqliteError, abortError, describe, typeError } from './errors'
 import { JobKind } from './native'
-import { copyPacked, describe, encodeBatch, encodeParams, NO_PARAMS, type Packed, type Params } from './params'
-
-export type TransactionMode = 'deferred' | 'immediate' | 'exclusive'
-
-export interface TransactionOptions {
-  /** How the outermost transaction begins. Default `'deferred'`. */
-  mode?: TransactionMode
-  /** Aborting rolls the (outermost) transaction back and rejects it with `ABORT_ERR`. */
-  signal?: AbortSignal
-}
-
-export interface RunResult {
-  changes: number
-  lastInsertRowid: number | bigint
-}
-
-export interface BatchResult {
-  changes: number
-}
-
-export interface QueryOptions {
-  /** Aborting cancels the query; the promise rejects with `ABORT_ERR`. */
-  signal?: AbortSignal
-}
-
-const MODES = new Set(['deferred', 'immediate', 'exclusive'])
+import { copyPacked, encodeBatch, encodeParams, NO_PARAMS, type Packed, type Params } from './params'
+import type { BatchResult, QueryOptions, RunResult, TransactionOptions } from './types'
 
 /** A FIFO of callers that need the writer. Plain writes pass straight through while nothing
  * holds it; a holder (a transaction, or a nested one) waits its turn and has the writer alone
@@ -266,13 +243,10 @@ export class Transaction {
     let packed: Packed
     let signal: AbortSignal | undefined
     try {
-      checkSql(sql)
-      signal = checkQueryOptions(options)
-      packed = pack()
+      ;({ packed, signal } = prepareCall(sql, options, pack))
     } catch (error) {
       return Promise.reject(error)
     }
-    if (signal?.aborted) return Promise.reject(abortError(signal, sql))
     if (!this.#turns.free) packed = copyPacked(packed)
     return new Promise<T>((resolve, reject) => {
       // A read on the writer is not interrupted (that could disturb the transaction); an abort
@@ -323,37 +297,4 @@ function finishedError(): ResqliteError {
 
 function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
   return typeof (value as PromiseLike<unknown> | null)?.then === 'function'
-}
-
-export function checkBody(body: unknown): void {
-  if (typeof body !== 'function') throw typeError(`the transaction body must be a function, got ${describe(body)}`)
-}
-
-export function checkMode(mode: unknown): TransactionMode {
-  if (mode === undefined) return 'deferred'
-  if (typeof mode !== 'string' || !MODES.has(mode)) {
-    throw typeError(`mode must be 'deferred', 'immediate' or 'exclusive', got ${typeof mode === 'string' ? `'${mode}'` : describe(mode)}`, 'ERR_INVALID_ARG_VALUE')
-  }
-  return mode as TransactionMode
-}
-
-function checkNestedOptions(options: unknown): void {
-  if (options === undefined) return
-  if (typeof options !== 'object' || options === null) throw typeError(`options must be an object, got ${describe(options)}`)
-  for (const key of Object.keys(options)) {
-    throw typeError(`a nested transaction takes no '${key}' option: mode and signal belong to the outermost transaction`, 'ERR_INVALID_ARG_VALUE')
-  }
-}
-
-export function checkSql(sql: unknown): asserts sql is string {
-  if (typeof sql !== 'string') throw typeError(`sql must be a string, got ${describe(sql)}`)
-}
-
-export function checkQueryOptions(options: unknown): AbortSignal | undefined {
-  if (options === undefined) return undefined
-  if (typeof options !== 'object' || options === null) throw typeError(`options must be an object, got ${describe(options)}`)
-  const signal = (options as QueryOptions).signal
-  if (signal === undefined) return undefined
-  if (!(signal instanceof AbortSignal)) throw typeError(`options.signal must be an AbortSignal, got ${describe(signal)}`)
-  return signal
 }

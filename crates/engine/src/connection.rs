@@ -137,7 +137,11 @@ impl Connection {
         }
     }
 
-    pub fn check(&self, rc: c_int) -> DbResult<()> {
+    /// Runs every statement of `sql`, discarding rows (setup and migrations).
+    pub fn exec(&self, sql: &str) -> DbResult<()> {
+        let c_sql = CString::new(sql).map_err(|_| DbError::new("ERR_INVALID_SQL", "SQL contains a NUL character"))?;
+        // SAFETY: valid handle and C string; no callback.
+        let rc = unsafe { ffi::sqlite3_exec(self.db, c_sql.as_ptr(), None, ptr::null_mut(), ptr::null_mut()) };
         if rc == ffi::SQLITE_OK {
             Ok(())
         } else {
@@ -145,17 +149,11 @@ impl Connection {
         }
     }
 
-    /// Runs every statement of `sql`, discarding rows (setup and migrations).
-    pub fn exec(&self, sql: &str) -> DbResult<()> {
-        let c_sql = CString::new(sql).map_err(|_| DbError::new("ERR_INVALID_SQL", "SQL contains a NUL character"))?;
-        // SAFETY: valid handle and C string; no callback.
-        let rc = unsafe { ffi::sqlite3_exec(self.db, c_sql.as_ptr(), None, ptr::null_mut(), ptr::null_mut()) };
-        self.check(rc)
-    }
-
     fn query_text(&self, sql: &str) -> DbResult<String> {
-        let stmt = self.prepare_uncached(sql.as_bytes())?.ok_or_else(|| DbError::new("ERR_EMPTY_STATEMENT", "no statement"))?;
-        // SAFETY: stmt is valid until `Statement` drops at the end of this scope.
+        let (stmt, _) = self
+            .prepare_at(sql.as_bytes(), 0)?
+            .ok_or_else(|| DbError::new("ERR_EMPTY_STATEMENT", "no statement"))?;
+        // SAFETY: stmt is valid until the OwnedStmt drops at the end of this scope.
         unsafe {
             let rc = ffi::sqlite3_step(stmt.0);
             if rc != ffi::SQLITE_ROW {
@@ -166,12 +164,8 @@ impl Connection {
         }
     }
 
-    /// Prepares the first statement of `sql`; `None` when it holds no statement.
-    /// Returns the statement and the byte offset where the next one starts.
-    pub fn prepare_uncached(&self, sql: &[u8]) -> DbResult<Option<OwnedStmt>> {
-        Ok(self.prepare_at(sql, 0)?.map(|(s, _)| s))
-    }
-
+    /// Prepares the first statement of `sql`; `None` when it holds no statement. Returns the
+    /// statement and the byte offset where the next one starts.
     pub fn prepare_at(&self, sql: &[u8], flags: u32) -> DbResult<Option<(OwnedStmt, usize)>> {
         if sql.len() > i32::MAX as usize {
             return Err(DbError::new("SQLITE_TOOBIG", "SQL text is too long"));

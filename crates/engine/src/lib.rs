@@ -197,12 +197,6 @@ fn request(kind: u32) -> Request {
     }
 }
 
-#[napi]
-pub fn sqlite_version() -> String {
-    // SAFETY: a static NUL-terminated string.
-    unsafe { std::ffi::CStr::from_ptr(sqlite3mc_sys::sqlite3_libversion()) }.to_string_lossy().into_owned()
-}
-
 unsafe extern "C" fn detach_on_teardown(arg: *mut c_void) {
     let weak = Box::from_raw(arg as *mut std::sync::Weak<Shared>);
     if let Some(shared) = weak.upgrade() {
