@@ -7,7 +7,7 @@ import { ResqliteError, abortError, describe, rangeError, typeError } from './er
 import type { Packed } from './params'
 import type { OpenOptions, QueryOptions, TransactionMode, TransactionOptions } from './types'
 
-const OPTION_KEYS = new Set(['readers', 'busyTimeout', 'readonly', 'safeIntegers'])
+const OPTION_KEYS = new Set(['readers', 'busyTimeout', 'readonly', 'safeIntegers', 'watchExternalChanges'])
 const TRANSACTION_OPTION_KEYS = new Set(['mode', 'signal'])
 const MODES = new Set(['deferred', 'immediate', 'exclusive'])
 
@@ -78,6 +78,20 @@ export function checkOptions(options: unknown): EngineOptions {
     readonly: booleanOption('readonly', o.readonly),
     safeIntegers: booleanOption('safeIntegers', o.safeIntegers),
   }
+}
+
+/** `watchExternalChanges` as an interval in ms, or 0 for off. */
+export function checkWatchOption(options: OpenOptions): number {
+  const watch = options.watchExternalChanges
+  if (watch === undefined || watch === false) return 0
+  if (watch === true) return 1000
+  if (typeof watch !== 'object' || watch === null) {
+    throw typeError(`watchExternalChanges must be a boolean or { interval }, got ${describe(watch)}`)
+  }
+  for (const key of Object.keys(watch)) {
+    if (key !== 'interval') throw typeError(`unknown watchExternalChanges option '${key}'`, 'ERR_INVALID_ARG_VALUE')
+  }
+  return integerOption('watchExternalChanges.interval', watch.interval, 10, 2 ** 31 - 1, 1000)
 }
 
 export function checkTransactionOptions(options: unknown): { mode: string; signal: AbortSignal | undefined } {

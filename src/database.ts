@@ -4,18 +4,22 @@
 import { AsyncLocalStorage } from 'node:async_hooks'
 
 import type { Row } from './decode'
-import { checkBody, checkOptions, checkPath, checkTransactionOptions, prepareCall } from './arguments'
+import { stat } from 'node:fs/promises'
+
+import { checkBody, checkOptions, checkPath, checkTransactionOptions, checkWatchOption, prepareCall } from './arguments'
 import { Engine, type EngineOptions } from './engine'
 import { ResqliteError, abortError, closedError } from './errors'
 import { JobKind } from './native'
 import { copyPacked, encodeBatch, encodeParams, NO_PARAMS, type Packed, type Params } from './params'
+import { LiveQuery, StreamHub } from './streams'
 import { OUTERMOST, Transaction, Turns } from './transaction'
-import type { BatchResult, OpenOptions, QueryOptions, RunResult, TransactionOptions } from './types'
+import type { BatchResult, Diagnostics, OpenOptions, QueryOptions, RunResult, TransactionOptions } from './types'
 
 export type { Row } from './decode'
 export type { Params, Value } from './params'
 export type { Transaction } from './transaction'
-export type { BatchResult, OpenOptions, QueryOptions, RunResult, TransactionMode, TransactionOptions } from './types'
+export type { LiveQuery, StreamCounters, StreamObserver, Unsubscribe } from './streams'
+export type { BatchResult, Diagnostics, OpenOptions, QueryOptions, RunResult, TransactionMode, TransactionOptions } from './types'
 
 const DEBUG_PANIC = Symbol.for('resqlite.debugPanic')
 
@@ -30,6 +34,9 @@ export class Database {
   readonly #turns = new Turns()
   /** The innermost open transaction of the current async context. */
   readonly #context = new AsyncLocalStorage<Transaction>()
+  readonly #streams: StreamHub
+  /** The external-change check (watchExternalChanges), when on. */
+  #watch: NodeJS.Timeout | undefined
   #closing: Promise<void> | undefined
 
   private constructor(path: string, options: EngineOptions) {
@@ -37,19 +44,40 @@ export class Database {
     this.readers = options.readers
     this.readonly = options.readonly
     this.#engine = new Engine(path, options)
+    this.#streams = new StreamHub(this.#engine)
   }
 
   /** Opens (creating if needed) the database at `path`. Every connection is opened and
    * configured on its own thread; the promise settles when all are ready. */
   static async open(path: string, options: OpenOptions = {}): Promise<Database> {
-    const db = new Database(checkPath(path), checkOptions(options))
+    const engineOptions = checkOptions(options)
+    const interval = checkWatchOption(options)
+    const db = new Database(checkPath(path), engineOptions)
     try {
       await db.#engine.opened
     } catch (error) {
       await db.close()
       throw error
     }
+    if (interval > 0) db.#watchExternalChanges(interval)
     return db
+  }
+
+  /** A live query (README "Live queries"): subscribe to get its rows now and again after every
+   * committed write that changes them. Runs on the readers, outside any transaction. */
+  stream<T = Row>(sql: string, params?: Params): LiveQuery<T> {
+    return new LiveQuery<T>(this.#streams, sql, params)
+  }
+
+  /** Counters for live queries, SQLite's memory use and the WAL's size. */
+  async diagnostics(): Promise<Diagnostics> {
+    const native = this.#closing ? [0, 0, 0, 0, 0, 0, 0, 0] : this.#engine.diagnostics()
+    const wal = await stat(`${this.path}-wal`).catch(() => undefined)
+    return {
+      streams: this.#streams.counters(native),
+      sqlite: { pageCacheBytes: native[5]!, schemaBytes: native[6]!, statementBytes: native[7]! },
+      walBytes: wal?.size ?? 0,
+    }
   }
 
   /** Runs a read-only statement on a reader connection; resolves with every row. */
@@ -100,13 +128,34 @@ export class Database {
   /** Lets queued and running work finish (an open transaction too), closes every connection
    * and joins every thread. Calls made after `close()` reject with `ERR_DATABASE_CLOSED`. */
   close(): Promise<void> {
-    this.#closing ??= this.#turns.idle().then(() => this.#engine.close())
+    if (this.#closing) return this.#closing
+    clearInterval(this.#watch)
+    this.#streams.closeAll()
+    this.#closing = this.#turns.idle().then(() => this.#engine.close())
     return this.#closing
   }
 
   /** Test hook: a write job that panics inside the engine. */
   [DEBUG_PANIC](): Promise<RunResult> {
     return this.#write(JobKind.Panic, 'panic', () => NO_PARAMS)
+  }
+
+  /** Every `interval` ms while a live query exists: has another connection committed? The
+   * check runs on the writer (whose data_version ignores its own commits), or on a reader for
+   * a read-only database (which has no writer of its own). */
+  #watchExternalChanges(interval: number): void {
+    let checking = false
+    this.#watch = setInterval(() => {
+      if (checking || this.#streams.size === 0 || this.#closing) return
+      checking = true
+      const check = this.readonly
+        ? this.#engine.read(JobKind.DataVersion, 'PRAGMA data_version', NO_PARAMS, undefined)
+        : this.#engine.write(JobKind.DataVersion, 'PRAGMA data_version', NO_PARAMS)
+      check.then(
+        () => (checking = false),
+        () => (checking = false),
+      )
+    }, interval).unref()
   }
 
   async #transaction<T>(body: (tx: Transaction) => Promise<T>, mode: string, signal: AbortSignal | undefined): Promise<T> {

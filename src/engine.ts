@@ -28,10 +28,14 @@ interface Job {
   onNoTransaction?: (error: ResqliteError) => void
 }
 
+/** Receives a live query's results: rows, or the error of a run. */
+export type StreamSink = (rows: Row[] | undefined, error: ResqliteError | undefined) => void
+
 export class Engine {
   readonly opened: Promise<void>
   readonly #native: NativeDatabase
   readonly #jobs = new Map<number, Job>()
+  readonly #streams = new Map<number, { sql: string; sink: StreamSink }>()
   readonly #safeIntegers: boolean
   #nextId = 0
 
@@ -80,6 +84,26 @@ export class Engine {
     })
   }
 
+  /** Starts a live query on the readers; `sink` receives every result that differs from the
+   * one before, until `streamStop`. An active live query keeps the process alive. */
+  streamStart(sql: string, packed: Packed, sink: StreamSink): number {
+    const id = this.#newId()
+    if (this.#jobs.size + this.#streams.size === 0) this.#native.ref()
+    this.#streams.set(id, { sql, sink })
+    this.#native.streamStart(id, sql, packed.bytes, packed.length)
+    return id
+  }
+
+  streamStop(id: number): void {
+    if (!this.#streams.delete(id)) return
+    this.#native.streamStop(id)
+    this.#unrefIfIdle()
+  }
+
+  diagnostics(): number[] {
+    return this.#native.diagnostics()
+  }
+
   /** Interrupts the statement the writer is running, if any. */
   interruptWriter(): void {
     this.#native.interruptWriter()
@@ -105,8 +129,12 @@ export class Engine {
 
   /** Registers a job; the first pending job keeps the process alive until the last settles. */
   #track(id: number, job: Job): void {
-    if (this.#jobs.size === 0) this.#native.ref()
+    if (this.#jobs.size + this.#streams.size === 0) this.#native.ref()
     this.#jobs.set(id, job)
+  }
+
+  #unrefIfIdle(): void {
+    if (this.#jobs.size + this.#streams.size === 0) this.#native.unref()
   }
 
   /** Called by the engine once per batch of finished jobs: [id, kind, a, b, …]. */
@@ -114,6 +142,11 @@ export class Engine {
     const turnStart = performance.now()
     for (let i = 0; i < done.length; i += 4) {
       const id = done[i] as number
+      const kind = done[i + 1] as Done
+      if (kind === Done.StreamRows || kind === Done.StreamError) {
+        this.#deliver(id, kind, done[i + 2], done[i + 3])
+        continue
+      }
       const job = this.#jobs.get(id)
       if (job === undefined) continue
       if (done[i + 1] === Done.RowsPart) {
@@ -121,7 +154,7 @@ export class Engine {
         continue
       }
       this.#jobs.delete(id)
-      if (this.#jobs.size === 0) this.#native.unref()
+      this.#unrefIfIdle()
       if (job.onAbort) job.signal!.removeEventListener('abort', job.onAbort)
       if (job.settled) continue
       try {
@@ -165,6 +198,24 @@ export class Engine {
         return
       }
     }
+  }
+
+  #deliver(id: number, kind: Done, a: unknown, b: unknown): void {
+    const stream = this.#streams.get(id)
+    if (stream === undefined) return // stopped while it ran
+    if (kind === Done.StreamError) {
+      stream.sink(undefined, new ResqliteError(a as string, b as string, stream.sql))
+      return
+    }
+    let rows: Row[]
+    try {
+      rows = []
+      this.#rows(a, b).appendTo(rows)
+    } catch (error) {
+      stream.sink(undefined, error as ResqliteError)
+      return
+    }
+    stream.sink(rows, undefined)
   }
 
   #assembler(job: Job): RowsAssembler {

@@ -10,6 +10,8 @@ export const enum Done {
   Error = 4, // a: code, b: message
   RowsPart = 5, // as Rows, for one part of a large result: more follow
   ErrorNoTransaction = 6, // as Error; the writer is outside any transaction after it
+  StreamRows = 7, // as Rows, for the live query whose id is given: its new rows
+  StreamError = 8, // as Error, for the live query whose id is given: a run failed
 }
 
 /** What a job does; reads run on the readers, or on the writer inside a transaction. */
@@ -20,12 +22,17 @@ export const enum JobKind {
   SelectOne = 3,
   SelectBytes = 4,
   Control = 5, // the library's BEGIN/SAVEPOINT/RELEASE/COMMIT/ROLLBACK: the only jobs that open or end a transaction
+  DataVersion = 6, // has another process committed? If so, every live query re-runs
   Panic = 99, // test hook: a job that panics inside the engine
 }
 
 export interface NativeDatabase {
   read(id: number, kind: JobKind, sql: string, params: Uint8Array, paramsLength: number, cancellable: boolean): void
   write(id: number, kind: JobKind, sql: string, params: Uint8Array, paramsLength: number, inTransaction: boolean): boolean
+  streamStart(id: number, sql: string, params: Uint8Array, paramsLength: number): void
+  streamStop(id: number): void
+  /** [queries, requeries, skippedByColumns, unchangedSuppressed, fallbackAll, pageCacheBytes, schemaBytes, statementBytes] */
+  diagnostics(): number[]
   cancel(id: number): void
   interruptWriter(): void
   ref(): void

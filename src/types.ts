@@ -9,6 +9,18 @@ export interface OpenOptions {
   readonly?: boolean
   /** Return every INTEGER as a bigint. Default false. */
   safeIntegers?: boolean
+  /** Re-run live queries when another process or connection commits to the file, checked
+   * with `PRAGMA data_version` every `interval` ms (default 1000) while a live query is
+   * subscribed. Off by default: each check is one small job for the writer. */
+  watchExternalChanges?: boolean | { interval?: number }
+}
+
+export interface Diagnostics {
+  streams: import('./streams').StreamCounters
+  /** SQLite's memory, summed over every connection, as of each one's last job. */
+  sqlite: { pageCacheBytes: number; schemaBytes: number; statementBytes: number }
+  /** Size of the WAL file now (0 when there is none). */
+  walBytes: number
 }
 
 export type TransactionMode = 'deferred' | 'immediate' | 'exclusive'

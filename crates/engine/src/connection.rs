@@ -7,6 +7,9 @@ use std::ptr;
 use sqlite3mc_sys as ffi;
 
 use crate::error::{DbError, DbResult};
+use crate::live::capture::{authorize, AuthEvent, Capture};
+use crate::live::dependencies::{ChangeSet, Dependencies};
+use crate::live::tracker::{ChangeTracker, Tracking, WriteEffects};
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Role {
@@ -32,6 +35,15 @@ pub struct Connection {
     db: *mut ffi::sqlite3,
     /// For SQLITE_BUSY messages, which name how long the connection waited.
     busy_timeout_ms: u32,
+    role: Role,
+    /// State of the live-query hooks, boxed so the address SQLite holds stays put. Dropped
+    /// after the connection closes (fields drop after `Drop::drop`).
+    hooks: Box<Hooks>,
+}
+
+struct Hooks {
+    capture: std::cell::RefCell<Capture>,
+    tracker: std::cell::RefCell<ChangeTracker>,
 }
 
 // SAFETY: a Connection is moved to its thread once and used only there
@@ -51,12 +63,17 @@ impl Connection {
         let mut db = ptr::null_mut();
         // SAFETY: valid C string and out-pointer; the handle is closed by Drop even on error.
         let rc = unsafe { ffi::sqlite3_open_v2(c_path.as_ptr(), &mut db, flags, ptr::null()) };
-        let conn = Connection { db, busy_timeout_ms: opts.busy_timeout_ms };
+        let hooks = Box::new(Hooks {
+            capture: std::cell::RefCell::new(Capture::new(opts.role)),
+            tracker: std::cell::RefCell::new(ChangeTracker::default()),
+        });
+        let conn = Connection { db, busy_timeout_ms: opts.busy_timeout_ms, role: opts.role, hooks };
         if rc != ffi::SQLITE_OK {
             let err = conn.last_error();
             return Err(DbError { message: format!("cannot open '{}': {}", opts.path, err.message), ..err });
         }
         conn.configure(opts)?;
+        conn.install_hooks();
         Ok(conn)
     }
 
@@ -103,6 +120,65 @@ impl Connection {
         Ok(())
     }
 
+    /// The authorizer on every connection; the change hooks on the writer (live queries).
+    fn install_hooks(&self) {
+        // SAFETY: the boxed state outlives the handle (dropped after close); both are used
+        // only on this connection's thread.
+        unsafe {
+            let capture = &self.hooks.capture as *const _ as *mut std::ffi::c_void;
+            ffi::sqlite3_set_authorizer(self.db, Some(authorize), capture);
+            if self.role == Role::Writer {
+                self.tracking().install();
+            }
+        }
+    }
+
+    fn tracking(&self) -> Tracking<'_> {
+        Tracking { db: self.db, tracker: &self.hooks.tracker }
+    }
+
+    /// Forgets what the authorizer recorded so far: call before preparing or running.
+    pub fn clear_capture(&self) {
+        self.hooks.capture.borrow_mut().clear();
+    }
+
+    /// What the statements prepared since `clear_capture` read (reader connections).
+    pub fn captured_reads(&self) -> Option<Dependencies> {
+        let capture = self.hooks.capture.borrow();
+        if capture.events.is_empty() && !capture.overflow {
+            return None;
+        }
+        Some(Dependencies::from_events(&capture.events, capture.overflow))
+    }
+
+    /// What running the statements prepared since `clear_capture` will do besides changing
+    /// rows (writer connection; empty on readers).
+    pub fn captured_effects(&self) -> WriteEffects {
+        if self.role != Role::Writer {
+            return WriteEffects::default();
+        }
+        let events: Vec<AuthEvent> = std::mem::take(&mut self.hooks.capture.borrow_mut().events);
+        self.tracking().effects(&events)
+    }
+
+    /// After a statement ran on the writer: applies its effects, and those of statements
+    /// SQLite prepared while it ran (a re-prepare after a schema change, a virtual table's own).
+    pub fn after_statement(&self, effects: &WriteEffects, succeeded: bool) {
+        if self.role != Role::Writer {
+            return;
+        }
+        self.hooks.tracker.borrow_mut().apply(effects, succeeded);
+        if !self.hooks.capture.borrow().events.is_empty() {
+            let during = self.captured_effects();
+            self.hooks.tracker.borrow_mut().apply(&during, false);
+        }
+    }
+
+    /// After a writer job: what it committed, if anything.
+    pub fn take_committed(&self) -> Option<ChangeSet> {
+        self.tracking().take_committed(self.autocommit())
+    }
+
     /// True outside an explicit transaction.
     pub fn autocommit(&self) -> bool {
         // SAFETY: valid handle.
@@ -137,15 +213,39 @@ impl Connection {
         }
     }
 
-    /// Runs every statement of `sql`, discarding rows (setup and migrations).
+    /// Runs every statement of `sql`, discarding rows (setup, the library's transaction
+    /// control). One statement at a time, so the writer applies each one's effects in order.
     pub fn exec(&self, sql: &str) -> DbResult<()> {
-        let c_sql = CString::new(sql).map_err(|_| DbError::new("ERR_INVALID_SQL", "SQL contains a NUL character"))?;
-        // SAFETY: valid handle and C string; no callback.
-        let rc = unsafe { ffi::sqlite3_exec(self.db, c_sql.as_ptr(), None, ptr::null_mut(), ptr::null_mut()) };
-        if rc == ffi::SQLITE_OK {
-            Ok(())
-        } else {
-            Err(self.last_error())
+        let mut rest = sql.as_bytes();
+        loop {
+            self.clear_capture();
+            let Some((stmt, consumed)) = self.prepare_at(rest, 0)? else { return Ok(()) };
+            let effects = self.captured_effects();
+            // SAFETY: stmt is valid until it drops at the end of this iteration.
+            let rc = loop {
+                match unsafe { ffi::sqlite3_step(stmt.0) } {
+                    ffi::SQLITE_ROW => continue,
+                    rc => break rc,
+                }
+            };
+            self.after_statement(&effects, rc == ffi::SQLITE_DONE);
+            if rc != ffi::SQLITE_DONE {
+                return Err(self.last_error());
+            }
+            rest = &rest[consumed..];
+        }
+    }
+
+    pub fn query_int(&self, sql: &str) -> DbResult<i64> {
+        let (stmt, _) = self
+            .prepare_at(sql.as_bytes(), 0)?
+            .ok_or_else(|| DbError::new("ERR_EMPTY_STATEMENT", "no statement"))?;
+        // SAFETY: stmt is valid until it drops at the end of this scope.
+        unsafe {
+            if ffi::sqlite3_step(stmt.0) != ffi::SQLITE_ROW {
+                return Err(self.last_error());
+            }
+            Ok(ffi::sqlite3_column_int64(stmt.0, 0))
         }
     }
 

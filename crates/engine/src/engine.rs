@@ -13,6 +13,8 @@ use sqlite3mc_sys as ffi;
 use crate::connection::{Connection, OpenOptions, Role};
 use crate::error::DbError;
 use crate::jobs::{Outcome, Worker};
+use crate::live::dependencies::ChangeSet;
+use crate::live::registry::{Counters, Registry};
 use crate::statement_cache::StatementCache;
 
 pub enum Request {
@@ -24,6 +26,10 @@ pub enum Request {
     Control,
     /// Test hook: a job that panics, to prove a panic rejects one job and nothing more.
     Panic,
+    /// A run of the live query whose id the job carries (live::registry).
+    Stream,
+    /// Writer: has another connection committed since the last check? (watchExternalChanges)
+    DataVersion,
 }
 
 pub struct Job {
@@ -73,6 +79,18 @@ pub struct Shared {
     cancelled: Mutex<HashSet<u32>>,
     slots: Vec<ReaderSlot>,
     safe_integers: bool,
+    streams: Mutex<Registry>,
+    /// SQLite's memory per connection (writer first): page cache, schema, statements.
+    memory: Vec<[std::sync::atomic::AtomicI64; 3]>,
+}
+
+/// What `diagnostics()` reports from the engine.
+pub struct Diagnostics {
+    pub queries: usize,
+    pub counters: Counters,
+    pub page_cache_bytes: i64,
+    pub schema_bytes: i64,
+    pub statement_bytes: i64,
 }
 
 impl Shared {
@@ -104,6 +122,37 @@ impl Shared {
 
     fn take_cancelled(&self, id: u32) -> bool {
         self.cancelled.lock().unwrap().remove(&id)
+    }
+
+    /// Committed changes: re-run the live queries they touch.
+    fn publish(&self, changes: &ChangeSet) {
+        self.streams.lock().unwrap().publish(changes);
+    }
+
+    /// A live query's run ended: deliver its rows unless they equal the last delivered.
+    fn finish_stream(&self, id: u32, outcome: Outcome) {
+        let (result, reads) = match outcome {
+            Outcome::StreamRan { result, reads } => (result, reads),
+            Outcome::Error(e) => (Err(e), None), // a panic
+            _ => unreachable!("a stream job ends with StreamRan"),
+        };
+        let mut streams = self.streams.lock().unwrap();
+        if let Some(outcome) = streams.finish(id, result, reads) {
+            // Under the registry lock: the query's next run cannot deliver before this one.
+            self.complete(id, outcome);
+        }
+    }
+
+    /// Records a connection's memory use for diagnostics (index 0: the writer).
+    fn record_memory(&self, index: usize, conn: &Connection) {
+        use std::sync::atomic::Ordering::Relaxed;
+        let verbs = [ffi::SQLITE_DBSTATUS_CACHE_USED, ffi::SQLITE_DBSTATUS_SCHEMA_USED, ffi::SQLITE_DBSTATUS_STMT_USED];
+        for (slot, verb) in self.memory[index].iter().zip(verbs) {
+            let (mut current, mut highwater) = (0, 0);
+            // SAFETY: valid handle on its own thread.
+            unsafe { ffi::sqlite3_db_status(conn.raw(), verb, &mut current, &mut highwater, 0) };
+            slot.store(current as i64, Relaxed);
+        }
     }
 }
 
@@ -176,6 +225,7 @@ impl OpenLatch {
 
 impl Engine {
     pub fn start(opts: EngineOptions, open_id: u32, waker: Box<dyn Waker>) -> Engine {
+        let (read_tx, read_rx) = crossbeam_channel::unbounded::<Job>();
         let shared = Arc::new(Shared {
             completions: Mutex::new(CompletionQueue::default()),
             writer_db: Mutex::new(0),
@@ -185,6 +235,8 @@ impl Engine {
                 .map(|_| ReaderSlot { running: Mutex::new(0), db: AtomicPtr::new(std::ptr::null_mut()) })
                 .collect(),
             safe_integers: opts.safe_integers,
+            streams: Mutex::new(Registry::new(read_tx.clone(), opts.readers)),
+            memory: (0..=opts.readers).map(|_| Default::default()).collect(),
         });
         let latch = Arc::new(OpenLatch {
             open_id,
@@ -194,7 +246,6 @@ impl Engine {
         let opts = Arc::new(opts);
         let mut threads = Vec::new();
 
-        let (read_tx, read_rx) = crossbeam_channel::unbounded::<Job>();
         for index in 0..opts.readers {
             let (shared, latch, opts, rx) = (shared.clone(), latch.clone(), opts.clone(), read_rx.clone());
             threads.push(spawn(format!("resqlite-reader-{index}"), move || {
@@ -222,6 +273,28 @@ impl Engine {
         match &self.write_tx {
             Some(tx) => tx.send(job).is_ok(),
             None => false,
+        }
+    }
+
+    /// Starts a live query: its first run is queued at once.
+    pub fn stream_start(&self, id: u32, sql: String, params: Vec<u8>) {
+        self.shared.streams.lock().unwrap().start(id, sql, params);
+    }
+
+    pub fn stream_stop(&self, id: u32) {
+        self.shared.streams.lock().unwrap().stop(id);
+    }
+
+    pub fn diagnostics(&self) -> Diagnostics {
+        use std::sync::atomic::Ordering::Relaxed;
+        let streams = self.shared.streams.lock().unwrap();
+        let sum = |i: usize| self.shared.memory.iter().map(|m| m[i].load(Relaxed)).sum();
+        Diagnostics {
+            queries: streams.len(),
+            counters: streams.counters,
+            page_cache_bytes: sum(0),
+            schema_bytes: sum(1),
+            statement_bytes: sum(2),
         }
     }
 
@@ -255,6 +328,8 @@ impl Engine {
     /// Stops taking jobs; the threads finish everything queued, then exit. Returns a handle
     /// that joins them all (run it off the JS thread), then completes `close_id`.
     pub fn close(&mut self, close_id: u32) {
+        // The registry holds a sender to the readers' queue: drop it, or they never stop.
+        self.shared.streams.lock().unwrap().close();
         self.read_tx = None;
         self.write_tx = None;
         let threads = std::mem::take(&mut self.threads);
@@ -265,6 +340,13 @@ impl Engine {
             }
             shared.complete(close_id, Outcome::Done);
         });
+    }
+}
+
+impl Drop for Engine {
+    /// Dropped without `close()` (its JS environment ended): let the readers stop.
+    fn drop(&mut self) {
+        self.shared.streams.lock().unwrap().close();
     }
 }
 
@@ -306,7 +388,7 @@ fn writer_thread(opts: &EngineOptions, shared: &Shared, latch: &OpenLatch, rx: R
 
 fn open_worker(opts: &EngineOptions, role: Role) -> Result<Worker, DbError> {
     let conn = Connection::open(&OpenOptions { path: &opts.path, role, busy_timeout_ms: opts.busy_timeout_ms })?;
-    Ok(Worker { cache: StatementCache::new(), conn })
+    Ok(Worker::new(StatementCache::new(), conn))
 }
 
 /// Runs a job, turning a panic into an error for that job alone.
@@ -321,6 +403,13 @@ fn run(worker: &mut Worker, job: &Job, shared: &Shared) -> Outcome {
             Request::Control => worker.conn.exec(&job.sql).map(|_| Outcome::Done),
             Request::Batch => worker.execute_batch(&job.sql, &job.params),
             Request::Panic => panic!("deliberate panic (test hook)"),
+            Request::Stream => Ok(worker.stream(&job.sql, &job.params, shared.safe_integers)),
+            Request::DataVersion => {
+                if worker.external_change() {
+                    shared.publish(&ChangeSet { everything: true, ..Default::default() });
+                }
+                Ok(Outcome::Done)
+            }
         };
         r.unwrap_or_else(Outcome::Error)
     }));
@@ -351,11 +440,16 @@ fn reader_loop(mut worker: Worker, shared: &Shared, index: usize, rx: Receiver<J
         let in_transaction = batch.len() > 1 && worker.conn.exec("BEGIN").is_ok();
         for job in batch.drain(..) {
             let outcome = run_read(&mut worker, shared, slot, &job, in_transaction);
-            shared.complete(job.id, outcome);
+            if matches!(job.request, Request::Stream) {
+                shared.finish_stream(job.id, outcome);
+            } else {
+                shared.complete(job.id, outcome);
+            }
         }
         if in_transaction && !worker.conn.autocommit() {
             let _ = worker.conn.exec("COMMIT");
         }
+        shared.record_memory(index + 1, &worker.conn);
     }
 }
 
@@ -408,6 +502,7 @@ fn next_job(rx: &Receiver<Job>) -> Option<Job> {
 }
 
 fn writer_loop(worker: &mut Worker, shared: &Shared, rx: Receiver<Job>) {
+    shared.record_memory(0, &worker.conn);
     while let Some(job) = next_job(&rx) {
         let mut outcome = if job.in_transaction && worker.conn.autocommit() {
             Outcome::Error(DbError::new(
@@ -428,6 +523,12 @@ fn writer_loop(worker: &mut Worker, shared: &Shared, rx: Receiver<Job>) {
         if let Outcome::Error(e) = &mut outcome {
             e.no_transaction = worker.conn.autocommit();
         }
+        // Before the write completes: by the time JS sees it, the re-runs it causes are queued.
+        if let Some(changes) = worker.conn.take_committed() {
+            shared.publish(&changes);
+            shared.record_memory(0, &worker.conn);
+        }
         shared.complete(job.id, outcome);
     }
 }
+

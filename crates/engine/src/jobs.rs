@@ -1,14 +1,18 @@
 //! What a job does on its connection: the bodies of select, selectBytes, execute and
 //! executeBatch. Each runs on the worker thread that owns the connection.
 
+use std::sync::Arc;
+
 use sqlite3mc_sys as ffi;
 
 use crate::connection::Connection;
 use crate::error::{DbError, DbResult};
 use crate::json_encoder::encode_json;
+use crate::live::tracker::WriteEffects;
 use crate::params::{bind, bind_with, Reader};
 use crate::row_encoder::{encode_rows, EncodedRows};
-use crate::statement_cache::{ResetOnDrop, StatementCache};
+use crate::live::dependencies::Dependencies;
+use crate::statement_cache::{ResetOnDrop, Statement, StatementCache};
 use crate::step::step;
 
 /// A connection and its statement cache. The cache is declared first so its statements are
@@ -16,6 +20,8 @@ use crate::step::step;
 pub struct Worker {
     pub cache: StatementCache,
     pub conn: Connection,
+    /// `PRAGMA data_version` when last checked: it changes when another connection commits.
+    data_version: i64,
 }
 
 pub enum Outcome {
@@ -26,6 +32,12 @@ pub enum Outcome {
     Changes { changes: i64, last_insert_rowid: i64 },
     Done,
     Error(DbError),
+    /// A live query's run, before the registry decides what to deliver.
+    StreamRan { result: DbResult<EncodedRows>, reads: Option<Arc<Dependencies>> },
+    /// A live query's new rows, to deliver.
+    StreamRows(EncodedRows),
+    /// A live query's run failed.
+    StreamError(DbError),
 }
 
 fn multiple_statements(what: &str) -> DbError {
@@ -36,6 +48,32 @@ fn multiple_statements(what: &str) -> DbError {
 }
 
 impl Worker {
+    pub fn new(cache: StatementCache, conn: Connection) -> Worker {
+        let data_version = conn.query_int("PRAGMA data_version").unwrap_or(0);
+        Worker { cache, conn, data_version }
+    }
+
+    /// Whether another connection (another process) committed since the last check.
+    pub fn external_change(&mut self) -> bool {
+        let now = self.conn.query_int("PRAGMA data_version").unwrap_or(self.data_version);
+        std::mem::replace(&mut self.data_version, now) != now
+    }
+
+    /// The cached statement for a read: one read-only statement.
+    fn read_statement<'a>(cache: &'a mut StatementCache, conn: &Connection, sql: &str) -> DbResult<&'a Statement> {
+        let stmt = cache.get(conn, sql)?;
+        if stmt.has_tail {
+            return Err(multiple_statements("select takes one statement"));
+        }
+        if !stmt.readonly {
+            return Err(DbError::new(
+                "ERR_NOT_READ_ONLY",
+                "select runs read-only statements; use execute() for statements that write",
+            ));
+        }
+        Ok(stmt)
+    }
+
     /// select / selectOne / selectBytes on a read-only statement.
     pub fn select(
         &mut self,
@@ -46,24 +84,35 @@ impl Worker {
         safe_integers: bool,
         emit: &mut dyn FnMut(Outcome),
     ) -> DbResult<Outcome> {
-        let stmt = self.cache.get(&self.conn, sql)?;
-        if stmt.has_tail {
-            return Err(multiple_statements("select takes one statement"));
-        }
-        if !stmt.readonly {
-            return Err(DbError::new(
-                "ERR_NOT_READ_ONLY",
-                "select runs read-only statements; use execute() for statements that write",
-            ));
-        }
+        let stmt = Self::read_statement(&mut self.cache, &self.conn, sql)?;
         let _reset = ResetOnDrop(stmt.raw);
         bind(stmt, &mut Reader::new(params))?;
         if json {
             encode_json(&self.conn, stmt, max_rows).map(Outcome::Json)
         } else {
-            encode_rows(&self.conn, stmt, max_rows, safe_integers, &mut |part| emit(Outcome::RowsPart(part)))
+            encode_rows(&self.conn, stmt, max_rows, safe_integers, Some(&mut |part| emit(Outcome::RowsPart(part))))
                 .map(Outcome::Rows)
         }
+    }
+
+    /// One run of a live query: every row in one part (the registry hashes the whole result),
+    /// and what the statement reads.
+    pub fn stream(&mut self, sql: &str, params: &[u8], safe_integers: bool) -> Outcome {
+        let stmt = match Self::read_statement(&mut self.cache, &self.conn, sql) {
+            Ok(stmt) => stmt,
+            Err(e) => return Outcome::StreamRan { result: Err(e), reads: None },
+        };
+        let _reset = ResetOnDrop(stmt.raw);
+        self.conn.clear_capture();
+        let result = bind(stmt, &mut Reader::new(params))
+            .and_then(|_| encode_rows(&self.conn, stmt, usize::MAX, safe_integers, None));
+        // Statements compiled while it ran (a re-prepare after a schema change, a virtual
+        // table's own) read more.
+        if let Some(more) = self.conn.captured_reads() {
+            let merged = stmt.reads.borrow().union(&more);
+            *stmt.reads.borrow_mut() = Arc::new(merged);
+        }
+        Outcome::StreamRan { result, reads: Some(stmt.reads.borrow().clone()) }
     }
 
     /// execute: one statement with parameters, or a script of several without. It must leave
@@ -98,15 +147,18 @@ impl Worker {
         }
         let _reset = ResetOnDrop(stmt.raw);
         bind(stmt, &mut Reader::new(params))?;
-        let changes = run_to_end(&self.conn, stmt.raw)?;
+        let changes = run_to_end(&self.conn, stmt.raw, &stmt.effects)?;
         Ok(self.changes(changes))
     }
 
     fn execute_script(&mut self, sql: &str) -> DbResult<Outcome> {
         let mut rest = sql.as_bytes();
         let mut changes = 0;
-        while let Some((stmt, consumed)) = self.conn.prepare_at(rest, 0)? {
-            changes += run_to_end(&self.conn, stmt.0)?;
+        loop {
+            self.conn.clear_capture();
+            let Some((stmt, consumed)) = self.conn.prepare_at(rest, 0)? else { break };
+            let effects = self.conn.captured_effects();
+            changes += run_to_end(&self.conn, stmt.0, &effects)?;
             rest = &rest[consumed..];
         }
         Ok(self.changes(changes))
@@ -132,7 +184,7 @@ impl Worker {
             for set in 0..sets {
                 // SAFETY: raw is the cached statement, alive for the whole job.
                 unsafe { ffi::sqlite3_reset(raw) };
-                let r = bind_with(stmt, &mut reader, &mut bound).and_then(|_| run_to_end(&self.conn, raw));
+                let r = bind_with(stmt, &mut reader, &mut bound).and_then(|_| run_to_end(&self.conn, raw, &stmt.effects));
                 changes += r.map_err(|e| DbError { message: format!("parameter set {}: {}", set + 1, e.message), ..e })?;
             }
             self.conn.exec(if joins { "RELEASE resqlite_batch" } else { "COMMIT" })
@@ -160,10 +212,17 @@ impl Worker {
 
 /// Steps a statement to its end, discarding rows; returns the rows it changed (0 for a
 /// statement that is not INSERT/UPDATE/DELETE, where sqlite3_changes would repeat an old count).
-fn run_to_end(conn: &Connection, stmt: *mut ffi::sqlite3_stmt) -> DbResult<i64> {
+/// On the writer, what it did is recorded for live queries (`effects`: learned at prepare).
+fn run_to_end(conn: &Connection, stmt: *mut ffi::sqlite3_stmt, effects: &WriteEffects) -> DbResult<i64> {
     // SAFETY: valid handle.
     let before = unsafe { ffi::sqlite3_total_changes64(conn.raw()) };
-    while step(conn, stmt)? {}
+    conn.clear_capture();
+    let stepped = (|| {
+        while step(conn, stmt)? {}
+        Ok(())
+    })();
+    conn.after_statement(effects, stepped.is_ok());
+    stepped?;
     // SAFETY: valid handle.
     unsafe {
         Ok(if ffi::sqlite3_total_changes64(conn.raw()) == before { 0 } else { ffi::sqlite3_changes64(conn.raw()) })

@@ -7,6 +7,7 @@ mod engine;
 mod error;
 mod jobs;
 mod json_encoder;
+mod live;
 mod params;
 mod row_encoder;
 mod statement_cache;
@@ -32,6 +33,8 @@ const DONE_VOID: u32 = 3;
 const DONE_ERROR: u32 = 4; // a: code, b: message
 const DONE_ROWS_PART: u32 = 5; // as DONE_ROWS, for a part of a result: more follow
 const DONE_ERROR_NO_TRANSACTION: u32 = 6; // as DONE_ERROR; the writer is outside any transaction now
+const DONE_STREAM_ROWS: u32 = 7; // as DONE_ROWS, for live query `id`: its new rows
+const DONE_STREAM_ERROR: u32 = 8; // as DONE_ERROR, for live query `id`: a run failed
 
 /// Results smaller than this are copied into a V8-owned ArrayBuffer; larger ones are handed
 /// over without a copy. An external buffer's finalizer and bookkeeping cost more than copying
@@ -140,6 +143,36 @@ impl NativeDatabase {
         self.engine.write(Job { id, request: request(kind), sql, params, cancellable: false, in_transaction })
     }
 
+    /// Starts live query `id` (its first run is queued now); its results arrive as
+    /// DONE_STREAM_ROWS / DONE_STREAM_ERROR completions until `stream_stop`.
+    #[napi]
+    pub fn stream_start(&self, id: u32, sql: String, params: &[u8], params_len: u32) {
+        self.engine.stream_start(id, sql, params[..params_len as usize].to_vec());
+    }
+
+    #[napi]
+    pub fn stream_stop(&self, id: u32) {
+        self.engine.stream_stop(id);
+    }
+
+    /// Live-query counters and SQLite's memory use: `[queries, requeries, skippedByColumns,
+    /// unchangedSuppressed, fallbackAll, pageCacheBytes, schemaBytes, statementBytes]`.
+    #[napi]
+    pub fn diagnostics(&self) -> Vec<f64> {
+        let d = self.engine.diagnostics();
+        let c = d.counters;
+        vec![
+            d.queries as f64,
+            c.requeries as f64,
+            c.skipped_by_columns as f64,
+            c.unchanged_suppressed as f64,
+            c.fallback_all as f64,
+            d.page_cache_bytes as f64,
+            d.schema_bytes as f64,
+            d.statement_bytes as f64,
+        ]
+    }
+
     #[napi]
     pub fn interrupt_writer(&self) {
         self.engine.interrupt_writer();
@@ -192,6 +225,7 @@ fn request(kind: u32) -> Request {
         3 => Request::Select { max_rows: 1, json: false },
         4 => Request::Select { max_rows: usize::MAX, json: true },
         5 => Request::Control,
+        6 => Request::DataVersion,
         99 => Request::Panic,
         _ => Request::Execute,
     }
@@ -266,6 +300,16 @@ unsafe fn to_js(env: sys::napi_env, outcome: Outcome) -> std::result::Result<(u3
             }
             DONE_CHANGES
         }
+        Outcome::StreamRows(rows) => {
+            (a, b) = rows_to_js(env, rows)?;
+            DONE_STREAM_ROWS
+        }
+        Outcome::StreamError(e) => {
+            a = js_str(env, &e.code);
+            b = js_str(env, &e.message);
+            DONE_STREAM_ERROR
+        }
+        Outcome::StreamRan { .. } => unreachable!("the registry turns a run into rows or an error"),
         Outcome::Done => DONE_VOID,
         Outcome::Error(e) => {
             a = js_str(env, &e.code);

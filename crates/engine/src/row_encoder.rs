@@ -36,6 +36,13 @@ pub struct EncodedRows {
     pub text: Text,
 }
 
+impl EncodedRows {
+    /// The row count from the header.
+    pub fn row_count(&self) -> u32 {
+        self.buffer.get(..4).map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    }
+}
+
 /// The result's text. It stays one-byte (ASCII, copied as is) until the first non-ASCII
 /// string; from then on it is UTF-16, converted as strings arrive (experiments/006).
 enum TextBlock {
@@ -94,15 +101,15 @@ fn slot_pair(start: usize, len: usize) -> DbResult<u64> {
 pub const PART_CELLS: usize = 8192;
 const MAX_EARLY_PARTS: usize = 3;
 
-/// Encodes the rows of `statement`; every full part but the last goes to `emit_part` as soon
-/// as it is complete, and the last is returned. Each part is self-contained (column names
+/// Encodes the rows of `statement`; with `emit_part`, every full part but the last goes to it
+/// as soon as it is complete, and the last is returned (without, one part holds them all). Each part is self-contained (column names
 /// included), so JS decodes them one by one.
 pub fn encode_rows(
     conn: &Connection,
     statement: &Statement,
     max_rows: usize,
     safe_integers: bool,
-    emit_part: &mut dyn FnMut(EncodedRows),
+    mut emit_part: Option<&mut dyn FnMut(EncodedRows)>,
 ) -> DbResult<EncodedRows> {
     let stmt = statement.raw;
     let mut more = step(conn, stmt)?;
@@ -122,6 +129,7 @@ pub fn encode_rows(
         if rows < max_rows {
             more = step(conn, stmt)?;
         }
+        let Some(emit_part) = emit_part.as_mut() else { continue };
         if more && rows < max_rows && emitted < MAX_EARLY_PARTS && part.tags.len() >= PART_CELLS {
             emitted += 1;
             let full = std::mem::replace(&mut part, Part::new(&names, hint));

@@ -1,14 +1,17 @@
 //! Per-connection LRU cache of prepared statements, keyed by SQL text.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::ffi::CStr;
 use std::num::NonZeroUsize;
+use std::sync::Arc;
 
 use lru::LruCache;
 use sqlite3mc_sys as ffi;
 
 use crate::connection::Connection;
 use crate::error::{DbError, DbResult};
+use crate::live::dependencies::Dependencies;
+use crate::live::tracker::WriteEffects;
 
 /// Statements kept prepared per connection; the original's measured working-set size.
 pub const STATEMENT_CACHE_CAPACITY: usize = 128;
@@ -24,6 +27,11 @@ pub struct Statement {
     /// Sizes of this statement's last result, to allocate the next one's buffers once
     /// instead of regrowing them (experiments/004).
     pub last_size: Cell<ResultSize>,
+    /// What it reads, from the authorizer (reader connections; live queries). Grows when
+    /// SQLite re-prepares it.
+    pub reads: RefCell<Arc<Dependencies>>,
+    /// What running it does besides changing rows (writer connection).
+    pub effects: WriteEffects,
 }
 
 #[derive(Clone, Copy, Default)]
@@ -74,9 +82,12 @@ impl StatementCache {
 
 fn prepare(conn: &Connection, sql: &str) -> DbResult<Statement> {
     let bytes = sql.as_bytes();
+    conn.clear_capture();
     let (stmt, consumed) = conn
         .prepare_at(bytes, ffi::SQLITE_PREPARE_PERSISTENT)?
         .ok_or_else(|| DbError::new("ERR_EMPTY_STATEMENT", "the SQL holds no statement"))?;
+    let reads = Arc::new(conn.captured_reads().unwrap_or_else(Dependencies::none));
+    let effects = conn.captured_effects();
     // Anything but whitespace and comments after the first statement is another statement
     // (one that fails to prepare now, e.g. on a table the first creates, counts too).
     let has_tail = conn.prepare_at(&bytes[consumed..], 0).map_or(true, |next| next.is_some());
@@ -100,7 +111,7 @@ fn prepare(conn: &Connection, sql: &str) -> DbResult<Statement> {
             .collect();
         (names, ffi::sqlite3_stmt_readonly(raw) != 0)
     };
-    Ok(Statement { raw, param_names, readonly, has_tail, last_size: Cell::default() })
+    Ok(Statement { raw, param_names, readonly, has_tail, last_size: Cell::default(), reads: RefCell::new(reads), effects })
 }
 
 /// Resets a statement and drops its bindings when the job is done with it, on every path

@@ -147,3 +147,67 @@ extern "C" {
 }
 
 pub const SQLITE_UTF8: c_uchar = 1;
+
+// Hooks for live queries: the authorizer (what a statement reads and writes, at prepare
+// time), the pre-update hook (what a write changed) and the commit/rollback hooks.
+
+pub type sqlite3_authorizer = Option<
+    unsafe extern "C" fn(
+        user: *mut c_void,
+        action: c_int,
+        arg1: *const c_char,
+        arg2: *const c_char,
+        db_name: *const c_char,
+        trigger_or_view: *const c_char,
+    ) -> c_int,
+>;
+pub type sqlite3_preupdate_callback = Option<
+    unsafe extern "C" fn(
+        ctx: *mut c_void,
+        db: *mut sqlite3,
+        op: c_int,
+        db_name: *const c_char,
+        table: *const c_char,
+        old_rowid: i64,
+        new_rowid: i64,
+    ),
+>;
+
+// Authorizer action codes.
+pub const SQLITE_CREATE_INDEX: c_int = 1;
+pub const SQLITE_DROP_VTABLE: c_int = 30;
+pub const SQLITE_DELETE: c_int = 9;
+pub const SQLITE_INSERT: c_int = 18;
+pub const SQLITE_READ: c_int = 20;
+pub const SQLITE_UPDATE: c_int = 23;
+pub const SQLITE_ALTER_TABLE: c_int = 26;
+pub const SQLITE_SAVEPOINT: c_int = 32;
+
+// sqlite3_db_status verbs.
+pub const SQLITE_DBSTATUS_CACHE_USED: c_int = 1;
+pub const SQLITE_DBSTATUS_SCHEMA_USED: c_int = 2;
+pub const SQLITE_DBSTATUS_STMT_USED: c_int = 3;
+
+extern "C" {
+    pub fn sqlite3_set_authorizer(db: *mut sqlite3, callback: sqlite3_authorizer, user: *mut c_void) -> c_int;
+    pub fn sqlite3_preupdate_hook(
+        db: *mut sqlite3,
+        callback: sqlite3_preupdate_callback,
+        ctx: *mut c_void,
+    ) -> *mut c_void;
+    pub fn sqlite3_preupdate_count(db: *mut sqlite3) -> c_int;
+    pub fn sqlite3_preupdate_old(db: *mut sqlite3, column: c_int, value: *mut *mut sqlite3_value) -> c_int;
+    pub fn sqlite3_preupdate_new(db: *mut sqlite3, column: c_int, value: *mut *mut sqlite3_value) -> c_int;
+    pub fn sqlite3_commit_hook(
+        db: *mut sqlite3,
+        callback: Option<unsafe extern "C" fn(*mut c_void) -> c_int>,
+        ctx: *mut c_void,
+    ) -> *mut c_void;
+    pub fn sqlite3_rollback_hook(
+        db: *mut sqlite3,
+        callback: Option<unsafe extern "C" fn(*mut c_void)>,
+        ctx: *mut c_void,
+    ) -> *mut c_void;
+    pub fn sqlite3_db_status(db: *mut sqlite3, op: c_int, current: *mut c_int, highwater: *mut c_int, reset: c_int)
+        -> c_int;
+}

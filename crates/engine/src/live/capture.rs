@@ -1,0 +1,94 @@
+//! The authorizer callback, installed on every connection: it records what each statement
+//! reads, writes, and does to savepoints and the schema while SQLite compiles it. SQLite calls
+//! it at prepare time only (and again when it re-prepares a statement after a schema change),
+//! so it costs nothing per execution.
+
+use std::ffi::CStr;
+use std::os::raw::{c_char, c_int, c_void};
+
+use sqlite3mc_sys as ffi;
+
+use crate::connection::Role;
+
+/// Events kept per statement; beyond this the statement depends on everything.
+pub const MAX_EVENTS: usize = 4096;
+
+/// One authorizer call worth remembering; names as SQLite spells them.
+pub struct AuthEvent {
+    pub action: c_int,
+    /// Schema name ("main", "temp", an attached name); empty when SQLite gives none.
+    pub db: Box<str>,
+    pub arg1: Box<str>,
+    pub arg2: Box<str>,
+}
+
+pub struct Capture {
+    role: Role,
+    pub events: Vec<AuthEvent>,
+    /// More than MAX_EVENTS events: treat the statement as reading/writing everything.
+    pub overflow: bool,
+}
+
+impl Capture {
+    pub fn new(role: Role) -> Capture {
+        Capture { role, events: Vec::new(), overflow: false }
+    }
+
+    pub fn clear(&mut self) {
+        self.events.clear();
+        self.overflow = false;
+    }
+
+    fn wants(&self, action: c_int) -> bool {
+        match self.role {
+            Role::Reader => action == ffi::SQLITE_READ,
+            Role::Writer => is_write(action) || action == ffi::SQLITE_SAVEPOINT || is_schema_change(action),
+        }
+    }
+}
+
+pub fn is_write(action: c_int) -> bool {
+    matches!(action, ffi::SQLITE_INSERT | ffi::SQLITE_UPDATE | ffi::SQLITE_DELETE)
+}
+
+/// CREATE/DROP of tables, indexes, views, triggers (codes 1–17 but DELETE), virtual tables,
+/// and ALTER TABLE.
+pub fn is_schema_change(action: c_int) -> bool {
+    ((ffi::SQLITE_CREATE_INDEX..=17).contains(&action) && action != ffi::SQLITE_DELETE)
+        || action == ffi::SQLITE_ALTER_TABLE
+        || (29..=ffi::SQLITE_DROP_VTABLE).contains(&action)
+}
+
+fn text(p: *const c_char) -> Box<str> {
+    if p.is_null() {
+        "".into()
+    } else {
+        // SAFETY: SQLite passes NUL-terminated strings valid for the call.
+        unsafe { CStr::from_ptr(p) }.to_string_lossy().into()
+    }
+}
+
+/// The authorizer. Always allows; only records.
+///
+/// SAFETY: `user` is the connection's `RefCell<Capture>`, alive as long as the connection;
+/// SQLite calls this on the connection's thread while no Rust borrow of it is held.
+pub unsafe extern "C" fn authorize(
+    user: *mut c_void,
+    action: c_int,
+    arg1: *const c_char,
+    arg2: *const c_char,
+    db: *const c_char,
+    _trigger_or_view: *const c_char,
+) -> c_int {
+    let cell = &*(user as *const std::cell::RefCell<Capture>);
+    let Ok(mut capture) = cell.try_borrow_mut() else { return ffi::SQLITE_OK };
+    if !capture.wants(action) {
+        return ffi::SQLITE_OK;
+    }
+    if capture.events.len() >= MAX_EVENTS {
+        capture.overflow = true;
+        return ffi::SQLITE_OK;
+    }
+    capture.events.push(AuthEvent { action, db: text(db), arg1: text(arg1), arg2: text(arg2) });
+    ffi::SQLITE_OK
+}

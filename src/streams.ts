@@ -1,0 +1,285 @@
+// Live queries (README "Live queries"): `db.stream(sql, params)` is a LiveQuery; subscribing
+// starts one native query per distinct (sql, parameters), shared by every subscriber. The
+// engine re-runs it when a committed write touched what it reads and sends rows only when they
+// differ from the last ones sent; this side fans them out to the subscribers.
+import type { Row } from './decode'
+import type { Engine } from './engine'
+import { ResqliteError, closedError } from './errors'
+import { checkSql } from './arguments'
+import { encodeParams, type Packed, type Params } from './params'
+
+/** Receives a live query's rows; the same array goes to every subscriber: treat it as read-only. */
+export interface StreamObserver<T> {
+  next?(rows: T[]): void
+  /** A run failed. After a failed first run the stream ends; later failures keep it. */
+  error?(error: unknown): void
+  /** The stream ended: the first run failed, or the database closed. */
+  complete?(): void
+}
+
+/** Stops a subscription; also has `unsubscribe()` (the shape RxJS expects). Idempotent. */
+export interface Unsubscribe {
+  (): void
+  unsubscribe(): void
+  readonly closed: boolean
+}
+
+export interface StreamCounters {
+  /** Subscriptions now. */
+  active: number
+  /** Distinct native queries now (identical sql and parameters share one). */
+  queries: number
+  /** Runs after an invalidation (first runs not counted). */
+  requeries: number
+  /** Changes to a table a query reads that touched none of the columns it reads. */
+  skippedByColumns: number
+  /** Rows delivered to subscribers (one per subscriber per result). */
+  emissions: number
+  /** Runs whose result equalled the last one delivered: nothing crossed to JS. */
+  unchangedSuppressed: number
+  /** Queries whose reads could not all be recorded: they re-run on every change. */
+  fallbackAll: number
+}
+
+interface Subscriber {
+  observer: StreamObserver<any>
+  /** Has received a result (the current rows, or a newer one). */
+  seen: boolean
+  closed: boolean
+}
+
+/** One native query and its subscribers. */
+class SharedQuery {
+  readonly subscribers = new Set<Subscriber>()
+  /** The last rows delivered, for subscribers who join later. */
+  rows: Row[] | undefined
+  id = 0
+
+  constructor(
+    readonly key: string,
+    readonly hub: StreamHub,
+  ) {}
+
+  receive(rows: Row[] | undefined, error: ResqliteError | undefined): void {
+    if (error !== undefined) {
+      if (this.rows === undefined) this.hub.end(this, error)
+      else for (const s of [...this.subscribers]) fail(s, error)
+      return
+    }
+    this.rows = rows
+    for (const s of [...this.subscribers]) this.send(s)
+  }
+
+  send(s: Subscriber): void {
+    if (s.closed || this.rows === undefined) return
+    s.seen = true
+    this.hub.emissions++
+    s.observer.next?.(this.rows)
+  }
+}
+
+/** Reports a run's failure to a subscriber; one without an error handler gets a process
+ * warning, so no failure is silent. */
+function fail(s: Subscriber, error: unknown): void {
+  if (s.closed) return
+  if (s.observer.error) s.observer.error(error)
+  else process.emitWarning(error as Error)
+}
+
+/** The live queries of one database. */
+export class StreamHub {
+  readonly #engine: Engine
+  readonly #queries = new Map<string, SharedQuery>()
+  #active = 0
+  #closed = false
+  emissions = 0
+
+  constructor(engine: Engine) {
+    this.#engine = engine
+  }
+
+  get size(): number {
+    return this.#queries.size
+  }
+
+  subscribe(sql: unknown, params: unknown, observer: StreamObserver<any>): Unsubscribe {
+    const s: Subscriber = { observer, seen: false, closed: false }
+    const stop = unsubscriber(() => this.#unsubscribe(query, s))
+    let query: SharedQuery | undefined
+    let packed: Packed
+    try {
+      if (this.#closed) throw closedError()
+      checkSql(sql)
+      packed = encodeParams(params)
+    } catch (error) {
+      // Never thrown at the caller: bad input reaches the subscriber like any failure.
+      queueMicrotask(() => {
+        fail(s, error)
+        if (!s.closed) observer.complete?.()
+        s.closed = true
+      })
+      return stop
+    }
+    // The key compares SQL and each parameter's type and value (their packed bytes).
+    const key = `${packed.bytes.toString('latin1', 0, packed.length)}\u0000${sql}`
+    query = this.#queries.get(key)
+    if (query === undefined) {
+      const created = new SharedQuery(key, this)
+      query = created
+      this.#queries.set(key, created)
+      created.id = this.#engine.streamStart(sql, packed, (rows, error) => created.receive(rows, error))
+    } else if (query.rows !== undefined) {
+      const joined = query
+      queueMicrotask(() => {
+        if (!s.seen) joined.send(s)
+      })
+    }
+    query.subscribers.add(s)
+    this.#active++
+    return stop
+  }
+
+  #unsubscribe(query: SharedQuery | undefined, s: Subscriber): void {
+    if (s.closed) return
+    s.closed = true
+    if (query === undefined || !query.subscribers.delete(s)) return
+    this.#active--
+    if (query.subscribers.size === 0) this.#drop(query)
+  }
+
+  #drop(query: SharedQuery): void {
+    this.#queries.delete(query.key)
+    this.#engine.streamStop(query.id)
+  }
+
+  /** Ends a query for all its subscribers: after `error`, if given, each completes. */
+  end(query: SharedQuery, error?: unknown): void {
+    this.#drop(query)
+    for (const s of query.subscribers) {
+      if (error !== undefined) fail(s, error)
+      s.closed = true
+      this.#active--
+      s.observer.complete?.()
+    }
+    query.subscribers.clear()
+  }
+
+  /** The database is closing: every subscription completes. */
+  closeAll(): void {
+    this.#closed = true
+    for (const query of [...this.#queries.values()]) this.end(query)
+  }
+
+  counters(native: number[]): StreamCounters {
+    return {
+      active: this.#active,
+      queries: native[0]!,
+      requeries: native[1]!,
+      skippedByColumns: native[2]!,
+      emissions: this.emissions,
+      unchangedSuppressed: native[3]!,
+      fallbackAll: native[4]!,
+    }
+  }
+}
+
+function unsubscriber(stop: () => void): Unsubscribe {
+  let closed = false
+  const fn = (() => {
+    closed = true
+    stop()
+  }) as Unsubscribe
+  Object.defineProperty(fn, 'closed', { get: () => closed })
+  fn.unsubscribe = fn
+  return fn
+}
+
+/** A query whose rows update themselves: `subscribe`, `for await`, or RxJS `from(live)`. Lazy:
+ * nothing runs until the first subscription. */
+export class LiveQuery<T = Row> implements AsyncIterable<T[]> {
+  readonly sql: string
+  readonly #hub: StreamHub
+  readonly #params: Params | undefined
+
+  /** @internal */
+  constructor(hub: StreamHub, sql: string, params: Params | undefined) {
+    this.#hub = hub
+    this.sql = sql
+    this.#params = params
+  }
+
+  /** Calls `next` with the current rows, then with the new rows after every committed write
+   * that changed them. Returns the function that stops it. */
+  subscribe(next: (rows: T[]) => void, error?: (error: unknown) => void): Unsubscribe
+  subscribe(observer: StreamObserver<T>): Unsubscribe
+  subscribe(next: ((rows: T[]) => void) | StreamObserver<T>, error?: (error: unknown) => void): Unsubscribe {
+    const observer: StreamObserver<T> = typeof next === 'function' ? { next, error } : { ...next }
+    return this.#hub.subscribe(this.sql, this.#params, observer)
+  }
+
+  /** Yields the current rows, then each change; when results arrive faster than the loop
+   * takes them, only the latest is kept. `break` unsubscribes. A failed run throws. */
+  [Symbol.asyncIterator](): AsyncIterator<T[]> {
+    let latest: { rows: T[] } | undefined
+    let failure: { error: unknown } | undefined
+    let done = false
+    let waiting: { resolve: (r: IteratorResult<T[]>) => void; reject: (e: unknown) => void } | undefined
+    const stop = this.subscribe({
+      next(rows) {
+        if (waiting) waiting.resolve({ value: rows, done: false })
+        else latest = { rows }
+        waiting = undefined
+      },
+      error(error) {
+        stop()
+        done = true
+        if (waiting) waiting.reject(error)
+        else failure = { error }
+        waiting = undefined
+      },
+      complete() {
+        done = true
+        waiting?.resolve({ value: undefined, done: true })
+        waiting = undefined
+      },
+    })
+    return {
+      next(): Promise<IteratorResult<T[]>> {
+        if (latest) {
+          const { rows } = latest
+          latest = undefined
+          return Promise.resolve({ value: rows, done: false })
+        }
+        if (failure) {
+          const { error } = failure
+          failure = undefined
+          return Promise.reject(error)
+        }
+        if (done) return Promise.resolve({ value: undefined, done: true })
+        return new Promise((resolve, reject) => (waiting = { resolve, reject }))
+      },
+      return(): Promise<IteratorResult<T[]>> {
+        stop()
+        done = true
+        waiting?.resolve({ value: undefined, done: true })
+        waiting = undefined
+        return Promise.resolve({ value: undefined, done: true })
+      },
+    }
+  }
+
+  /** Interop with RxJS and other Observable libraries (`from(live)`). */
+  ['@@observable'](): this {
+    return this
+  }
+}
+
+// Where the runtime defines Symbol.observable, answer to it too.
+const observableSymbol = (Symbol as { observable?: symbol }).observable
+if (typeof observableSymbol === 'symbol') {
+  Object.defineProperty(LiveQuery.prototype, observableSymbol, {
+    value(this: LiveQuery) {
+      return this
+    },
+  })
+}
