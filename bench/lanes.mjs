@@ -6,9 +6,10 @@ import { createHash } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { rng, NARROW_ROWS, narrowRow, wideRow, wideColumns } from './data.mjs'
 import { summarize } from './stats.mjs'
+import { LIVE_LANES } from './live-lanes.mjs'
 
 const FULL = { warmupMs: 300, warmupIters: 3, budgetMs: 2500, minIters: 20, maxIters: 5000 }
-const QUICK = { warmupMs: 20, warmupIters: 1, budgetMs: 100, minIters: 3, maxIters: 200 }
+const QUICK = { warmupMs: 20, warmupIters: 1, budgetMs: 100, minIters: 3, maxIters: 200, quick: true }
 
 const POINT_BATCH = 2_000 // queries per point-lane sample
 const IN_FLIGHT = 64
@@ -328,6 +329,7 @@ const savepoints = (d, cfg) =>
   })
 
 export const LANES = {
+  ...LIVE_LANES,
   select,
   wide,
   bytes,

@@ -29,6 +29,11 @@ export async function open(path) {
     transaction(body) {
       return (parent) => (parent ? parent.t : db).transaction((t) => body(wrap(t)))
     },
+    live: {
+      watch: (sql, params, _tables, onRows) => db.stream(sql, params).subscribe(onRows),
+      write: (sql, params) => db.execute(sql, params),
+      counters: async () => (await db.diagnostics()).streams,
+    },
     close: () => db.close(),
   }
 }

@@ -76,9 +76,53 @@ export async function open(path) {
         }
       }
     },
+    // Live queries, done yourself: the update hook ('change' event, once per changed row)
+    // marks the watched queries on that table; they re-run once per event-loop turn.
+    live: diyLive(db, prepareStmt),
     async close() {
       for (const s of statements) await call(s, 'finalize')
       await call(db, 'close')
     },
+  }
+}
+
+function diyLive(db, prepareStmt) {
+  const watchers = new Set()
+  const counters = { requeries: 0, emissions: 0 }
+  const cache = new Map()
+  const prepared = async (sql) => cache.get(sql) ?? cache.set(sql, await prepareStmt(sql)).get(sql)
+  const dirty = new Set()
+  let scheduled = false
+  const rerun = async (w) => {
+    const rows = await call(w.stmt, 'all', w.params)
+    if (watchers.has(w)) {
+      counters.emissions++
+      w.onRows(rows)
+    }
+  }
+  db.on('change', (_type, _db, table) => {
+    for (const w of watchers) if (w.tables.includes(table)) dirty.add(w)
+    if (scheduled || dirty.size === 0) return
+    scheduled = true
+    setImmediate(() => {
+      scheduled = false
+      for (const w of dirty) {
+        counters.requeries++
+        rerun(w)
+      }
+      dirty.clear()
+    })
+  })
+  return {
+    async watch(sql, params, tables, onRows) {
+      const w = { stmt: await prepared(sql), params, tables, onRows }
+      watchers.add(w)
+      await rerun(w)
+      return () => watchers.delete(w)
+    },
+    async write(sql, params) {
+      return call(await prepared(sql), 'run', params)
+    },
+    counters: () => ({ ...counters }),
   }
 }
