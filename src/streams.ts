@@ -110,7 +110,9 @@ export class StreamHub {
     try {
       if (this.#closed) throw closedError()
       checkSql(sql)
-      packed = encodeParams(params)
+      // `[]` and `{}` mean no parameters, as `undefined` does: one key for all three.
+      const none = (Array.isArray(params) || isPlainEmpty(params)) && Object.keys(params as object).length === 0
+      packed = encodeParams(none ? undefined : params)
     } catch (error) {
       // Never thrown at the caller: bad input reaches the subscriber like any failure.
       queueMicrotask(() => {
@@ -181,6 +183,10 @@ export class StreamHub {
       fallbackAll: native[4]!,
     }
   }
+}
+
+function isPlainEmpty(v: unknown): boolean {
+  return typeof v === 'object' && v !== null && Object.getPrototypeOf(v) === Object.prototype
 }
 
 function unsubscriber(stop: () => void): Unsubscribe {

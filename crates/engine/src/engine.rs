@@ -80,6 +80,8 @@ pub struct Shared {
     slots: Vec<ReaderSlot>,
     safe_integers: bool,
     streams: Mutex<Registry>,
+    /// Live queries exist: the writer tracks its changes (set under the registry lock).
+    tracking: std::sync::atomic::AtomicBool,
     /// SQLite's memory per connection (writer first): page cache, schema, statements.
     memory: Vec<[std::sync::atomic::AtomicI64; 3]>,
 }
@@ -236,6 +238,7 @@ impl Engine {
                 .collect(),
             safe_integers: opts.safe_integers,
             streams: Mutex::new(Registry::new(read_tx.clone(), opts.readers)),
+            tracking: Default::default(),
             memory: (0..=opts.readers).map(|_| Default::default()).collect(),
         });
         let latch = Arc::new(OpenLatch {
@@ -278,11 +281,15 @@ impl Engine {
 
     /// Starts a live query: its first run is queued at once.
     pub fn stream_start(&self, id: u32, sql: String, params: Vec<u8>) {
-        self.shared.streams.lock().unwrap().start(id, sql, params);
+        let mut streams = self.shared.streams.lock().unwrap();
+        self.shared.tracking.store(true, Ordering::SeqCst);
+        streams.start(id, sql, params);
     }
 
     pub fn stream_stop(&self, id: u32) {
-        self.shared.streams.lock().unwrap().stop(id);
+        let mut streams = self.shared.streams.lock().unwrap();
+        streams.stop(id);
+        self.shared.tracking.store(!streams.is_empty(), Ordering::SeqCst);
     }
 
     pub fn diagnostics(&self) -> Diagnostics {
@@ -503,7 +510,13 @@ fn next_job(rx: &Receiver<Job>) -> Option<Job> {
 
 fn writer_loop(worker: &mut Worker, shared: &Shared, rx: Receiver<Job>) {
     shared.record_memory(0, &worker.conn);
+    let mut tracking = false;
     while let Some(job) = next_job(&rx) {
+        let wanted = shared.tracking.load(Ordering::SeqCst);
+        if wanted != tracking {
+            tracking = wanted;
+            worker.conn.set_tracking(tracking);
+        }
         let mut outcome = if job.in_transaction && worker.conn.autocommit() {
             Outcome::Error(DbError::new(
                 "ERR_TRANSACTION_ROLLED_BACK",
@@ -527,6 +540,10 @@ fn writer_loop(worker: &mut Worker, shared: &Shared, rx: Receiver<Job>) {
         if let Some(changes) = worker.conn.take_committed() {
             shared.publish(&changes);
             shared.record_memory(0, &worker.conn);
+        } else if !tracking && shared.tracking.load(Ordering::SeqCst) {
+            // The first live query started while this job ran untracked: its first run may
+            // have read the state before this job's commit.
+            shared.publish(&ChangeSet { everything: true, ..Default::default() });
         }
         shared.complete(job.id, outcome);
     }

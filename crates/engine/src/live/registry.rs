@@ -76,6 +76,10 @@ impl Registry {
         self.queries.len()
     }
 
+    pub fn is_empty(&self) -> bool {
+        self.queries.is_empty()
+    }
+
     pub fn start(&mut self, id: u32, sql: String, params: Vec<u8>) {
         let query = Query { sql, params, reads: None, state: State::Queued, dirty: false, delivered: None };
         self.queries.insert(id, query);

@@ -26,6 +26,8 @@ enum Change {
     Table { key: TableKey, changed: Changed },
     /// A definition changed in this schema (lowercased).
     Schema(Box<str>),
+    /// Unknown changes: tracking began inside the transaction.
+    Everything,
 }
 
 #[derive(Default)]
@@ -44,6 +46,8 @@ pub struct ChangeTracker {
     columns: HashMap<TableKey, Vec<Box<str>>>,
     /// Whether a table is virtual (its writes never reach the pre-update hook).
     virtual_tables: HashMap<TableKey, bool>,
+    /// Tracking began inside the open transaction: its commit changes everything.
+    incomplete: bool,
 }
 
 /// What running a statement does beyond its row changes, learned when it was prepared.
@@ -63,9 +67,13 @@ enum Savepoint {
 }
 
 impl ChangeTracker {
-    fn push(&mut self, change: Change) {
-        self.last = None;
-        self.pending.push(change);
+    /// Forgets the open transaction's changes (tracking turned on or off).
+    pub fn reset(&mut self) {
+        self.rolled_back();
+    }
+
+    pub fn mark_incomplete(&mut self) {
+        self.incomplete = true;
     }
 
     fn savepoint(&mut self, op: Savepoint, name: &str) {
@@ -85,6 +93,9 @@ impl ChangeTracker {
     fn committed_now(&mut self) {
         self.last = None;
         self.savepoints.clear();
+        if std::mem::take(&mut self.incomplete) {
+            self.pending.push(Change::Everything);
+        }
         self.committed.append(&mut self.pending);
     }
 
@@ -92,23 +103,33 @@ impl ChangeTracker {
         self.last = None;
         self.savepoints.clear();
         self.pending.clear();
+        self.incomplete = false;
     }
 
     /// After a statement ran: its savepoint operation (if it succeeded), schema changes and
-    /// virtual-table writes.
-    pub fn apply(&mut self, effects: &WriteEffects, succeeded: bool) {
+    /// virtual-table writes. Outside a transaction (`autocommit`) the statement has committed
+    /// already: those count as committed (even when it failed: re-running is safe, missing
+    /// a change is not).
+    pub fn apply(&mut self, effects: &WriteEffects, succeeded: bool, autocommit: bool) {
         if succeeded {
             if let Some((op, name)) = &effects.savepoint {
                 self.savepoint(*op, name);
             }
         }
+        let mut changes = Vec::new();
         for schema in &effects.schemas {
             self.columns.clear();
             self.virtual_tables.clear();
-            self.push(Change::Schema(schema.clone()));
+            changes.push(Change::Schema(schema.clone()));
         }
         for key in &effects.virtual_writes {
-            self.push(Change::Table { key: key.clone(), changed: Changed::Rows });
+            changes.push(Change::Table { key: key.clone(), changed: Changed::Rows });
+        }
+        self.last = None;
+        if autocommit {
+            self.committed.extend(changes);
+        } else {
+            self.pending.extend(changes);
         }
     }
 
@@ -119,6 +140,7 @@ impl ChangeTracker {
         if autocommit {
             self.pending.clear();
             self.savepoints.clear();
+            self.incomplete = false;
         }
         std::mem::take(&mut self.committed)
     }
@@ -131,14 +153,14 @@ pub struct Tracking<'a> {
 }
 
 impl Tracking<'_> {
-    /// Installs the pre-update, commit and rollback hooks.
+    /// Installs (or removes) the pre-update, commit and rollback hooks.
     ///
     /// SAFETY: `tracker` must outlive the connection's hooks (it lives in the connection).
-    pub unsafe fn install(&self) {
+    pub unsafe fn install(&self, on: bool) {
         let ctx = self.tracker as *const _ as *mut c_void;
-        ffi::sqlite3_preupdate_hook(self.db, Some(on_preupdate), ctx);
-        ffi::sqlite3_commit_hook(self.db, Some(on_commit), ctx);
-        ffi::sqlite3_rollback_hook(self.db, Some(on_rollback), ctx);
+        ffi::sqlite3_preupdate_hook(self.db, if on { Some(on_preupdate) } else { None }, ctx);
+        ffi::sqlite3_commit_hook(self.db, if on { Some(on_commit) } else { None }, ctx);
+        ffi::sqlite3_rollback_hook(self.db, if on { Some(on_rollback) } else { None }, ctx);
     }
 
     /// The effects of a statement from its authorizer events.
@@ -198,6 +220,7 @@ impl Tracking<'_> {
                 Change::Schema(schema) => {
                     set.schemas.insert(schema);
                 }
+                Change::Everything => set.everything = true,
                 Change::Table { key, changed: Changed::Rows } => set.add_rows(key),
                 Change::Table { key, changed: Changed::Columns(bits) } => match self.column_names(&key, bits) {
                     Some(names) => set.add_columns(key, names),
@@ -295,7 +318,7 @@ unsafe extern "C" fn on_preupdate(
     }
     let name = |p: *const c_char| CStr::from_ptr(p).to_string_lossy();
     let key = table_key(&name(db_name), &name(table));
-    tracker.push(Change::Table { key, changed });
+    tracker.pending.push(Change::Table { key, changed });
     tracker.last = Some((db_name, table));
 }
 
