@@ -81,8 +81,11 @@ class SharedQuery {
 /** Reports a run's failure to a subscriber; one without an error handler gets a process
  * warning, so no failure is silent. */
 function fail(s: Subscriber, error: unknown): void {
-  if (s.closed) return
-  if (s.observer.error) s.observer.error(error)
+  if (!s.closed) report(s.observer, error)
+}
+
+function report(observer: StreamObserver<any>, error: unknown): void {
+  if (observer.error) observer.error(error)
   else process.emitWarning(error as Error)
 }
 
@@ -116,9 +119,10 @@ export class StreamHub {
     } catch (error) {
       // Never thrown at the caller: bad input reaches the subscriber like any failure.
       queueMicrotask(() => {
-        fail(s, error)
-        if (!s.closed) observer.complete?.()
+        if (s.closed) return
         s.closed = true
+        report(observer, error)
+        observer.complete?.()
       })
       return stop
     }
@@ -154,16 +158,20 @@ export class StreamHub {
     this.#engine.streamStop(query.id)
   }
 
-  /** Ends a query for all its subscribers: after `error`, if given, each completes. */
+  /** Ends a query for all its subscribers: after `error`, if given, each completes. Each is
+   * closed first, so an unsubscribe from inside its callbacks finds nothing left to do. */
   end(query: SharedQuery, error?: unknown): void {
     this.#drop(query)
-    for (const s of query.subscribers) {
-      if (error !== undefined) fail(s, error)
+    const subscribers = [...query.subscribers]
+    query.subscribers.clear()
+    for (const s of subscribers) {
       s.closed = true
       this.#active--
+    }
+    for (const s of subscribers) {
+      if (error !== undefined) report(s.observer, error)
       s.observer.complete?.()
     }
-    query.subscribers.clear()
   }
 
   /** The database is closing: every subscription completes. */
@@ -219,7 +227,9 @@ export class LiveQuery<T = Row> implements AsyncIterable<T[]> {
   subscribe(next: (rows: T[]) => void, error?: (error: unknown) => void): Unsubscribe
   subscribe(observer: StreamObserver<T>): Unsubscribe
   subscribe(next: ((rows: T[]) => void) | StreamObserver<T>, error?: (error: unknown) => void): Unsubscribe {
-    const observer: StreamObserver<T> = typeof next === 'function' ? { next, error } : { ...next }
+    // An observer object is kept as it is (RxJS passes a class instance): its methods are
+    // called on it.
+    const observer: StreamObserver<T> = typeof next === 'function' ? { next, error } : next
     return this.#hub.subscribe(this.sql, this.#params, observer)
   }
 

@@ -126,11 +126,12 @@ export async function assertQuiet(c, ms = QUIET_MS, what = 'the stream') {
 export async function settle(db, collectors, baseline, timeoutMs = TIMEOUT) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
+    // What JS has received, read in the same synchronous step as the native counters
+    // (diagnostics() reads them before its first await): no delivery can arrive in between.
+    const received = collectors.reduce((n, c) => n + c.deliveries.length + c.errors.length, 0);
     const s = await counters(db);
     const queued = collectors.length + (s.requeries - baseline.requeries);
-    const finished =
-      collectors.reduce((n, c) => n + c.deliveries.length + c.errors.length, 0) +
-      (s.unchangedSuppressed - baseline.unchangedSuppressed);
+    const finished = received + (s.unchangedSuppressed - baseline.unchangedSuppressed);
     if (finished === queued) return s;
     assert.ok(finished < queued, `more runs finished (${finished}) than were queued (${queued}): the counters are inconsistent`);
     if (Date.now() > deadline) assert.fail(`streams did not settle within ${timeoutMs} ms: ${finished} of ${queued} runs finished`);

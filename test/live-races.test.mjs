@@ -39,6 +39,26 @@ test('a write racing the very first run is never lost', async (t) => {
   assert.equal((await counters(db)).active, 0);
 });
 
+for (const writeAfter of [false, true]) {
+  test(`a live query subscribed while a transaction is open sees its commit (${writeAfter ? 'with' : 'no'} write after subscribing)`, async (t) => {
+    const db = await tdb(t);
+    const SQL = 'SELECT count(*) AS n, sum(v) AS s FROM t';
+    let c;
+    let baseline;
+    await db.transaction(async (tx) => {
+      await tx.execute('INSERT INTO t (v) VALUES (1)');
+      baseline = await counters(db);
+      c = collect(db.stream(SQL));
+      // the readers do not see the open transaction
+      assert.deepStrictEqual(await c.next(), [{ n: 0, s: null }]);
+      if (writeAfter) await tx.execute('UPDATE t SET v = 5');
+    });
+    await settle(db, [c], baseline);
+    assert.deepStrictEqual(c.last, await db.select(SQL));
+    assert.equal(c.last[0].n, 1);
+  });
+}
+
 test('a write during a slow first run is delivered after it', async (t) => {
   const db = await tdb(t);
   const SQL = await slowStreamSql(db, 80);
@@ -78,26 +98,26 @@ test('a burst of 200 writes during re-runs: the last committed state is delivere
 
 test('unsubscribing during a re-run: no callback afterwards, and the query is dropped', async (t) => {
   const db = await tdb(t);
-  const SQL = await slowStreamSql(db, 100);
+  const SQL = await slowStreamSql(db, 150);
   const c = collect(db.stream(SQL));
   const stays = collect(db.stream(SQL)); // shares the query; unsubscribes later
   await c.next();
   await stays.next();
   const before = await counters(db);
   await db.execute('INSERT INTO t (v) VALUES (1)');
-  assert.equal((await counters(db)).requeries, before.requeries + 1, 'the re-run is queued');
-  await sleep(10); // in flight
+  assert.equal((await counters(db)).requeries, before.requeries + 1, 'the re-run is queued (and, ~150 ms long, in flight)');
+  const cAtStop = c.deliveries.length;
   c.stop();
   assert.equal(c.stop.closed, true);
   // the other subscriber still gets the re-run
   assert.equal((await stays.next())[0].n, 1);
   await db.execute('INSERT INTO t (v) VALUES (2)');
-  await sleep(10);
+  const staysAtStop = stays.deliveries.length;
   stays.stop();
   assert.deepStrictEqual(await counters(db).then((s) => [s.active, s.queries]), [0, 0]);
-  await sleep(400); // well past the end of the re-run
-  assert.equal(c.deliveries.length, 1, 'nothing after unsubscribe');
-  assert.equal(stays.deliveries.length, 2, 'nothing after unsubscribe');
+  await sleep(600); // well past the end of the re-run
+  assert.equal(c.deliveries.length, cAtStop, 'nothing after unsubscribe');
+  assert.equal(stays.deliveries.length, staysAtStop, 'nothing after unsubscribe');
   assert.deepStrictEqual([c.errors, c.completed, stays.errors, stays.completed], [[], 0, [], 0], 'unsubscribing does not complete');
   // subscribing again starts a fresh query with the current rows
   const again = collect(db.stream(SQL));
@@ -286,6 +306,23 @@ test('for await: yields the current rows then changes; break unsubscribes', asyn
   assert.equal((await counters(db)).queries, 0);
 });
 
+test('an error callback that unsubscribes after a failed first run leaves the counters consistent', async (t) => {
+  const db = await tdb(t);
+  let completes = 0;
+  const stop = db.stream('SELECT * FROM missing').subscribe({
+    error: () => stop(), // what for-await does on a failure
+    complete: () => completes++,
+  });
+  await waitUntil(() => completes === 1, 'complete');
+  const s = await counters(db);
+  assert.equal(s.queries, 0);
+  assert.equal(s.active, 0, 'active must not go below 0');
+  // and a healthy subscription afterwards counts 1
+  const c = collect(db.stream('SELECT 1 AS one'));
+  await c.next();
+  assert.equal((await counters(db)).active, 1);
+});
+
 test('for await: a failed first run throws from the loop; a later failure throws too', async (t) => {
   const db = await tdb(t);
   await assert.rejects(
@@ -353,15 +390,31 @@ test('Observable interop: @@observable returns the live query; an observer subsc
   await sleep(200);
   assert.equal(got.length, 2, 'nothing after unsubscribe');
   assert.equal(completes, 0, 'unsubscribe does not call complete (as in RxJS)');
-  // an observer whose methods need `this` keeps it (RxJS Subscribers are class instances)
+});
+
+test('an observer that is a class instance (as RxJS passes its Subscriber) receives rows, with `this` bound', async (t) => {
+  const db = await tdb(t);
   class Sink {
     rows = [];
+    errors = [];
+    completes = 0;
     next(rows) {
       this.rows.push(rows);
     }
+    error(e) {
+      this.errors.push(e);
+    }
+    complete() {
+      this.completes++;
+    }
   }
-  const sink = new Sink();
-  const sub2 = live.subscribe(sink);
-  await waitUntil(() => sink.rows.length === 1, 'a delivery to a class-instance observer');
-  sub2.unsubscribe();
+  const ok = new Sink();
+  const sub = db.stream('SELECT count(*) AS n FROM t')['@@observable']().subscribe(ok);
+  const failing = new Sink();
+  db.stream('SELECT * FROM missing').subscribe(failing);
+  await waitUntil(() => ok.rows.length === 1, 'a delivery to a class-instance observer (its next is on the prototype)');
+  assert.deepStrictEqual(ok.rows, [[{ n: 0 }]]);
+  await waitUntil(() => failing.completes === 1, 'error and complete on a class-instance observer');
+  assert.match(failing.errors[0].message, /no such table/);
+  sub.unsubscribe();
 });
