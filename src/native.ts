@@ -27,6 +27,8 @@ export interface NativeDatabase {
   read(id: number, kind: JobKind, sql: string, params: Uint8Array, paramsLength: number, cancellable: boolean): void
   write(id: number, kind: JobKind, sql: string, params: Uint8Array, paramsLength: number, inTransaction: boolean): boolean
   cancel(id: number): void
+  /** Queues a rekey on the writer; an empty key decrypts. */
+  rekey(id: number, cipher: string, cipherParams: string[], cipherValues: number[], key: Uint8Array): boolean
   interruptWriter(): void
   ref(): void
   unref(): void
@@ -43,6 +45,10 @@ interface Binding {
     safeIntegers: boolean,
     onComplete: (completions: unknown[]) => void,
     openId: number,
+    cipher: string, // '' with an empty key: no encryption
+    cipherParams: string[],
+    cipherValues: number[],
+    key: Uint8Array,
   ) => NativeDatabase
 }
 

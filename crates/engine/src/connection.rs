@@ -6,6 +6,7 @@ use std::ptr;
 
 use sqlite3mc_sys as ffi;
 
+use crate::encryption::{self, KeyConfig};
 use crate::error::{DbError, DbResult};
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -26,6 +27,8 @@ pub struct OpenOptions<'a> {
     pub path: &'a str,
     pub role: Role,
     pub busy_timeout_ms: u32,
+    /// Applied first, before anything reads the file.
+    pub key: Option<&'a KeyConfig>,
 }
 
 pub struct Connection {
@@ -56,7 +59,13 @@ impl Connection {
             let err = conn.last_error();
             return Err(DbError { message: format!("cannot open '{}': {}", opts.path, err.message), ..err });
         }
-        conn.configure(opts)?;
+        if let Some(key) = opts.key {
+            encryption::key_connection(conn.db, key)?;
+        }
+        conn.configure(opts).map_err(|e| encryption::explain_open_error(e, opts.key.is_some()))?;
+        if opts.role == Role::Writer {
+            encryption::remove_rekey_leftovers(opts.path);
+        }
         Ok(conn)
     }
 
@@ -74,7 +83,7 @@ impl Connection {
             );
             ffi::sqlite3_busy_timeout(self.db, opts.busy_timeout_ms.min(i32::MAX as u32) as c_int);
         }
-        // A forced read: a file that is not a database (or, later, a wrong key) fails here,
+        // A forced read: a file that is not a database (or a wrong key) fails here,
         // before anything could write to it.
         self.exec("SELECT count(*) FROM sqlite_schema")?;
         self.exec("PRAGMA foreign_keys = ON; PRAGMA temp_store = MEMORY; PRAGMA cache_size = -8192")?;
@@ -149,7 +158,7 @@ impl Connection {
         }
     }
 
-    fn query_text(&self, sql: &str) -> DbResult<String> {
+    pub fn query_text(&self, sql: &str) -> DbResult<String> {
         let (stmt, _) = self
             .prepare_at(sql.as_bytes(), 0)?
             .ok_or_else(|| DbError::new("ERR_EMPTY_STATEMENT", "no statement"))?;

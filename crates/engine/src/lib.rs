@@ -3,6 +3,7 @@
 //! through one thread-safe function call per batch.
 
 mod connection;
+mod encryption;
 mod engine;
 mod error;
 mod jobs;
@@ -20,6 +21,7 @@ use napi::bindgen_prelude::*;
 use napi::sys;
 use napi_derive::napi;
 
+use crate::encryption::KeyConfig;
 use crate::engine::{Engine, EngineOptions, Job, Request, Shared, Waker};
 use crate::jobs::Outcome;
 use crate::row_encoder::{EncodedRows, Text};
@@ -85,7 +87,14 @@ impl NativeDatabase {
         safe_integers: bool,
         on_complete: Unknown,
         open_id: u32,
+        cipher: String,
+        cipher_params: Vec<String>,
+        cipher_values: Vec<i32>,
+        key: &[u8],
     ) -> Result<Self> {
+        // Checked before anything starts: a bad cipher setting must not touch the file.
+        let key = KeyConfig::new(&cipher, cipher_params, cipher_values, key)
+            .map_err(|e| Error::new(Status::InvalidArg, e.message))?;
         let raw_env = env.raw();
         let context = Box::into_raw(Box::new(CallbackContext { shared: std::sync::Weak::new() }));
         let mut tsfn = ptr::null_mut();
@@ -110,7 +119,7 @@ impl NativeDatabase {
             check(sys::napi_unref_threadsafe_function(raw_env, tsfn))?;
         }
         let engine = Engine::start(
-            EngineOptions { path, readers: readers as usize, busy_timeout_ms: busy_timeout, readonly, safe_integers },
+            EngineOptions { path, readers: readers as usize, busy_timeout_ms: busy_timeout, readonly, safe_integers, key },
             open_id,
             Box::new(TsfnWaker(tsfn)),
         );
@@ -138,6 +147,15 @@ impl NativeDatabase {
     pub fn write(&self, id: u32, kind: u32, sql: String, params: &[u8], params_len: u32, in_transaction: bool) -> bool {
         let params = params[..params_len as usize].to_vec();
         self.engine.write(Job { id, request: request(kind), sql, params, cancellable: false, in_transaction })
+    }
+
+    /// Queues a rekey on the writer: `key` empty decrypts. False when there is no writer.
+    #[napi]
+    pub fn rekey(&self, id: u32, cipher: String, cipher_params: Vec<String>, cipher_values: Vec<i32>, key: &[u8]) -> Result<bool> {
+        let key = KeyConfig::new(&cipher, cipher_params, cipher_values, key)
+            .map_err(|e| Error::new(Status::InvalidArg, e.message))?;
+        let job = Job { id, request: Request::Rekey(key), sql: String::new(), params: Vec::new(), cancellable: false, in_transaction: false };
+        Ok(self.engine.write(job))
     }
 
     #[napi]
