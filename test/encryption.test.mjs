@@ -16,9 +16,12 @@ const HEADER = Buffer.from('SQLite format 3\0');
 const MARKER = 'PLAINTEXT-MARKER-7f3a';
 
 const sha256 = (file) => crypto.createHash('sha256').update(fs.readFileSync(file)).digest('hex');
-/** Hashes of every file of the database (main, -wal, -shm, …), by name. */
+/** Hashes of the database files in `dir` (main, -wal, -journal, …), by name. Not the -shm: it
+ * holds the WAL index (page numbers and checksums, no page content), which WAL recovery
+ * rebuilds when any connection opens, whatever its key. */
 function snapshot(dir) {
-  return Object.fromEntries(fs.readdirSync(dir).sort().map((f) => [f, sha256(path.join(dir, f))]));
+  const files = fs.readdirSync(dir).filter((f) => !f.endsWith('-shm') && fs.statSync(path.join(dir, f)).isFile());
+  return Object.fromEntries(files.sort().map((f) => [f, sha256(path.join(dir, f))]));
 }
 
 async function fill(db, rows = 200) {
@@ -88,6 +91,10 @@ for (const [label, cipher] of CIPHERS) {
     const key = `pass for ${label}`;
     const db = await Database.open(file, { encryptionKey: key, cipher, readers: 2 });
     await fill(db, 300);
+    // a crash image: the files copied while the last writes are still only in the WAL
+    const crash = path.join(dir, 'crash');
+    fs.mkdirSync(crash);
+    for (const f of ['c.db', 'c.db-wal']) fs.copyFileSync(path.join(dir, f), path.join(crash, f));
     await db.close();
     assertCiphertext(fs.readFileSync(file), `${label} main file`);
 
@@ -96,7 +103,18 @@ for (const [label, cipher] of CIPHERS) {
     assert.deepStrictEqual(await again.selectOne('SELECT v FROM t WHERE id = 42'), { v: `${MARKER} 41` });
     await again.close();
 
+    // With a WAL left over, a failed open must neither checkpoint it into the database through
+    // the wrong cipher (that would corrupt it) nor change it.
+    const crashFile = path.join(crash, 'c.db');
+    const crashBefore = snapshot(crash);
+    assert.ok(fs.statSync(crashFile + '-wal').size > 0);
+    await expectReject(() => Database.open(crashFile, { encryptionKey: key + '!', cipher }), ResqliteError, 'ERR_ENCRYPTION_KEY');
+    await expectReject(() => Database.open(crashFile), ResqliteError, 'SQLITE_NOTADB');
+    assert.deepStrictEqual(snapshot(crash), crashBefore, 'a failed open must leave the database and its WAL unchanged');
+    assert.equal(await count(crashFile, { encryptionKey: key, cipher }), 300);
+
     const before = snapshot(dir);
+    const unchanged = () => snapshot(dir);
     const wrong = await expectReject(
       () => Database.open(file, { encryptionKey: key + '!', cipher }),
       ResqliteError,
@@ -104,11 +122,11 @@ for (const [label, cipher] of CIPHERS) {
       /key/,
     );
     assert.ok(!wrong.message.includes(key) && !wrong.stack.includes(key));
-    assert.deepStrictEqual(snapshot(dir), before, 'a wrong key must leave every file byte-for-byte unchanged');
+    assert.deepStrictEqual(unchanged(), before, 'a wrong key must leave the database and its WAL byte-for-byte unchanged');
     await expectReject(() => Database.open(file, { encryptionKey: key + '!', cipher, readonly: true }), ResqliteError, 'ERR_ENCRYPTION_KEY');
     await expectReject(() => Database.open(file), ResqliteError, 'SQLITE_NOTADB', /encryptionKey/);
     await expectReject(() => Database.open(file, { readonly: true }), ResqliteError, 'SQLITE_NOTADB');
-    assert.deepStrictEqual(snapshot(dir), before, 'a missing key must leave every file byte-for-byte unchanged');
+    assert.deepStrictEqual(unchanged(), before, 'a missing key must leave the database and its WAL byte-for-byte unchanged');
   });
 }
 

@@ -59,10 +59,15 @@ impl Connection {
             let err = conn.last_error();
             return Err(DbError { message: format!("cannot open '{}': {}", opts.path, err.message), ..err });
         }
+        // Until the first read proves the key, closing must not checkpoint: a connection with a
+        // wrong (or missing) key would copy a leftover WAL into the database file through the
+        // wrong cipher. Turned back on once the open succeeded.
+        conn.checkpoint_on_close(false);
         if let Some(key) = opts.key {
             encryption::key_connection(conn.db, key)?;
         }
         conn.configure(opts).map_err(|e| encryption::explain_open_error(e, opts.key.is_some()))?;
+        conn.checkpoint_on_close(true);
         if opts.role == Role::Writer {
             encryption::remove_rekey_leftovers(opts.path);
         }
@@ -110,6 +115,13 @@ impl Connection {
             Role::Reader => {}
         }
         Ok(())
+    }
+
+    fn checkpoint_on_close(&self, on: bool) {
+        // SAFETY: db is open; this dbconfig op takes (int, int*).
+        unsafe {
+            ffi::sqlite3_db_config(self.db, ffi::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, !on as c_int, ptr::null_mut::<c_int>());
+        }
     }
 
     /// True outside an explicit transaction.
