@@ -6,8 +6,8 @@
 //! `sqlite3_key_v2` / `sqlite3_rekey_v2`, never through SQL text.
 //!
 //! Rekey does not rewrite the live file in place. SQLite3 Multiple Ciphers refuses to encrypt
-//! a plaintext database in WAL mode, and an in-place rekey in rollback-journal mode is not
-//! crash-safe: it writes page 1 with a new KDF salt while the hot journal holds pages
+//! a plaintext database in WAL mode, and (reading its source) an in-place rekey in
+//! rollback-journal mode is not crash-safe: it writes page 1 with a new KDF salt while the hot journal holds pages
 //! encrypted under the old salt, so after a crash neither key derives the key the journal
 //! needs. Instead the writer (readers parked, connections closed) copies the checkpointed file
 //! to `<path>-rekey`, re-encrypts that private copy, checks it, and renames it over the
