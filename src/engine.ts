@@ -10,7 +10,24 @@ export interface EngineOptions {
   busyTimeout: number
   readonly: boolean
   safeIntegers: boolean
+  encryption: Encryption | undefined
 }
+
+/** A validated cipher with the key bytes to hand to the engine (which copies them; the caller's
+ * bytes are zeroed once handed over). */
+export interface Encryption {
+  cipher: CheckedCipher
+  key: Uint8Array
+}
+
+/** A validated cipher: its name and sqlite3mc's parameter names and values, in order. */
+export interface CheckedCipher {
+  name: string
+  names: string[]
+  values: number[]
+}
+
+const NO_KEY = new Uint8Array(0)
 
 interface Job {
   /** What the job is; `undefined` for opening and closing. */
@@ -42,15 +59,24 @@ export class Engine {
   constructor(path: string, options: EngineOptions) {
     this.#safeIntegers = options.safeIntegers
     const openId = this.#newId()
-    this.#native = new binding.NativeDatabase(
-      path,
-      options.readers,
-      options.busyTimeout,
-      options.readonly,
-      options.safeIntegers,
-      this.#onComplete,
-      openId,
-    )
+    const enc = options.encryption
+    try {
+      this.#native = new binding.NativeDatabase(
+        path,
+        options.readers,
+        options.busyTimeout,
+        options.readonly,
+        options.safeIntegers,
+        this.#onComplete,
+        openId,
+        enc?.cipher.name ?? '',
+        enc?.cipher.names ?? [],
+        enc?.cipher.values ?? [],
+        enc?.key ?? NO_KEY,
+      )
+    } finally {
+      enc?.key.fill(0)
+    }
     this.opened = new Promise((resolve, reject) => this.#track(openId, { kind: undefined, sql: undefined, resolve, reject }))
   }
 
@@ -102,6 +128,24 @@ export class Engine {
 
   diagnostics(): number[] {
     return this.#native.diagnostics()
+  }
+
+  /** Re-encrypts the database on the writer, in turn with the writes sent before it;
+   * `undefined` decrypts it. */
+  rekey(enc: Encryption | undefined): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      const id = this.#newId()
+      this.#track(id, { kind: undefined, sql: undefined, resolve, reject })
+      try {
+        this.#native.rekey(id, enc?.cipher.name ?? '', enc?.cipher.names ?? [], enc?.cipher.values ?? [], enc?.key ?? NO_KEY)
+      } catch (error) {
+        this.#jobs.delete(id)
+        this.#unrefIfIdle()
+        reject(error)
+      } finally {
+        enc?.key.fill(0)
+      }
+    })
   }
 
   /** Interrupts the statement the writer is running, if any. */

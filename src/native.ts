@@ -34,6 +34,8 @@ export interface NativeDatabase {
   /** [queries, requeries, skippedByColumns, unchangedSuppressed, fallbackAll, pageCacheBytes, schemaBytes, statementBytes] */
   diagnostics(): number[]
   cancel(id: number): void
+  /** Queues a rekey on the writer; an empty key decrypts. */
+  rekey(id: number, cipher: string, cipherParams: string[], cipherValues: number[], key: Uint8Array): boolean
   interruptWriter(): void
   ref(): void
   unref(): void
@@ -50,6 +52,10 @@ interface Binding {
     safeIntegers: boolean,
     onComplete: (completions: unknown[]) => void,
     openId: number,
+    cipher: string, // '' with an empty key: no encryption
+    cipherParams: string[],
+    cipherValues: number[],
+    key: Uint8Array,
   ) => NativeDatabase
 }
 

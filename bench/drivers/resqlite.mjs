@@ -1,10 +1,10 @@
 // resqlite (this repository's build: dist/ + native/), default options. It caches statements
 // itself, so "prepare" only binds the SQL text.
-import { readFileSync } from 'node:fs'
+import { copyFileSync, readFileSync } from 'node:fs'
 import { Database } from '../../dist/esm/index.mjs'
 
-export async function open(path) {
-  const db = await Database.open(path)
+export async function open(path, options) {
+  const db = await Database.open(path, options)
   const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'))
   // The lanes' view of a resqlite transaction: its statements run through tx.execute / tx.selectOne.
   const wrap = (t) => ({ t, run: (s, params) => t.execute(s.sql, params), get: (s, params) => t.selectOne(s.sql, params) })
@@ -35,5 +35,16 @@ export async function open(path) {
       counters: async () => (await db.diagnostics()).streams,
     },
     close: () => db.close(),
+    // resqlite-only lanes (encryption): the database file, and other databases opened here.
+    path,
+    Database,
+    /** An encrypted copy of this database (made with rekey), opened with `options`. */
+    async encryptedCopy(copyPath, options) {
+      copyFileSync(path, copyPath)
+      const plain = await Database.open(copyPath, { readers: 1 })
+      await plain.rekey(options.encryptionKey, { cipher: options.cipher })
+      await plain.close()
+      return open(copyPath, options)
+    },
   }
 }

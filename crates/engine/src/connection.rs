@@ -6,6 +6,7 @@ use std::ptr;
 
 use sqlite3mc_sys as ffi;
 
+use crate::encryption::{self, KeyConfig};
 use crate::error::{DbError, DbResult};
 use crate::live::capture::{authorize, AuthEvent, Capture};
 use crate::live::dependencies::{ChangeSet, Dependencies};
@@ -29,6 +30,8 @@ pub struct OpenOptions<'a> {
     pub path: &'a str,
     pub role: Role,
     pub busy_timeout_ms: u32,
+    /// Applied first, before anything reads the file.
+    pub key: Option<&'a KeyConfig>,
 }
 
 pub struct Connection {
@@ -72,8 +75,19 @@ impl Connection {
             let err = conn.last_error();
             return Err(DbError { message: format!("cannot open '{}': {}", opts.path, err.message), ..err });
         }
-        conn.configure(opts)?;
+        // Until the first read proves the key, closing must not checkpoint: a connection with a
+        // wrong (or missing) key would copy a leftover WAL into the database file through the
+        // wrong cipher. Turned back on once the open succeeded.
+        conn.checkpoint_on_close(false);
+        if let Some(key) = opts.key {
+            encryption::key_connection(conn.db, key)?;
+        }
+        conn.configure(opts).map_err(|e| encryption::explain_open_error(e, opts.key.is_some()))?;
+        conn.checkpoint_on_close(true);
         conn.install_hooks();
+        if opts.role == Role::Writer {
+            encryption::remove_rekey_leftovers(opts.path);
+        }
         Ok(conn)
     }
 
@@ -91,7 +105,7 @@ impl Connection {
             );
             ffi::sqlite3_busy_timeout(self.db, opts.busy_timeout_ms.min(i32::MAX as u32) as c_int);
         }
-        // A forced read: a file that is not a database (or, later, a wrong key) fails here,
+        // A forced read: a file that is not a database (or a wrong key) fails here,
         // before anything could write to it.
         self.exec("SELECT count(*) FROM sqlite_schema")?;
         self.exec("PRAGMA foreign_keys = ON; PRAGMA temp_store = MEMORY; PRAGMA cache_size = -8192")?;
@@ -191,6 +205,13 @@ impl Connection {
         self.tracking().take_committed(self.autocommit())
     }
 
+    fn checkpoint_on_close(&self, on: bool) {
+        // SAFETY: db is open; this dbconfig op takes (int, int*).
+        unsafe {
+            ffi::sqlite3_db_config(self.db, ffi::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, !on as c_int, ptr::null_mut::<c_int>());
+        }
+    }
+
     /// True outside an explicit transaction.
     pub fn autocommit(&self) -> bool {
         // SAFETY: valid handle.
@@ -261,7 +282,7 @@ impl Connection {
         }
     }
 
-    fn query_text(&self, sql: &str) -> DbResult<String> {
+    pub fn query_text(&self, sql: &str) -> DbResult<String> {
         let (stmt, _) = self
             .prepare_at(sql.as_bytes(), 0)?
             .ok_or_else(|| DbError::new("ERR_EMPTY_STATEMENT", "no statement"))?;

@@ -11,6 +11,7 @@ use crossbeam_channel::{Receiver, Sender};
 use sqlite3mc_sys as ffi;
 
 use crate::connection::{Connection, OpenOptions, Role};
+use crate::encryption::{self, KeyConfig, ReaderGate};
 use crate::error::DbError;
 use crate::jobs::{Outcome, Worker};
 use crate::live::dependencies::ChangeSet;
@@ -30,6 +31,8 @@ pub enum Request {
     Stream,
     /// Writer: has another connection committed since the last check? (watchExternalChanges)
     DataVersion,
+    /// Re-encrypts the database with this key (`None`: decrypts it); see encryption.rs.
+    Rekey(Option<Arc<KeyConfig>>),
 }
 
 pub struct Job {
@@ -79,6 +82,10 @@ pub struct Shared {
     cancelled: Mutex<HashSet<u32>>,
     slots: Vec<ReaderSlot>,
     safe_integers: bool,
+    /// The key connections open with, and the rekey handshake with the readers.
+    gate: ReaderGate,
+    /// One per reader: a message parks it for a rekey.
+    park: Vec<Sender<()>>,
     streams: Mutex<Registry>,
     /// Live queries exist: the writer tracks its changes (set under the registry lock).
     tracking: std::sync::atomic::AtomicBool,
@@ -164,6 +171,7 @@ pub struct EngineOptions {
     pub busy_timeout_ms: u32,
     pub readonly: bool,
     pub safe_integers: bool,
+    pub key: Option<Arc<KeyConfig>>,
 }
 
 pub struct Engine {
@@ -226,7 +234,8 @@ impl OpenLatch {
 }
 
 impl Engine {
-    pub fn start(opts: EngineOptions, open_id: u32, waker: Box<dyn Waker>) -> Engine {
+    pub fn start(mut opts: EngineOptions, open_id: u32, waker: Box<dyn Waker>) -> Engine {
+        let (park, park_rx): (Vec<_>, Vec<_>) = (0..opts.readers).map(|_| crossbeam_channel::unbounded()).unzip();
         let (read_tx, read_rx) = crossbeam_channel::unbounded::<Job>();
         let shared = Arc::new(Shared {
             completions: Mutex::new(CompletionQueue::default()),
@@ -240,6 +249,9 @@ impl Engine {
             streams: Mutex::new(Registry::new(read_tx.clone(), opts.readers)),
             tracking: Default::default(),
             memory: (0..=opts.readers).map(|_| Default::default()).collect(),
+            // The key lives in the gate from here on: rekey replaces it there.
+            gate: ReaderGate::new(opts.key.take()),
+            park,
         });
         let latch = Arc::new(OpenLatch {
             open_id,
@@ -249,10 +261,11 @@ impl Engine {
         let opts = Arc::new(opts);
         let mut threads = Vec::new();
 
-        for index in 0..opts.readers {
+        for (index, park_rx) in park_rx.into_iter().enumerate() {
             let (shared, latch, opts, rx) = (shared.clone(), latch.clone(), opts.clone(), read_rx.clone());
             threads.push(spawn(format!("resqlite-reader-{index}"), move || {
-                reader_thread(&opts, &shared, &latch, index, rx)
+                reader_thread(&opts, &shared, &latch, index, rx, park_rx);
+                shared.gate.reader_exited();
             }));
         }
         drop(read_rx);
@@ -361,12 +374,12 @@ fn spawn(name: String, f: impl FnOnce() + Send + 'static) -> JoinHandle<()> {
     std::thread::Builder::new().name(name).spawn(f).expect("cannot start a thread")
 }
 
-fn reader_thread(opts: &EngineOptions, shared: &Shared, latch: &OpenLatch, index: usize, rx: Receiver<Job>) {
+fn reader_thread(opts: &EngineOptions, shared: &Shared, latch: &OpenLatch, index: usize, rx: Receiver<Job>, park: Receiver<()>) {
     let lead = opts.readonly && index == 0;
     if !lead && !latch.wait_for_lead() {
         return;
     }
-    let opened = open_worker(opts, Role::Reader);
+    let opened = open_worker(opts, Role::Reader, shared.gate.key().as_deref());
     if lead {
         latch.lead_done(opened.is_ok());
     }
@@ -376,25 +389,26 @@ fn reader_thread(opts: &EngineOptions, shared: &Shared, latch: &OpenLatch, index
     };
     shared.slots[index].db.store(worker.conn.raw(), Ordering::Release);
     latch.reader_opened(shared);
-    reader_loop(worker, shared, index, rx);
+    reader_loop(worker, opts, shared, index, rx, park);
     shared.slots[index].db.store(std::ptr::null_mut(), Ordering::Release);
 }
 
 fn writer_thread(opts: &EngineOptions, shared: &Shared, latch: &OpenLatch, rx: Receiver<Job>) {
-    let opened = open_worker(opts, Role::Writer);
+    let opened = open_worker(opts, Role::Writer, shared.gate.key().as_deref());
     latch.lead_done(opened.is_ok());
-    let mut worker = match opened {
+    let worker = match opened {
         Ok(worker) => worker,
         Err(e) => return latch.failed(shared, e),
     };
     *shared.writer_db.lock().unwrap() = worker.conn.raw() as usize;
-    writer_loop(&mut worker, shared, rx);
+    let mut worker = Some(worker);
+    writer_loop(&mut worker, opts, shared, rx);
     *shared.writer_db.lock().unwrap() = 0;
     drop(worker);
 }
 
-fn open_worker(opts: &EngineOptions, role: Role) -> Result<Worker, DbError> {
-    let conn = Connection::open(&OpenOptions { path: &opts.path, role, busy_timeout_ms: opts.busy_timeout_ms })?;
+fn open_worker(opts: &EngineOptions, role: Role, key: Option<&KeyConfig>) -> Result<Worker, DbError> {
+    let conn = Connection::open(&OpenOptions { path: &opts.path, role, busy_timeout_ms: opts.busy_timeout_ms, key })?;
     Ok(Worker::new(StatementCache::new(), conn))
 }
 
@@ -417,6 +431,7 @@ fn run(worker: &mut Worker, job: &Job, shared: &Shared) -> Outcome {
                 }
                 Ok(Outcome::Done)
             }
+            Request::Rekey(_) => unreachable!("rekey runs in writer_loop"),
         };
         r.unwrap_or_else(Outcome::Error)
     }));
@@ -433,10 +448,43 @@ fn run(worker: &mut Worker, job: &Job, shared: &Shared) -> Outcome {
 /// At most this many queued reads share one read transaction (experiments/002).
 const MAX_READ_BATCH: usize = 16;
 
-fn reader_loop(mut worker: Worker, shared: &Shared, index: usize, rx: Receiver<Job>) {
+fn reader_loop(worker: Worker, opts: &EngineOptions, shared: &Shared, index: usize, rx: Receiver<Job>, park: Receiver<()>) {
     let slot = &shared.slots[index];
     let mut batch = Vec::with_capacity(MAX_READ_BATCH);
-    while let Ok(first) = rx.recv() {
+    // `Err`: reopening after a rekey failed; jobs fail with that error until a reopen works.
+    let mut worker: Result<Worker, DbError> = Ok(worker);
+    loop {
+        let first = crossbeam_channel::select! {
+            recv(rx) -> job => match job {
+                Ok(job) => job,
+                Err(_) => break,
+            },
+            recv(park) -> _ => {
+                // A rekey: close the connection, wait for the writer to swap the file, reopen.
+                slot.db.store(std::ptr::null_mut(), Ordering::Release);
+                drop(worker);
+                let key = shared.gate.park();
+                worker = open_worker(opts, Role::Reader, key.as_deref());
+                if let Ok(w) = &worker {
+                    slot.db.store(w.conn.raw(), Ordering::Release);
+                }
+                continue;
+            }
+        };
+        if worker.is_err() {
+            worker = open_worker(opts, Role::Reader, shared.gate.key().as_deref());
+            if let Ok(w) = &worker {
+                slot.db.store(w.conn.raw(), Ordering::Release);
+            }
+        }
+        let worker = match &mut worker {
+            Ok(worker) => worker,
+            Err(e) => {
+                let error = DbError { code: e.code.clone(), message: e.message.clone(), no_transaction: false };
+                finish_read(shared, &first, Outcome::Error(error));
+                continue;
+            }
+        };
         batch.push(first);
         // Reads already waiting beyond the other readers' share run on one snapshot: one lock
         // cycle instead of one per query. Every job here was queued before the snapshot is
@@ -446,17 +494,22 @@ fn reader_loop(mut worker: Worker, shared: &Shared, index: usize, rx: Receiver<J
         batch.extend(rx.try_iter().take(extra));
         let in_transaction = batch.len() > 1 && worker.conn.exec("BEGIN").is_ok();
         for job in batch.drain(..) {
-            let outcome = run_read(&mut worker, shared, slot, &job, in_transaction);
-            if matches!(job.request, Request::Stream) {
-                shared.finish_stream(job.id, outcome);
-            } else {
-                shared.complete(job.id, outcome);
-            }
+            let outcome = run_read(worker, shared, slot, &job, in_transaction);
+            finish_read(shared, &job, outcome);
         }
         if in_transaction && !worker.conn.autocommit() {
             let _ = worker.conn.exec("COMMIT");
         }
         shared.record_memory(index + 1, &worker.conn);
+    }
+}
+
+/// A read's outcome goes to JS; a live query's first to the registry.
+fn finish_read(shared: &Shared, job: &Job, outcome: Outcome) {
+    if matches!(job.request, Request::Stream) {
+        shared.finish_stream(job.id, outcome);
+    } else {
+        shared.complete(job.id, outcome);
     }
 }
 
@@ -508,10 +561,23 @@ fn next_job(rx: &Receiver<Job>) -> Option<Job> {
     }
 }
 
-fn writer_loop(worker: &mut Worker, shared: &Shared, rx: Receiver<Job>) {
-    shared.record_memory(0, &worker.conn);
+fn writer_loop(slot: &mut Option<Worker>, opts: &EngineOptions, shared: &Shared, rx: Receiver<Job>) {
+    if let Some(worker) = slot.as_ref() {
+        shared.record_memory(0, &worker.conn);
+    }
+    // Whether the change hooks are on (live queries exist); see Connection::set_tracking.
     let mut tracking = false;
     while let Some(job) = next_job(&rx) {
+        if let Request::Rekey(key) = &job.request {
+            let outcome = rekey(slot, opts, shared, key.clone());
+            tracking = false; // a reopened writer connection starts without the hooks
+            shared.complete(job.id, outcome);
+            continue;
+        }
+        let Some(worker) = slot.as_mut() else {
+            shared.complete(job.id, Outcome::Error(writer_lost()));
+            continue;
+        };
         let wanted = shared.tracking.load(Ordering::SeqCst);
         if wanted != tracking {
             tracking = wanted;
@@ -549,3 +615,63 @@ fn writer_loop(worker: &mut Worker, shared: &Shared, rx: Receiver<Job>) {
     }
 }
 
+fn writer_lost() -> DbError {
+    DbError::new("ERR_REKEY", "the writer connection could not be reopened after rekey; close and reopen the database")
+}
+
+/// `db.rekey` on the writer thread (encryption.rs explains the copy-and-rename): parks every
+/// reader with its connection closed, builds the rekeyed copy, renames it over the database,
+/// reopens the writer, then releases the readers to reopen with the key now current. On a
+/// failure before the rename nothing changed: the writer goes back to WAL and the readers
+/// reopen with the old key.
+fn rekey(slot: &mut Option<Worker>, opts: &EngineOptions, shared: &Shared, new: Option<Arc<KeyConfig>>) -> Outcome {
+    let Some(worker) = slot.as_mut() else { return Outcome::Error(writer_lost()) };
+    if !worker.conn.autocommit() {
+        return Outcome::Error(DbError::new("ERR_REKEY_IN_TRANSACTION", "rekey cannot run inside a transaction"));
+    }
+    let old = shared.gate.key();
+    if old.is_none() && new.is_none() {
+        return Outcome::Done; // decrypting a plaintext database: nothing to do
+    }
+    for park in &shared.park {
+        let _ = park.send(());
+    }
+    shared.gate.wait_parked(shared.park.len());
+    // The copy must see a complete, unchanging file:
+    // rollback-journal mode (the WAL checkpointed into the file and removed) and a RESERVED lock
+    // keep the file complete and unchanging while it is copied.
+    let copy = (|| {
+        let mode = worker.conn.query_text("PRAGMA journal_mode = DELETE")?;
+        if !mode.eq_ignore_ascii_case("delete") {
+            return Err(DbError::new("ERR_REKEY", "rekey needs the database to itself (another process has it open in WAL mode)"));
+        }
+        worker.conn.exec("BEGIN IMMEDIATE")?;
+        let copy = encryption::build_rekeyed_copy(&opts.path, old.as_deref(), new.as_deref());
+        let _ = worker.conn.exec("COMMIT");
+        copy
+    })();
+    let swapped = copy.and_then(|tmp| {
+        encryption::swap_in(&opts.path, &tmp).inspect_err(|_| encryption::remove_rekey_leftovers(&opts.path))
+    });
+    if let Err(e) = swapped {
+        let _ = worker.conn.query_text("PRAGMA journal_mode = WAL");
+        shared.gate.release(old);
+        return Outcome::Error(e);
+    }
+    // The old connection still points at the replaced file: open the new one, then close it.
+    let outcome = match open_worker(opts, Role::Writer, new.as_deref()) {
+        Ok(fresh) => {
+            let mut db = shared.writer_db.lock().unwrap();
+            *db = fresh.conn.raw() as usize;
+            *slot = Some(fresh);
+            Outcome::Done
+        }
+        Err(e) => {
+            *shared.writer_db.lock().unwrap() = 0;
+            *slot = None;
+            Outcome::Error(DbError { message: format!("{} (after rekey)", e.message), ..e })
+        }
+    };
+    shared.gate.release(new);
+    outcome
+}

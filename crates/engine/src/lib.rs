@@ -3,6 +3,7 @@
 //! through one thread-safe function call per batch.
 
 mod connection;
+mod encryption;
 mod engine;
 mod error;
 mod jobs;
@@ -21,6 +22,7 @@ use napi::bindgen_prelude::*;
 use napi::sys;
 use napi_derive::napi;
 
+use crate::encryption::KeyConfig;
 use crate::engine::{Engine, EngineOptions, Job, Request, Shared, Waker};
 use crate::jobs::Outcome;
 use crate::row_encoder::{EncodedRows, Text};
@@ -88,7 +90,14 @@ impl NativeDatabase {
         safe_integers: bool,
         on_complete: Unknown,
         open_id: u32,
+        cipher: String,
+        cipher_params: Vec<String>,
+        cipher_values: Vec<i32>,
+        key: &[u8],
     ) -> Result<Self> {
+        // Checked before anything starts: a bad cipher setting must not touch the file.
+        let key = KeyConfig::new(&cipher, cipher_params, cipher_values, key)
+            .map_err(|e| Error::new(Status::InvalidArg, e.message))?;
         let raw_env = env.raw();
         let context = Box::into_raw(Box::new(CallbackContext { shared: std::sync::Weak::new() }));
         let mut tsfn = ptr::null_mut();
@@ -113,7 +122,7 @@ impl NativeDatabase {
             check(sys::napi_unref_threadsafe_function(raw_env, tsfn))?;
         }
         let engine = Engine::start(
-            EngineOptions { path, readers: readers as usize, busy_timeout_ms: busy_timeout, readonly, safe_integers },
+            EngineOptions { path, readers: readers as usize, busy_timeout_ms: busy_timeout, readonly, safe_integers, key },
             open_id,
             Box::new(TsfnWaker(tsfn)),
         );
@@ -171,6 +180,15 @@ impl NativeDatabase {
             d.schema_bytes as f64,
             d.statement_bytes as f64,
         ]
+    }
+
+    /// Queues a rekey on the writer: `key` empty decrypts. False when there is no writer.
+    #[napi]
+    pub fn rekey(&self, id: u32, cipher: String, cipher_params: Vec<String>, cipher_values: Vec<i32>, key: &[u8]) -> Result<bool> {
+        let key = KeyConfig::new(&cipher, cipher_params, cipher_values, key)
+            .map_err(|e| Error::new(Status::InvalidArg, e.message))?;
+        let job = Job { id, request: Request::Rekey(key), sql: String::new(), params: Vec::new(), cancellable: false, in_transaction: false };
+        Ok(self.engine.write(job))
     }
 
     #[napi]

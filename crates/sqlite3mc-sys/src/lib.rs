@@ -30,6 +30,7 @@ pub const SQLITE_READONLY: c_int = 8;
 pub const SQLITE_INTERRUPT: c_int = 9;
 pub const SQLITE_MISUSE: c_int = 21;
 pub const SQLITE_RANGE: c_int = 25;
+pub const SQLITE_NOTADB: c_int = 26;
 pub const SQLITE_ROW: c_int = 100;
 pub const SQLITE_DONE: c_int = 101;
 
@@ -49,6 +50,7 @@ pub const SQLITE_OPEN_EXRESCODE: c_int = 0x0200_0000;
 pub const SQLITE_PREPARE_PERSISTENT: u32 = 0x01;
 
 pub const SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION: c_int = 1005;
+pub const SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE: c_int = 1006;
 pub const SQLITE_DBCONFIG_DEFENSIVE: c_int = 1010;
 pub const SQLITE_DBCONFIG_TRUSTED_SCHEMA: c_int = 1017;
 
@@ -144,6 +146,24 @@ extern "C" {
     pub fn sqlite3_value_text(value: *mut sqlite3_value) -> *const c_uchar;
     pub fn sqlite3_value_blob(value: *mut sqlite3_value) -> *const c_void;
     pub fn sqlite3_value_bytes(value: *mut sqlite3_value) -> c_int;
+
+    // SQLite3 Multiple Ciphers (sqlite3mc_amalgamation.h, "Definition of API functions").
+    /// Sets the key of database `z_db_name` right after open; `n_key` bytes of `p_key`.
+    pub fn sqlite3_key_v2(db: *mut sqlite3, z_db_name: *const c_char, p_key: *const c_void, n_key: c_int) -> c_int;
+    /// Re-encrypts database `z_db_name` with a new key (null/0: decrypts it).
+    pub fn sqlite3_rekey_v2(db: *mut sqlite3, z_db_name: *const c_char, p_key: *const c_void, n_key: c_int)
+        -> c_int;
+    /// The cipher's index for `sqlite3mc_config(db, "cipher", index)`; -1 if unknown.
+    pub fn sqlite3mc_cipher_index(cipher_name: *const c_char) -> c_int;
+    /// Connection-level setting (e.g. "cipher"); returns the value now in effect, -1 on error.
+    pub fn sqlite3mc_config(db: *mut sqlite3, param_name: *const c_char, new_value: c_int) -> c_int;
+    /// A cipher's parameter on one connection; returns the value now in effect, -1 on error.
+    pub fn sqlite3mc_config_cipher(
+        db: *mut sqlite3,
+        cipher_name: *const c_char,
+        param_name: *const c_char,
+        new_value: c_int,
+    ) -> c_int;
 }
 
 pub const SQLITE_UTF8: c_uchar = 1;

@@ -1,0 +1,355 @@
+//! Encryption at rest (SQLite3 Multiple Ciphers): keying a connection, and `rekey`.
+//!
+//! Key material lives here only: a `KeyConfig` holds the passphrase (or `raw:` key bytes) in
+//! a buffer zeroed on drop, and is shared by `Arc` between the connections that need it, so it
+//! is wiped once the last thread of a closed database lets go of it. Keys reach SQLite through
+//! `sqlite3_key_v2` / `sqlite3_rekey_v2`, never through SQL text.
+//!
+//! Rekey does not rewrite the live file in place. SQLite3 Multiple Ciphers refuses to encrypt
+//! a plaintext database in WAL mode, and (reading its source) an in-place rekey in
+//! rollback-journal mode is not crash-safe: it writes page 1 with a new KDF salt while the hot journal holds pages
+//! encrypted under the old salt, so after a crash neither key derives the key the journal
+//! needs. Instead the writer (readers parked, connections closed) copies the checkpointed file
+//! to `<path>-rekey`, re-encrypts that private copy, checks it, and renames it over the
+//! database: the only change to the live path is one atomic rename, so a crash leaves either
+//! the old file (old key) or the new one (new key).
+
+use std::ffi::{CStr, CString};
+use std::os::raw::{c_int, c_void};
+use std::path::Path;
+use std::ptr;
+use std::sync::{Arc, Condvar, Mutex};
+
+use sqlite3mc_sys as ffi;
+use zeroize::Zeroizing;
+
+use crate::error::{DbError, DbResult};
+
+/// A cipher, its parameters and the key, as `Database.open` / `rekey` validated them.
+pub struct KeyConfig {
+    cipher: CString,
+    /// sqlite3mc parameter names and values, applied in order (SQLCipher's `legacy` first:
+    /// it resets the other parameters to that version's defaults).
+    params: Vec<(CString, c_int)>,
+    /// The passphrase bytes, or `raw:` followed by the key bytes (sqlite3mc's raw-key form).
+    key: Zeroizing<Vec<u8>>,
+}
+
+impl KeyConfig {
+    /// `None` for an empty key (no encryption).
+    pub fn new(cipher: &str, names: Vec<String>, values: Vec<i32>, key: &[u8]) -> DbResult<Option<Arc<KeyConfig>>> {
+        if key.is_empty() {
+            return Ok(None);
+        }
+        let invalid = || DbError::new("ERR_INVALID_ARG_VALUE", "invalid cipher settings");
+        if names.len() != values.len() {
+            return Err(invalid());
+        }
+        let cipher = CString::new(cipher).map_err(|_| invalid())?;
+        // SAFETY: a valid C string; sqlite3mc only reads it.
+        if unsafe { ffi::sqlite3mc_cipher_index(cipher.as_ptr()) } < 0 {
+            return Err(invalid());
+        }
+        let params = names
+            .into_iter()
+            .zip(values)
+            .map(|(n, v)| Ok((CString::new(n).map_err(|_| invalid())?, v)))
+            .collect::<DbResult<Vec<_>>>()?;
+        Ok(Some(Arc::new(KeyConfig { cipher, params, key: Zeroizing::new(key.to_vec()) })))
+    }
+
+    /// Makes this the cipher (with its parameters) that `sqlite3_key_v2` / `sqlite3_rekey_v2`
+    /// use on `db` next. Per connection: sqlite3mc keeps these settings per handle.
+    fn select_cipher(&self, db: *mut ffi::sqlite3) -> DbResult<()> {
+        // SAFETY: db is an open handle owned by the calling thread; the strings are valid.
+        unsafe {
+            let index = ffi::sqlite3mc_cipher_index(self.cipher.as_ptr());
+            if index < 0 || ffi::sqlite3mc_config(db, c"cipher".as_ptr(), index) != index {
+                return Err(DbError::new("ERR_ENCRYPTION_CONFIG", "the cipher could not be selected"));
+            }
+            for (name, value) in &self.params {
+                if ffi::sqlite3mc_config_cipher(db, self.cipher.as_ptr(), name.as_ptr(), *value) != *value {
+                    return Err(DbError::new(
+                        "ERR_ENCRYPTION_CONFIG",
+                        format!("the cipher parameter '{}' was refused", name.to_string_lossy()),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The page size this cipher needs (its legacy page size), if it needs one.
+    fn required_page_size(&self, db: *mut ffi::sqlite3) -> Option<i64> {
+        // SAFETY: as in select_cipher; a negative value reads the parameter.
+        let (legacy, size) = unsafe {
+            (
+                ffi::sqlite3mc_config_cipher(db, self.cipher.as_ptr(), c"legacy".as_ptr(), -1),
+                ffi::sqlite3mc_config_cipher(db, self.cipher.as_ptr(), c"legacy_page_size".as_ptr(), -1),
+            )
+        };
+        (legacy > 0 && size > 0).then_some(size as i64)
+    }
+
+    fn key_len(&self) -> c_int {
+        self.key.len() as c_int
+    }
+}
+
+/// Keys a freshly opened connection: the first thing done with it, before any read.
+pub fn key_connection(db: *mut ffi::sqlite3, config: &KeyConfig) -> DbResult<()> {
+    config.select_cipher(db)?;
+    // SAFETY: valid handle; the key buffer outlives the call (sqlite3mc derives and copies).
+    let rc = unsafe { ffi::sqlite3_key_v2(db, c"main".as_ptr(), config.key.as_ptr() as *const c_void, config.key_len()) };
+    if rc != ffi::SQLITE_OK {
+        return Err(DbError::sqlite(rc, format!("setting the encryption key failed: {}", errmsg(db))));
+    }
+    Ok(())
+}
+
+/// The open's first read failed: say what a key has to do with it. SQLite's own message for a
+/// wrong key is "file is not a database"; the key itself is never part of any message.
+pub fn explain_open_error(error: DbError, keyed: bool) -> DbError {
+    if error.code != "SQLITE_NOTADB" {
+        return error;
+    }
+    if keyed {
+        DbError::new(
+            "ERR_ENCRYPTION_KEY",
+            format!(
+                "the encryption key or cipher settings do not match this database, or it is not a database ({})",
+                error.message
+            ),
+        )
+    } else {
+        DbError { message: format!("{} (if it is encrypted, open it with its encryptionKey and cipher)", error.message), ..error }
+    }
+}
+
+fn errmsg(db: *mut ffi::sqlite3) -> String {
+    // SAFETY: valid handle; the message is copied at once.
+    unsafe { CStr::from_ptr(ffi::sqlite3_errmsg(db)).to_string_lossy().into_owned() }
+}
+
+/// The readers' side of a rekey. The writer parks every reader (each closes its connection
+/// and waits), swaps the file, then releases them with the key now current; each reopens its
+/// connection with it before its next read.
+pub struct ReaderGate {
+    state: Mutex<GateState>,
+    cond: Condvar,
+}
+
+struct GateState {
+    /// The key every connection opens with now.
+    key: Option<Arc<KeyConfig>>,
+    /// Bumped by each release: a parked reader waits for it to change.
+    generation: u64,
+    /// Readers parked for the current rekey.
+    parked: usize,
+    /// Reader threads that have ended.
+    exited: usize,
+}
+
+impl ReaderGate {
+    pub fn new(key: Option<Arc<KeyConfig>>) -> ReaderGate {
+        ReaderGate { state: Mutex::new(GateState { key, generation: 0, parked: 0, exited: 0 }), cond: Condvar::new() }
+    }
+
+    pub fn key(&self) -> Option<Arc<KeyConfig>> {
+        self.state.lock().unwrap().key.clone()
+    }
+
+    /// Reader side: called with its connection closed. Returns once released, with the key to
+    /// reopen with.
+    pub fn park(&self) -> Option<Arc<KeyConfig>> {
+        let mut st = self.state.lock().unwrap();
+        st.parked += 1;
+        self.cond.notify_all();
+        let generation = st.generation;
+        while st.generation == generation {
+            st = self.cond.wait(st).unwrap();
+        }
+        st.key.clone()
+    }
+
+    /// A reader thread ended (the database is closing): it will never park, count it as parked.
+    pub fn reader_exited(&self) {
+        self.state.lock().unwrap().exited += 1;
+        self.cond.notify_all();
+    }
+
+    /// Writer side: waits until `readers` readers have parked (or ended).
+    pub fn wait_parked(&self, readers: usize) {
+        let mut st = self.state.lock().unwrap();
+        while st.parked + st.exited < readers {
+            st = self.cond.wait(st).unwrap();
+        }
+    }
+
+    /// Writer side: sets the key and lets every parked reader reopen.
+    pub fn release(&self, key: Option<Arc<KeyConfig>>) {
+        let mut st = self.state.lock().unwrap();
+        st.key = key;
+        st.parked = 0;
+        st.generation += 1;
+        self.cond.notify_all();
+    }
+}
+
+/// The private copy a rekey works on, next to the database.
+pub fn rekey_path(path: &str) -> String {
+    format!("{path}-rekey")
+}
+
+/// Removes what an interrupted rekey left behind (the copy and its journal). Never the database.
+pub fn remove_rekey_leftovers(path: &str) {
+    let tmp = rekey_path(path);
+    let _ = std::fs::remove_file(format!("{tmp}-journal"));
+    let _ = std::fs::remove_file(&tmp);
+}
+
+/// A connection to the rekey copy, closed on drop.
+struct Scratch(*mut ffi::sqlite3);
+
+impl Scratch {
+    fn open(path: &str) -> DbResult<Scratch> {
+        let c_path = CString::new(path).map_err(|_| DbError::new("ERR_INVALID_PATH", "the path contains a NUL character"))?;
+        let mut db = ptr::null_mut();
+        let flags = ffi::SQLITE_OPEN_READWRITE | ffi::SQLITE_OPEN_NOMUTEX | ffi::SQLITE_OPEN_EXRESCODE;
+        // SAFETY: valid C string and out-pointer; Drop closes the handle even on error.
+        let rc = unsafe { ffi::sqlite3_open_v2(c_path.as_ptr(), &mut db, flags, ptr::null()) };
+        let scratch = Scratch(db);
+        if rc != ffi::SQLITE_OK {
+            return Err(scratch.error("opening the rekey copy"));
+        }
+        Ok(scratch)
+    }
+
+    fn exec(&self, sql: &str) -> DbResult<()> {
+        let c_sql = CString::new(sql).expect("static SQL");
+        // SAFETY: valid handle and C string; no callback.
+        let rc = unsafe { ffi::sqlite3_exec(self.0, c_sql.as_ptr(), None, ptr::null_mut(), ptr::null_mut()) };
+        if rc == ffi::SQLITE_OK {
+            Ok(())
+        } else {
+            Err(self.error(sql))
+        }
+    }
+
+    /// The first column of the first row, as text.
+    fn text(&self, sql: &str) -> DbResult<String> {
+        let c_sql = CString::new(sql).expect("static SQL");
+        let mut stmt = ptr::null_mut();
+        // SAFETY: valid handle; the statement is finalized before returning.
+        unsafe {
+            if ffi::sqlite3_prepare_v3(self.0, c_sql.as_ptr(), -1, 0, &mut stmt, ptr::null_mut()) != ffi::SQLITE_OK {
+                return Err(self.error(sql));
+            }
+            let rc = ffi::sqlite3_step(stmt);
+            let text = if rc == ffi::SQLITE_ROW {
+                let p = ffi::sqlite3_column_text(stmt, 0);
+                Ok(if p.is_null() { String::new() } else { CStr::from_ptr(p as _).to_string_lossy().into_owned() })
+            } else {
+                Err(self.error(sql))
+            };
+            ffi::sqlite3_finalize(stmt);
+            text
+        }
+    }
+
+    fn error(&self, what: &str) -> DbError {
+        if self.0.is_null() {
+            return DbError::new("SQLITE_NOMEM", "out of memory");
+        }
+        // SAFETY: valid handle.
+        let code = unsafe { ffi::sqlite3_extended_errcode(self.0) };
+        DbError::sqlite(code, format!("rekey ({what}): {}", errmsg(self.0)))
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        // SAFETY: from sqlite3_open_v2 (possibly null), closed once.
+        unsafe { ffi::sqlite3_close_v2(self.0) };
+    }
+}
+
+/// Opens the copy with `key`, failing if the key does not read it.
+fn open_keyed(path: &str, key: Option<&KeyConfig>) -> DbResult<Scratch> {
+    let scratch = Scratch::open(path)?;
+    if let Some(key) = key {
+        key_connection(scratch.0, key)?;
+    }
+    scratch.text("SELECT count(*) FROM sqlite_schema")?;
+    Ok(scratch)
+}
+
+/// Builds `<path>-rekey`: a copy of the database (already checkpointed, in rollback-journal
+/// mode, with writes held off by the caller) re-encrypted from `old` to `new`, verified, and
+/// synced to disk. The database itself is only read.
+pub fn build_rekeyed_copy(path: &str, old: Option<&KeyConfig>, new: Option<&KeyConfig>) -> DbResult<String> {
+    let tmp = rekey_path(path);
+    remove_rekey_leftovers(path);
+    let io = |what: &str, e: std::io::Error| DbError::new("SQLITE_IOERR", format!("rekey: {what}: {e}"));
+    std::fs::copy(path, &tmp).map_err(|e| io("copying the database", e))?;
+    let result = (|| {
+        {
+            let scratch = open_keyed(&tmp, old)?;
+            let mode = scratch.text("PRAGMA journal_mode = DELETE")?;
+            if !mode.eq_ignore_ascii_case("delete") {
+                return Err(DbError::new("ERR_REKEY", format!("rekey: the copy stayed in journal_mode '{mode}'")));
+            }
+            match new {
+                Some(new) => {
+                    new.select_cipher(scratch.0)?;
+                    // A plaintext database can take the page size a legacy cipher needs; an
+                    // encrypted one cannot change it (sqlite3mc refuses, and says so below).
+                    if let (None, Some(size)) = (old, new.required_page_size(scratch.0)) {
+                        if scratch.text("PRAGMA page_size")?.parse::<i64>().ok() != Some(size) {
+                            scratch.exec(&format!("PRAGMA page_size = {size}; VACUUM"))?;
+                        }
+                    }
+                    // SAFETY: valid handle; the key buffer outlives the call.
+                    let rc = unsafe {
+                        ffi::sqlite3_rekey_v2(scratch.0, c"main".as_ptr(), new.key.as_ptr() as *const c_void, new.key_len())
+                    };
+                    if rc != ffi::SQLITE_OK {
+                        return Err(scratch.error("re-encrypting"));
+                    }
+                }
+                None => {
+                    // SAFETY: valid handle; a null key decrypts.
+                    if unsafe { ffi::sqlite3_rekey_v2(scratch.0, c"main".as_ptr(), ptr::null(), 0) } != ffi::SQLITE_OK {
+                        return Err(scratch.error("decrypting"));
+                    }
+                }
+            }
+        }
+        // Read every page back with the new key before the copy may replace the database.
+        let check = open_keyed(&tmp, new)?.text("PRAGMA quick_check")?;
+        if check != "ok" {
+            return Err(DbError::new("ERR_REKEY", format!("rekey: the re-encrypted copy failed its check: {check}")));
+        }
+        std::fs::File::open(&tmp).and_then(|f| f.sync_all()).map_err(|e| io("syncing the copy", e))?;
+        Ok(())
+    })();
+    match result {
+        Ok(()) => Ok(tmp),
+        Err(e) => {
+            remove_rekey_leftovers(path);
+            Err(e)
+        }
+    }
+}
+
+/// Replaces the database with the rekeyed copy: one atomic rename, then the directory synced
+/// so the rename itself is durable.
+pub fn swap_in(path: &str, tmp: &str) -> DbResult<()> {
+    let io = |what: &str, e: std::io::Error| DbError::new("SQLITE_IOERR", format!("rekey: {what}: {e}"));
+    std::fs::rename(tmp, path).map_err(|e| io("replacing the database with its rekeyed copy", e))?;
+    let dir = Path::new(path).parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    if let Ok(d) = std::fs::File::open(dir) {
+        let _ = d.sync_all();
+    }
+    Ok(())
+}
