@@ -146,7 +146,7 @@ impl Connection {
 
     /// Turns the writer's change hooks on or off. Off while no live query exists: the
     /// pre-update hook costs ~150 instructions a row and disables SQLite's fast path for
-    /// `DELETE FROM t` (experiments/017). Turned on inside an open transaction, the changes made
+    /// `DELETE FROM t` (experiments/018). Turned on inside an open transaction, the changes made
     /// before are unknown, so its commit counts as changing everything.
     pub fn set_tracking(&self, on: bool) {
         // SAFETY: the tracker outlives the hooks (see install_hooks).
