@@ -13,6 +13,8 @@ export const CONFIGS = {
   quick: { name: 'quick', warmupMs: 20, warmupIters: 1, budgetMs: 100, minIters: 3, maxIters: 200 },
   // Smoke (CI): every lane once, to prove it runs and does the work it declares.
   smoke: { name: 'smoke', warmupMs: 0, warmupIters: 1, budgetMs: 0, minIters: 1, maxIters: 1 },
+  // Instruction counting (npm run ab -- --callgrind): a fixed amount of work, no time budget.
+  callgrind: { name: 'callgrind', warmupMs: 0, warmupIters: 2, budgetMs: 0, minIters: 10, maxIters: 10 },
 }
 
 const now = () => performance.now()
