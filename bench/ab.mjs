@@ -39,7 +39,7 @@ if (refs.length !== 2) {
 const only = opt('only', 'select')
 const rounds = Number(opt('rounds', '4'))
 const callgrind = argv.includes('--callgrind')
-const sh = (cmd, args, o = {}) => execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], ...o }).trim()
+const sh = (cmd, args, o = {}) => (execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], ...o }) ?? '').trim()
 
 // ---- check out and build each ref once
 function prepare(ref) {
