@@ -38,7 +38,7 @@ const LIBRARIES = {
 }
 const NOTES = {
   powersync: 'its API takes SQL text and its workers prepare each statement per call: no statement reuse is possible',
-  'node-sqlite': `built into Node ${'24'}`,
+  'node-sqlite': 'built into Node 24',
 }
 
 // ---- arguments: --name=value or --name value
