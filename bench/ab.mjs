@@ -8,8 +8,9 @@
 //
 // Wall-time mode (default): rounds alternate the order A B, B A, A B, … (4 rounds by default),
 // each side one `bench/run.mjs --libs=resqlite` process per round; per case, the ratio of
-// medians B/A over the pooled samples with a bootstrap 95 % confidence interval, plus each
-// round's ratio. A CI that excludes 1 is a difference; otherwise there is none to claim.
+// medians B/A over the pooled samples with a bootstrap 95 % confidence interval (rounds
+// resampled, then samples within them, so drift between rounds widens it), plus each round's
+// ratio. A CI that excludes 1 is a difference; otherwise there is none to claim.
 //
 // --callgrind: for lanes too noisy in wall time, counts instructions instead: each side runs
 // the lanes once under valgrind --tool=callgrind with a fixed number of calls (config
@@ -21,7 +22,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, 
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import os from 'node:os'
-import { bootstrapRatioCI, median } from './stats.mjs'
+import { bootstrapRoundsRatioCI, median } from './stats.mjs'
 import { casesOf } from './compare.mjs'
 
 const BENCH = dirname(fileURLToPath(import.meta.url))
@@ -78,15 +79,15 @@ if (!callgrind) {
       runs[side].push(casesOf(JSON.parse(readFileSync(join(out, file), 'utf8'))))
     }
   }
-  lines.push(`${rounds} rounds, order A B, B A, …; ratio = median(B) / median(A) over pooled samples, 95 % bootstrap CI; below 1: B is faster`, '')
+  lines.push(`${rounds} rounds, order A B, B A, …; ratio = median(B) / median(A) over pooled samples; 95 % CI by bootstrap over rounds, then samples within them; below 1: B is faster`, '')
   lines.push('| case | metric | A median ms | B median ms | B / A | 95 % CI | per round | verdict |', '|---|---|---|---|---|---|---|---|')
   for (const key of runs.A[0].keys()) {
     for (const metric of ['wall', 'js']) {
-      const pool = (side) => runs[side].flatMap((m) => m.get(key)?.samples?.[metric] ?? [])
-      const a = pool('A')
-      const b = pool('B')
+      const perRoundSamples = (side) => runs[side].map((m) => m.get(key)?.samples?.[metric] ?? [])
+      const a = perRoundSamples('A').flat()
+      const b = perRoundSamples('B').flat()
       if (!a.length || !b.length) continue
-      const ci = bootstrapRatioCI(a, b)
+      const ci = bootstrapRoundsRatioCI(perRoundSamples('A'), perRoundSamples('B'))
       const perRound = runs.A.map((m, i) => f(runs.B[i].get(key)[metric].median / m.get(key)[metric].median))
       const verdict = ci.hi < 1 ? 'B faster' : ci.lo > 1 ? 'B slower' : 'no difference shown'
       lines.push(`| ${key.split('|')[1]} | ${metric} | ${f(median(a))} | ${f(median(b))} | ${f(ci.ratio)} | ${f(ci.lo)} – ${f(ci.hi)} | ${perRound.join(' ')} | ${verdict} |`)

@@ -42,18 +42,30 @@ export function bootstrapMedianCI(values, iterations = 1000, seed = 1) {
   return { lo, hi, halfWidth: (hi - lo) / 2 }
 }
 
-// Bootstrap 95 % CI of median(b) / median(a), resampling both sides independently.
-export function bootstrapRatioCI(a, b, iterations = 2000, seed = 1) {
+// Bootstrap 95 % CI of median(B) / median(A) over the rounds of an interleaved A/B (round i
+// ran A and B next to each other): each
+// resample draws rounds with replacement, then samples within each drawn round. Between-round
+// drift (load from other processes) widens the interval, as it should; pooling every sample
+// as if independent would hide it.
+export function bootstrapRoundsRatioCI(aRounds, bRounds, iterations = 2000, seed = 1) {
   const rand = rng(seed)
-  const pick = (v) => {
-    const buf = new Float64Array(v.length)
-    for (let j = 0; j < v.length; j++) buf[j] = v[Math.floor(rand() * v.length)]
-    return sortedQuantile(buf.sort(), 0.5)
+  const R = aRounds.length
+  const pick = (v, into) => {
+    for (let j = 0; j < v.length; j++) into.push(v[Math.floor(rand() * v.length)])
   }
   const ratios = new Float64Array(iterations)
-  for (let i = 0; i < iterations; i++) ratios[i] = pick(b) / pick(a)
+  for (let i = 0; i < iterations; i++) {
+    const a = []
+    const b = []
+    for (let r = 0; r < R; r++) {
+      const k = Math.floor(rand() * R)
+      pick(aRounds[k], a)
+      pick(bRounds[k], b)
+    }
+    ratios[i] = median(b) / median(a)
+  }
   ratios.sort()
-  return { ratio: median(b) / median(a), lo: sortedQuantile(ratios, 0.025), hi: sortedQuantile(ratios, 0.975) }
+  return { ratio: median(bRounds.flat()) / median(aRounds.flat()), lo: sortedQuantile(ratios, 0.025), hi: sortedQuantile(ratios, 0.975) }
 }
 
 // At most `max` samples kept for the results file, evenly spaced in the order they were taken,
