@@ -43,10 +43,9 @@ export function bootstrapMedianCI(values, iterations = 1000, seed = 1) {
 }
 
 // Bootstrap 95 % CI of median(B) / median(A) over the rounds of an interleaved A/B (round i
-// ran A and B next to each other): each
-// resample draws rounds with replacement, then samples within each drawn round. Between-round
-// drift (load from other processes) widens the interval, as it should; pooling every sample
-// as if independent would hide it.
+// ran A and B next to each other): each resample draws rounds with replacement, then samples
+// within each drawn round. Drift between rounds (load from other processes) widens the
+// interval, as it should; pooling every sample as if independent would hide it.
 export function bootstrapRoundsRatioCI(aRounds, bRounds, iterations = 2000, seed = 1) {
   const rand = rng(seed)
   const R = aRounds.length
