@@ -21,6 +21,11 @@ export function readmeSection(res, file) {
     const r = get('resqlite', id)
     const ref = get(REFERENCE_LIB, id)
     const any = r ?? ref
+    // Memory lanes: RSS growth in MB for every library (ratios of near-zero growth mean nothing).
+    if (any.rss) {
+      const mb = (lib) => (get(lib, id)?.rss ? `+${fmt(get(lib, id).rss.median)} MB` : '–')
+      return [any.title, mb('resqlite'), mb(REFERENCE_LIB), '', '', ...peers.map(mb)]
+    }
     return [
       any.title,
       r ? `${fmt(r.wall.median)} / ${fmt(r.js.median)}` : '–',

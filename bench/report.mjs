@@ -1,4 +1,8 @@
 // Turns a results object (see run.mjs) into the console table and the Markdown report.
+// node bench/report.mjs <results.json> rewrites the .md next to it from the JSON (after a
+// change to this formatting; the numbers come from the file).
+import { readFileSync, writeFileSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
 export const REFERENCE_LIB = 'better-sqlite3'
 
 export const fmt = (x) => (x === undefined || x === null || Number.isNaN(x) ? '–' : Math.abs(x) >= 100 ? x.toFixed(1) : Math.abs(x) >= 1 ? x.toFixed(2) : x.toFixed(3))
@@ -64,6 +68,8 @@ function ratioSummary(res) {
     return [`\`${id}\``, title, ...res.libraries.map((lib) => {
       const c = cases.find((x) => x.id === id && x.lib === lib)
       if (!c) return '–'
+      // Memory: RSS growth in MB, not a ratio (growth near zero makes ratios meaningless).
+      if (c.rss) return `+${fmt(c.rss.median)} MB`
       const r = ratio(c.wall.median, ref?.wall.median)
       return lib === REFERENCE_LIB ? `${fmt(c.wall.median)} ms` : r === undefined ? `${fmt(c.wall.median)} ms` : `${fmt(r)}×`
     })]
@@ -88,7 +94,7 @@ export function markdownReport(res) {
 
 ${res.peers.map((p) => `- **${p.lib}**: ${p.present ? 'present' : `absent — ${p.reason}`}${p.note ? ` (${p.note})` : ''}`).join('\n')}
 
-## Wall time relative to better-sqlite3 (median; below 1 is faster)
+## Wall time relative to better-sqlite3 (median; below 1 is faster; memory lanes: RSS growth)
 
 ${ratioSummary(res)}
 
@@ -102,4 +108,10 @@ ${groups.map((g) => `\n### ${g}\n\n${mdTable(HEADER, rows.filter((r) => r.c.grou
 ${res.targets.some((t) => t.value !== undefined) ? `\n## Targets (resqlite / peer, from the medians above)\n\n${mdTable(['target', 'measured', 'goal', 'result'], targetRows(res))}\n` : ''}
 ${res.comparison ? `\n## Compared to ${res.comparison.to}\n\n\`\`\`\n${res.comparison.text}\n\`\`\`\n` : ''}
 ${res.problems.length ? `## Problems\n\n${res.problems.map((p) => `- ${p}`).join('\n')}\n` : ''}`
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const file = process.argv[2]
+  writeFileSync(file.replace(/\.json$/, '.md'), markdownReport(JSON.parse(readFileSync(file, 'utf8'))))
+  console.log(`wrote ${file.replace(/\.json$/, '.md')}`)
 }
