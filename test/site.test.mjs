@@ -3,6 +3,7 @@
 // file:// (as a reader would, offline), and checks that every chart has data, that the
 // experiments filter works and that nothing was logged as an error. Saves a screenshot to
 // test-output/site.png. Fails (does not skip) when chromium is missing: .ci/run installs it.
+// SITE_RESULTS=<dir> builds from another results directory (to try the page on other runs).
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { existsSync, mkdtempSync, mkdirSync, rmSync } from 'node:fs'
