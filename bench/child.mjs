@@ -1,17 +1,19 @@
-// One library, one lane, one process: node child.mjs <lib> <lane> <db> [--quick]
-// Prints one line "RESULT <json>" on stdout.
-import { runLane } from './lanes.mjs'
+// One library, one lane, one process: node --expose-gc child.mjs <lib> <lane> <db> <config>
+// Prints one line "RESULT <json>" on stdout, with the raw samples (the orchestrator summarizes).
+import { runLane } from './lanes/index.mjs'
+import { CONFIGS } from './measure.mjs'
 
-const [lib, lane, dbPath] = process.argv.slice(2)
-const quick = process.argv.includes('--quick')
+const [lib, lane, dbPath, config = 'full'] = process.argv.slice(2)
 const out = { lib, lane, node: process.version }
 let driver
 try {
   const { open } = await import(`./drivers/${lib}.mjs`)
   driver = await open(dbPath)
   out.versions = driver.versions
+  out.sync = driver.sync
+  if (driver.notes) out.notes = driver.notes
   await new Promise((r) => setImmediate(r)) // event loop running before ELU is read
-  out.cases = await runLane(lane, driver, quick)
+  out.cases = await runLane(lane, driver, CONFIGS[config])
 } catch (err) {
   out.error = { message: String(err?.message ?? err), code: err?.code, stack: err?.stack }
 }

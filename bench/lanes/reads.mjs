@@ -1,0 +1,157 @@
+// Read lanes: rows and JSON bytes at several sizes and shapes, concurrency, point queries,
+// parameterized batches, reads inside a transaction, and the event loop's longest stall.
+import { rng, NARROW_ROWS, SHAPE_ROWS, WIDE_ROWS } from '../data.mjs'
+import { measure } from '../measure.mjs'
+import { hash, hashRows, fmtN, makeCase, rowsOf, rowsOfMany } from './common.mjs'
+
+const POINT_BATCH = 2_000 // queries per point-lane sample
+const IN_FLIGHT = 64 // point lane, async libraries
+const RANGES_PER_BATCH = 100
+const RANGE_ROWS = 500
+const RANGE_TABLE = 50_000 // ranges are drawn from ids 1..50,000
+const CONCURRENT_ROWS = 1_000 // rows per query in the concurrent lane
+const TX_READS = 100 // point reads inside one transaction
+
+// SELECT * FROM t WHERE id <= n → n rows, for each n; one case per size.
+async function selectSizes(d, cfg, group, idPrefix, sizes) {
+  const q = await d.prepare('SELECT * FROM t WHERE id <= ?')
+  const cases = []
+  for (const n of sizes) {
+    const check = hashRows(await q.all([n]))
+    const m = await measure(d, () => q.all([n]), cfg, { expect: { ops: 1, rows: n }, count: rowsOf })
+    cases.push(makeCase(group, `${idPrefix}.${n}`, `select → rows, ${fmtN(n)}`, check, m))
+  }
+  return cases
+}
+
+const select = (d, cfg) => selectSizes(d, cfg, 'select', 'select', [10, 100, 1_000, 10_000])
+const scaling = (d, cfg) => selectSizes(d, cfg, 'scaling', 'scale', [500, 5_000, 20_000])
+
+// selectBytes (resqlite: JSON built natively) vs rows + JSON.stringify + Buffer.from (peers).
+// Rows are counted in the bytes by their opening `{"id":` (outside timing).
+const countJsonRows = (buf) => {
+  let n = 0
+  for (let i = buf.indexOf('{"id":'); i >= 0; i = buf.indexOf('{"id":', i + 6)) n++
+  return { rows: n, array: buf[0] === 0x5b && buf[buf.length - 1] === 0x5d }
+}
+async function bytes(d, cfg) {
+  const q = await d.prepare('SELECT * FROM t WHERE id <= ?')
+  const n = 10_000
+  const check = hash(await q.bytes([n]))
+  const m = await measure(d, () => q.bytes([n]), cfg, { expect: { ops: 1, rows: n, array: true }, count: countJsonRows })
+  return [makeCase('bytes', 'bytes.10000', 'selectBytes / rows + JSON.stringify, 10,000', check, m)]
+}
+
+// Schema shapes: the same 1,000 rows' worth of work over differently shaped tables.
+const SHAPES = [
+  ['narrow', 'narrow (3 cols: int, text, real)', `SELECT * FROM t WHERE id <= ${SHAPE_ROWS}`, SHAPE_ROWS],
+  ['wide', 'wide (20 cols)', 'SELECT * FROM w', WIDE_ROWS],
+  ['text', 'text-heavy (5 × 20–200 chars)', 'SELECT * FROM text_heavy', SHAPE_ROWS],
+  ['numeric', 'numeric-heavy (5 int + 5 real)', 'SELECT * FROM numeric', SHAPE_ROWS],
+  ['nullable', 'nullable (10 cols, half NULL)', 'SELECT * FROM nullable', SHAPE_ROWS],
+]
+async function shapes(d, cfg) {
+  const cases = []
+  for (const [id, title, sql, rows] of SHAPES) {
+    const q = await d.prepare(sql)
+    const check = hashRows(await q.all([]))
+    const m = await measure(d, () => q.all([]), cfg, { expect: { ops: 1, rows }, count: rowsOf })
+    cases.push(makeCase('shapes', `shape.${id}`, `${title}, ${fmtN(rows)} rows`, check, m))
+  }
+  return cases
+}
+
+// N queries of 1,000 rows each (different ranges) in flight together: Promise.all for async
+// libraries, a loop for sync ones (which cannot overlap them).
+async function concurrent(d, cfg) {
+  const q = await d.prepare('SELECT * FROM t WHERE id BETWEEN ? AND ?')
+  const cases = []
+  for (const n of [1, 2, 4, 8]) {
+    const ranges = Array.from({ length: n }, (_, i) => [1 + i * 5_000, i * 5_000 + CONCURRENT_ROWS])
+    const op = d.sync ? () => ranges.map((r) => q.all(r)) : () => Promise.all(ranges.map((r) => q.all(r)))
+    const check = hashRows(await Promise.all(ranges.map((r) => q.all(r))))
+    const m = await measure(d, op, cfg, { expect: { ops: n, rows: n * CONCURRENT_ROWS }, count: rowsOfMany })
+    cases.push(makeCase('concurrent', `concurrent.${n}`, `${n} × ${fmtN(CONCURRENT_ROWS)} rows ${d.sync ? '(loop)' : 'in flight'}`, check, m))
+  }
+  return cases
+}
+
+// 2,000 point queries on seeded random ids: a loop (sync) or 64 kept in flight (async).
+// The op returns how many rows it found (every id exists).
+async function point(d, cfg) {
+  const q = await d.prepare('SELECT * FROM t WHERE id = ?')
+  const rand = rng(7)
+  const ids = Array.from({ length: 100_000 }, () => 1 + Math.floor(rand() * NARROW_ROWS))
+  const first = []
+  for (let i = 0; i < 100; i++) first.push(await q.get([ids[i]]))
+  let k = 0
+  const next = () => ids[k++ % ids.length]
+  const op = d.sync
+    ? () => {
+        let found = 0
+        for (let i = 0; i < POINT_BATCH; i++) if (q.get([next()])) found++
+        return found
+      }
+    : async () => {
+        let issued = 0
+        let found = 0
+        const worker = async () => {
+          while (issued < POINT_BATCH) {
+            issued++
+            if (await q.get([next()])) found++
+          }
+        }
+        await Promise.all(Array.from({ length: IN_FLIGHT }, worker))
+        return found
+      }
+  const m = await measure(d, op, cfg, { expect: { ops: POINT_BATCH, rows: POINT_BATCH }, count: (found) => ({ rows: found }) })
+  return [makeCase('point', 'point', `point query, ${fmtN(POINT_BATCH)} per sample (${d.sync ? 'loop' : `${IN_FLIGHT} in flight`})`, hashRows(first), m, { perSample: [POINT_BATCH, 'q'] })]
+}
+
+// 100 parameterized range queries × 500 rows: all issued at once (async) or a loop (sync).
+async function batch(d, cfg) {
+  const q = await d.prepare('SELECT * FROM t WHERE id BETWEEN ? AND ?')
+  const rand = rng(11)
+  const batches = Array.from({ length: 10 }, () =>
+    Array.from({ length: RANGES_PER_BATCH }, () => {
+      const lo = 1 + Math.floor(rand() * (RANGE_TABLE - RANGE_ROWS + 1))
+      return [lo, lo + RANGE_ROWS - 1]
+    }),
+  )
+  const check = hashRows(await Promise.all(batches[0].map((r) => q.all(r))))
+  let b = 0
+  const op = d.sync ? () => batches[b++ % batches.length].map((r) => q.all(r)) : () => Promise.all(batches[b++ % batches.length].map((r) => q.all(r)))
+  const m = await measure(d, op, cfg, { expect: { ops: RANGES_PER_BATCH, rows: RANGES_PER_BATCH * RANGE_ROWS }, count: rowsOfMany })
+  return [makeCase('batch', 'batch', `${RANGES_PER_BATCH} queries × ${RANGE_ROWS} rows (${d.sync ? 'loop' : 'concurrent'})`, check, m)]
+}
+
+// Reads inside a transaction: one transaction doing 100 point reads one after another (on
+// resqlite they run on the writer's connection, as a read-your-writes transaction must).
+async function txReads(d, cfg) {
+  const q = await d.prepare('SELECT * FROM t WHERE id = ?')
+  const rand = rng(12)
+  const ids = Array.from({ length: TX_READS }, () => 1 + Math.floor(rand() * NARROW_ROWS))
+  const txn = d.transaction(
+    d.sync
+      ? (tx) => ids.map((id) => tx.get(q, [id]))
+      : async (tx) => {
+          const out = []
+          for (const id of ids) out.push(await tx.get(q, [id]))
+          return out
+        },
+  )
+  const first = await txn()
+  const m = await measure(d, () => txn(), cfg, { expect: { ops: TX_READS, rows: TX_READS }, count: (rs) => ({ rows: rs.filter(Boolean).length }) })
+  return [makeCase('tx-reads', 'tx-reads', `transaction with ${TX_READS} point reads`, hashRows(first), m)]
+}
+
+// The event loop's longest stall while 100,000 rows are selected.
+async function stall(d, cfg) {
+  const q = await d.prepare('SELECT * FROM t')
+  const check = hashRows(await q.all([]))
+  const c = { ...cfg, minIters: Math.min(cfg.minIters, 10) }
+  const m = await measure(d, () => q.all([]), c, { stall: true, expect: { ops: 1, rows: NARROW_ROWS }, count: rowsOf })
+  return [makeCase('stall', 'stall', `longest stall, select ${fmtN(NARROW_ROWS)} rows`, check, m)]
+}
+
+export const READ_LANES = { select, bytes, shapes, scaling, concurrent, point, batch, 'tx-reads': txReads, stall }

@@ -1,0 +1,74 @@
+// The benchmark dashboard (site/) in a real browser: Debian's chromium driven by
+// playwright-core. Builds the page from the committed results into a temp dir, opens it from
+// file:// (as a reader would, offline), and checks that every chart has data, that the
+// experiments filter works and that nothing was logged as an error. Saves a screenshot to
+// test-output/site.png. Fails (does not skip) when chromium is missing: .ci/run installs it.
+// SITE_RESULTS=<dir> builds from another results directory (to try the page on other runs).
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { existsSync, mkdtempSync, mkdirSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { pathToFileURL, fileURLToPath } from 'node:url'
+import { build } from '../site/build.mjs'
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url))
+const CHROMIUM = '/usr/bin/chromium'
+const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
+
+test('dashboard: every chart has data, the filter works, no console errors', async () => {
+  assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: apt-get install -y chromium (.ci/run does)`)
+  const out = mkdtempSync(join(tmpdir(), 'resqlite-site-'))
+  const { chromium } = await import('playwright-core')
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS })
+  try {
+    build({ out, ...(process.env.SITE_RESULTS ? { results: process.env.SITE_RESULTS } : {}) })
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } })
+    const errors = []
+    page.on('console', (m) => m.type() === 'error' && errors.push(`console: ${m.text()}`))
+    page.on('pageerror', (e) => errors.push(`page error: ${e.message}`))
+    page.on('requestfailed', (r) => errors.push(`request failed: ${r.url()}`))
+    await page.goto(pathToFileURL(join(out, 'index.html')).href)
+    await page.waitForFunction(() => window.__siteReady === true, null, { timeout: 10_000 })
+
+    const { charts, canvases, groups, historyIds } = await page.evaluate(() => ({
+      charts: Object.values(window.Chart.instances).map((c) => ({
+        id: c.canvas.id,
+        datasets: c.data.datasets.length,
+        points: c.data.datasets.flatMap((d) => d.data).filter((v) => typeof v === 'number' && Number.isFinite(v) && v > 0).length,
+      })),
+      canvases: [...document.querySelectorAll('canvas')].map((c) => c.id),
+      groups: [...new Set(window.BENCH.latest.cases.map((c) => c.group))],
+      historyIds: Object.keys(window.BENCH.history.at(-1).cases),
+    }))
+    // One chart per canvas, and at least wall + JS-thread for every lane group of the latest run.
+    assert.deepEqual(charts.map((c) => c.id).sort(), [...canvases].sort())
+    for (const g of groups) {
+      assert.ok(canvases.includes(`chart-${g}-wall`), `no wall chart for ${g}`)
+      assert.ok(canvases.includes(`chart-${g}-js`), `no JS-thread chart for ${g}`)
+    }
+    assert.ok(groups.length >= 5, `latest run has only ${groups.length} lane groups`)
+    assert.ok(historyIds.length > 0, 'history has no resqlite cases')
+    assert.ok(canvases.some((id) => id.startsWith('history-')), 'no history chart')
+    for (const c of charts) {
+      assert.ok(c.datasets > 0, `${c.id}: no datasets`)
+      assert.ok(c.points > 0, `${c.id}: no data points`)
+    }
+
+    // The experiments filter shows only the chosen status.
+    const total = await page.$$eval('#experiment-rows tr', (rs) => rs.length)
+    assert.ok(total > 0, 'no experiments listed')
+    await page.click('button[data-filter="rejected"]')
+    const shown = await page.$$eval('#experiment-rows tr:not([hidden])', (rs) => rs.map((r) => r.dataset.status))
+    assert.ok(shown.length > 0 && shown.length < total, `rejected filter shows ${shown.length} of ${total}`)
+    assert.ok(shown.every((s) => s === 'rejected'), `rejected filter shows ${shown}`)
+    await page.click('button[data-filter="all"]')
+
+    mkdirSync(join(ROOT, 'test-output'), { recursive: true })
+    await page.screenshot({ path: join(ROOT, 'test-output', 'site.png'), fullPage: true })
+    assert.deepEqual(errors, [])
+  } finally {
+    await browser.close()
+    rmSync(out, { recursive: true, force: true })
+  }
+})
