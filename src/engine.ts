@@ -5,6 +5,10 @@ import { ResqliteError, abortError } from './errors'
 import { binding, Done, JobKind, type NativeDatabase } from './native'
 import type { Packed } from './params'
 
+/** How long after sending a write the event loop keeps polling for its completion instead of
+ * sleeping (experiments/019). */
+const WRITE_POLL_MS = 0.1
+
 export interface EngineOptions {
   readers: number
   busyTimeout: number
@@ -41,6 +45,8 @@ interface Job {
   parts?: RowsAssembler
   /** Rejected early (aborted, or a part failed to decode): later completions are ignored. */
   settled?: boolean
+  /** A writer job, counted while in flight (see #pollWhileWaiting). */
+  polled?: boolean
   /** A transaction's writer job: told when an error left the writer outside any transaction. */
   onNoTransaction?: (error: ResqliteError) => void
 }
@@ -53,6 +59,9 @@ export class Engine {
   readonly #native: NativeDatabase
   readonly #jobs = new Map<number, Job>()
   readonly #streams = new Map<number, { sql: string; sink: StreamSink }>()
+  #polledInFlight = 0
+  #spinUntil = 0
+  #spinning = false
   readonly #safeIntegers: boolean
   #nextId = 0
 
@@ -105,9 +114,28 @@ export class Engine {
   write<T>(kind: JobKind, sql: string, packed: Packed, onNoTransaction?: (error: ResqliteError) => void): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       const id = this.#newId()
-      this.#track(id, { kind, sql, resolve, reject, onNoTransaction })
+      this.#track(id, { kind, sql, resolve, reject, onNoTransaction, polled: true })
       this.#native.write(id, kind, sql, packed.bytes, packed.length, onNoTransaction !== undefined)
+      this.#pollWhileWaiting()
     })
+  }
+
+  /** While a write is in flight, for at most WRITE_POLL_MS after the last one was sent, the
+   * event loop polls (setImmediate) instead of sleeping in epoll: the writer, spinning for its
+   * next job, answers a short write within microseconds, and waking a sleeping loop costs
+   * more than that (experiments/019). Other events are handled as usual meanwhile. */
+  #pollWhileWaiting(): void {
+    this.#polledInFlight++
+    this.#spinUntil = performance.now() + WRITE_POLL_MS
+    if (!this.#spinning) {
+      this.#spinning = true
+      setImmediate(this.#spin)
+    }
+  }
+
+  readonly #spin = (): void => {
+    if (this.#polledInFlight > 0 && performance.now() < this.#spinUntil) setImmediate(this.#spin)
+    else this.#spinning = false
   }
 
   /** Starts a live query on the readers; `sink` receives every result that differs from the
@@ -199,6 +227,7 @@ export class Engine {
       }
       this.#jobs.delete(id)
       this.#unrefIfIdle()
+      if (job.polled) this.#polledInFlight--
       if (job.onAbort) job.signal!.removeEventListener('abort', job.onAbort)
       if (job.settled) continue
       try {
