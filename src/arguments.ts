@@ -8,7 +8,7 @@ import { ResqliteError, abortError, describe, rangeError, typeError } from './er
 import type { Packed } from './params'
 import type { OpenOptions, QueryOptions, RekeyOptions, TransactionMode, TransactionOptions } from './types'
 
-const OPTION_KEYS = new Set(['readers', 'busyTimeout', 'readonly', 'safeIntegers', 'watchExternalChanges', 'encryptionKey', 'cipher'])
+const OPTION_KEYS = new Set(['readers', 'busyTimeout', 'readonly', 'safeIntegers', 'watchExternalChanges', 'encryptionKey', 'cipher', 'attach'])
 const REKEY_OPTION_KEYS = new Set(['cipher'])
 const TRANSACTION_OPTION_KEYS = new Set(['mode', 'signal'])
 const MODES = new Set(['deferred', 'immediate', 'exclusive'])
@@ -86,7 +86,27 @@ export function checkOptions(options: unknown): EngineOptions {
     readonly: booleanOption('readonly', o.readonly),
     safeIntegers: booleanOption('safeIntegers', o.safeIntegers),
     encryption: checkEncryption(o.encryptionKey, o.cipher),
+    attach: checkAttach(o.attach),
   }
+}
+
+/** `attach`: schema name → file path. The names SQLite reserves and paths that would give each
+ * connection its own private database are refused. */
+function checkAttach(attach: unknown): [string, string][] {
+  if (attach === undefined) return []
+  if (typeof attach !== 'object' || attach === null || Array.isArray(attach)) {
+    throw typeError(`attach must be an object of schema name → file path, got ${describe(attach)}`)
+  }
+  return Object.entries(attach).map(([name, file]): [string, string] => {
+    if (name === '' || name.includes('\0') || ['main', 'temp'].includes(name.toLowerCase())) {
+      throw typeError(`attach: '${name}' cannot be a schema name`, 'ERR_INVALID_ARG_VALUE')
+    }
+    if (typeof file !== 'string') throw typeError(`attach.${name} must be a file path, got ${describe(file)}`)
+    if (file === '' || file === ':memory:' || file.includes('\0')) {
+      throw new ResqliteError('ERR_INVALID_PATH', `attach.${name}: '${file}' is not a database file path`)
+    }
+    return [name, file]
+  })
 }
 
 /** `watchExternalChanges` as an interval in ms, or 0 for off. */

@@ -15,6 +15,8 @@ export interface EngineOptions {
   readonly: boolean
   safeIntegers: boolean
   encryption: Encryption | undefined
+  /** Schema name → file, attached on every connection. */
+  attach: [string, string][]
 }
 
 /** A validated cipher with the key bytes to hand to the engine (which copies them; the caller's
@@ -82,6 +84,7 @@ export class Engine {
         enc?.cipher.names ?? [],
         enc?.cipher.values ?? [],
         enc?.key ?? NO_KEY,
+        options.attach.flat(),
       )
     } finally {
       enc?.key.fill(0)

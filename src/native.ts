@@ -56,6 +56,7 @@ interface Binding {
     cipherParams: string[],
     cipherValues: number[],
     key: Uint8Array,
+    attach: string[], // [schema name, path, …]
   ) => NativeDatabase
 }
 

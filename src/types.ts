@@ -20,6 +20,11 @@ export interface OpenOptions {
    * with `PRAGMA data_version` every `interval` ms (default 1000) while a live query is
    * subscribed. Off by default: each check is one small job for the writer. */
   watchExternalChanges?: boolean | { interval?: number }
+  /** Databases to attach on every connection, by schema name: `{ aux: 'aux.db' }` makes
+   * `aux.t` readable everywhere (live queries included) and writable through the writer. Each
+   * file is created if needed and put in WAL mode; an encrypted database's attachments use its
+   * key. (An `ATTACH` run through `execute` reaches the writer only.) */
+  attach?: Record<string, string>
 }
 
 export interface Diagnostics {

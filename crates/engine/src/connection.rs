@@ -32,6 +32,8 @@ pub struct OpenOptions<'a> {
     pub busy_timeout_ms: u32,
     /// Applied first, before anything reads the file.
     pub key: Option<&'a KeyConfig>,
+    /// Databases attached on every connection: (schema name, file path).
+    pub attach: &'a [(String, String)],
 }
 
 pub struct Connection {
@@ -131,7 +133,7 @@ impl Connection {
             }
             Role::Reader => {}
         }
-        Ok(())
+        self.attach(opts)
     }
 
     /// The authorizer on every connection; the change hooks on the writer (live queries).
@@ -203,6 +205,32 @@ impl Connection {
     /// After a writer job: what it committed, if anything.
     pub fn take_committed(&self) -> Option<ChangeSet> {
         self.tracking().take_committed(self.autocommit())
+    }
+
+    /// Attaches `opts.attach` (the same on every connection, so live queries and reads see the
+    /// same schemas wherever they run). The writer creates each file and puts it in WAL mode
+    /// with its own settings; readers attach read-only (their connection is). An attached
+    /// database uses the main database's key (SQLite3 Multiple Ciphers' rule for ATTACH
+    /// without KEY).
+    fn attach(&self, opts: &OpenOptions) -> DbResult<()> {
+        for (name, path) in opts.attach {
+            let schema = format!("\"{}\"", name.replace('"', "\"\""));
+            self.exec(&format!("ATTACH DATABASE '{}' AS {schema}", path.replace('\'', "''")))
+                .map_err(|e| DbError { message: format!("cannot attach '{path}' as {name}: {}", e.message), ..e })?;
+            if opts.role == Role::Writer {
+                let mode = self.query_text(&format!("PRAGMA {schema}.journal_mode = WAL"))?;
+                if !mode.eq_ignore_ascii_case("wal") {
+                    return Err(DbError::new(
+                        "ERR_WAL_UNAVAILABLE",
+                        format!("attached '{path}' could not be switched to WAL mode (journal_mode is '{mode}')"),
+                    ));
+                }
+                self.exec(&format!(
+                    "PRAGMA {schema}.synchronous = NORMAL; PRAGMA {schema}.journal_size_limit = {JOURNAL_SIZE_LIMIT}"
+                ))?;
+            }
+        }
+        Ok(())
     }
 
     fn checkpoint_on_close(&self, on: bool) {

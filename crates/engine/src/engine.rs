@@ -172,6 +172,8 @@ pub struct EngineOptions {
     pub readonly: bool,
     pub safe_integers: bool,
     pub key: Option<Arc<KeyConfig>>,
+    /// Databases attached on every connection: (schema name, file path).
+    pub attach: Vec<(String, String)>,
 }
 
 pub struct Engine {
@@ -408,7 +410,13 @@ fn writer_thread(opts: &EngineOptions, shared: &Shared, latch: &OpenLatch, rx: R
 }
 
 fn open_worker(opts: &EngineOptions, role: Role, key: Option<&KeyConfig>) -> Result<Worker, DbError> {
-    let conn = Connection::open(&OpenOptions { path: &opts.path, role, busy_timeout_ms: opts.busy_timeout_ms, key })?;
+    let conn = Connection::open(&OpenOptions {
+        path: &opts.path,
+        role,
+        busy_timeout_ms: opts.busy_timeout_ms,
+        key,
+        attach: &opts.attach,
+    })?;
     Ok(Worker::new(StatementCache::new(), conn))
 }
 

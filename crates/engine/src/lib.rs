@@ -94,6 +94,7 @@ impl NativeDatabase {
         cipher_params: Vec<String>,
         cipher_values: Vec<i32>,
         key: &[u8],
+        attach: Vec<String>,
     ) -> Result<Self> {
         // Checked before anything starts: a bad cipher setting must not touch the file.
         let key = KeyConfig::new(&cipher, cipher_params, cipher_values, key)
@@ -122,7 +123,16 @@ impl NativeDatabase {
             check(sys::napi_unref_threadsafe_function(raw_env, tsfn))?;
         }
         let engine = Engine::start(
-            EngineOptions { path, readers: readers as usize, busy_timeout_ms: busy_timeout, readonly, safe_integers, key },
+            EngineOptions {
+                path,
+                readers: readers as usize,
+                busy_timeout_ms: busy_timeout,
+                readonly,
+                safe_integers,
+                key,
+                // [name, path, name, path, …]
+                attach: attach.chunks_exact(2).map(|p| (p[0].clone(), p[1].clone())).collect(),
+            },
             open_id,
             Box::new(TsfnWaker(tsfn)),
         );
