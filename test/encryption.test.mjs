@@ -197,14 +197,21 @@ test('bad encryption options are errors before the file is touched', async (t) =
   }
 });
 
-test('key hygiene: the key is not in util.inspect, JSON, or any error of a keyed database', async (t) => {
+test('key hygiene: the key is not in util.inspect, JSON, diagnostics(), or any error of a keyed database', async (t) => {
   const dir = tempDir(t);
   const file = path.join(dir, 'h.db');
   const secret = 'sup3r-s3cret-passphrase';
   const db = await Database.open(file, { encryptionKey: secret });
   try {
     await fill(db, 3);
-    const shown = [util.inspect(db, { showHidden: true, depth: Infinity }), JSON.stringify(db), Object.keys(db).join()].join('\n');
+    const diagnostics = await db.diagnostics();
+    assert.ok(diagnostics.sqlite.pageCacheBytes > 0, 'diagnostics reports the keyed connections');
+    const shown = [
+      util.inspect(db, { showHidden: true, depth: Infinity }),
+      JSON.stringify(db),
+      Object.keys(db).join(),
+      util.inspect(diagnostics, { depth: Infinity }),
+    ].join('\n');
     assert.ok(!shown.includes(secret), shown);
     const errors = [
       await expectReject(() => db.execute('INSERT INTO nope VALUES (1)'), ResqliteError, 'SQLITE_ERROR'),
