@@ -39,19 +39,43 @@ export function counting(d, ctr) {
     c.get = (s, p) => (ctr.ops++, tx.get(s.inner, p))
     return c
   }
+  // Live queries (lanes/live-queries.mjs): writes count as operations, subscriptions as watches.
+  ctr.watches ??= 0
+  const live = d.live && {
+    watch: (sql, params, tables, onRows) => (ctr.watches++, d.live.watch(sql, params, tables, onRows)),
+    write: (sql, params) => (ctr.ops++, d.live.write(sql, params)),
+    counters: () => d.live.counters(),
+  }
   return {
     ...d,
     ctr,
     uncounted: d,
     prepare: async (sql) => wrapStmt(await d.prepare(sql)),
     transaction: (body) => d.transaction((tx) => body(wrapTx(tx))),
+    ...(live ? { live } : {}),
   }
 }
 
-function checkCounts(expect, got, when) {
+export function checkCounts(expect, got, when) {
   for (const [k, v] of Object.entries(expect)) {
     if (got[k] !== v) throw new Error(`work check failed ${when}: ${k} = ${got[k]}, expected ${v} (${JSON.stringify(got)})`)
   }
+}
+
+// One timed call: wall and JS-thread time (sync: JS = wall), the operations it counted.
+async function timedCall(d, op) {
+  const ops0 = d.ctr.ops
+  if (d.sync) {
+    const t0 = now()
+    const result = op()
+    const w = now() - t0
+    return { result, ops: d.ctr.ops - ops0, w, j: w }
+  }
+  const e0 = performance.eventLoopUtilization()
+  const t0 = now()
+  const result = await op()
+  const w = now() - t0
+  return { result, ops: d.ctr.ops - ops0, w, j: performance.eventLoopUtilization(e0).active }
 }
 
 // Runs op repeatedly; returns raw per-call wall and JS-thread samples (ms). Sync: JS = wall.
@@ -82,22 +106,9 @@ export async function measure(d, op, cfg, { expect, count, reset, stall = false 
       h.enable()
       await sleep(3)
     }
-    const ops0 = d.ctr.ops
-    let result
-    if (d.sync) {
-      const t0 = now()
-      result = op()
-      const w = now() - t0
-      wall.push(w)
-      js.push(w)
-    } else {
-      const e0 = performance.eventLoopUtilization()
-      const t0 = now()
-      result = await op()
-      wall.push(now() - t0)
-      js.push(performance.eventLoopUtilization(e0).active)
-    }
-    const ops = d.ctr.ops - ops0
+    const { result, ops, w, j } = await timedCall(d, op)
+    wall.push(w)
+    js.push(j)
     if (stall) {
       await sleep(3)
       h.disable()
@@ -109,4 +120,39 @@ export async function measure(d, op, cfg, { expect, count, reset, stall = false 
   const res = { n: wall.length, samples: { wall, js }, expect, checkedSamples: checked }
   if (stall) res.samples.stall = stalls
   return res
+}
+
+// Variants of one operation measured in alternation in one process — a, b, a, b, … — so every
+// variant sees the same machine noise (the encryption lane: plaintext vs encrypted). `variants`
+// is { name: { op, expect, count, reset? } }, each with the rules of measure(); d is the
+// counting driver whose counter every variant's statements count into. Each variant gets the
+// budget one measure() call would get. Returns { name: measurement } like measure().
+export async function measureAlternating(d, variants, cfg) {
+  const names = Object.keys(variants)
+  for (const k of names) if (!variants[k].expect || !variants[k].count) throw new Error(`measureAlternating: variant ${k} must declare expect and count`)
+  const t = now()
+  for (let i = 0; i < cfg.warmupIters || now() - t < cfg.warmupMs * names.length; i++) {
+    for (const k of names) {
+      await variants[k].reset?.()
+      await timedCall(d, variants[k].op)
+    }
+  }
+  globalThis.gc?.()
+  const out = Object.fromEntries(names.map((k) => [k, { n: 0, samples: { wall: [], js: [] }, expect: variants[k].expect, checkedSamples: 0 }]))
+  const start = now()
+  const n = () => out[names[0]].n
+  while (n() < cfg.maxIters && (n() < cfg.minIters || now() - start < cfg.budgetMs * names.length)) {
+    for (const k of names) {
+      const v = variants[k]
+      await v.reset?.()
+      const { result, ops, w, j } = await timedCall(d, v.op)
+      const m = out[k]
+      m.samples.wall.push(w)
+      m.samples.js.push(j)
+      m.n++
+      checkCounts(v.expect, { ops, ...(await v.count(result)) }, `in sample ${m.n} of ${k}`)
+      m.checkedSamples++
+    }
+  }
+  return out
 }

@@ -18,6 +18,12 @@ function extra(c) {
   if (c.rate) parts.push(`${fmtInt(c.rate.median)} ${c.rate.unit} (p90 ${fmtInt(c.rate.p90)})`)
   if (c.stall) parts.push(`stall ${fmt(c.stall.median)} / p90 ${fmt(c.stall.p90)} / max ${fmt(c.stall.max)} ms`)
   if (c.rss) parts.push(`RSS +${fmt(c.rss.median)} MB (first ${fmt(c.rssFirst)})`)
+  // live-query lanes: delivery after the write's acknowledgement, the same write with no
+  // stream, and what the library's counters say it did
+  if (c.afterAck) parts.push(`after ack ${fmt(c.afterAck.median)} / p90 ${fmt(c.afterAck.p90)} ms`)
+  if (c.plainWrite) parts.push(`write alone ${fmt(c.plainWrite.median)} ms`)
+  if (c.plainJs) parts.push(`JS per write alone ${fmt(c.plainJs.median)} ms`)
+  if (c.counts) parts.push(`requeries ${fmt(c.counts.requeries)}, emissions ${fmt(c.counts.emissions)} per ${c.counts.per}`)
   return parts.join('; ')
 }
 
@@ -50,13 +56,14 @@ export const mdTable = (head, body) => [`| ${head.join(' | ')} |`, `|${head.map(
 
 export function consoleReport(res) {
   const lines = [`\nresqlite bench (${res.config}) — ms per sample; JS = JS-thread time; ×bs3 = ratio to better-sqlite3's median\n`, textTable(HEADER, caseRows(res).map((r) => r.cells))]
-  if (res.targets.some((t) => t.value !== undefined)) lines.push(`\ntargets (resqlite / peer, medians)\n\n${textTable(['target', 'measured', 'goal', 'result'], targetRows(res))}`)
+  if (res.targets.some((t) => t.value !== undefined)) lines.push(`\ntargets (resqlite vs a peer or itself, from the medians)\n\n${textTable(['target', 'measured', 'goal', 'result'], targetRows(res))}`)
   if (res.problems.length) lines.push(`\nproblems:\n${res.problems.map((p) => `- ${p}`).join('\n')}`)
   lines.push(`\ntotal ${res.durationS.toFixed(0)} s`)
   return lines.join('\n')
 }
 
-const targetRows = (res) => res.targets.map((t) => [t.name, fmt(t.value), `${t.op} ${t.goal}`, t.pass === undefined ? 'n/a' : t.pass ? 'PASS' : 'FAIL'])
+export const goalText = (t) => (t.op === 'reported' ? 'reported' : `${t.op} ${t.goal}`)
+const targetRows = (res) => res.targets.map((t) => [t.name, fmt(t.value), goalText(t), t.value === undefined ? 'n/a' : t.op === 'reported' ? '' : t.pass ? 'PASS' : 'FAIL'])
 
 // Wall-time ratio of every library to better-sqlite3, one row per case: the at-a-glance view.
 function ratioSummary(res) {
@@ -89,7 +96,7 @@ export function markdownReport(res) {
 - resqlite ${env.resqliteVersion}${env.resqliteCommit ? ` (commit ${env.resqliteCommit}${env.resqliteDirty ? ', with uncommitted changes' : ''})` : ''}${env.resqliteNativeSha1 ? ` (native sha1 ${env.resqliteNativeSha1})` : ''}${env.resqliteRoot ? `, build at ${env.resqliteRoot}` : ''}
 - libraries: ${Object.entries(env.libraries).map(([lib, v]) => `${lib} ${v?.library ?? '?'} (SQLite ${v?.sqlite ?? '?'})`).join('; ')}
 - every connection WAL + synchronous=NORMAL; each (lane, library) in its own process on a copy of one generated database; lanes: ${res.lanes.join(', ')}
-
+${Object.keys(res.laneLibraries ?? {}).length ? `- lanes run for some libraries only: ${Object.entries(res.laneLibraries).map(([l, ls]) => `${l} (${ls.join(', ') || 'none'})`).join('; ')}\n` : ''}
 ## Peers
 
 ${res.peers.map((p) => `- **${p.lib}**: ${p.present ? 'present' : `absent — ${p.reason}`}${p.note ? ` (${p.note})` : ''}`).join('\n')}
@@ -105,7 +112,7 @@ Times in ms per sample: one call, or the batch the lane names. JS = time the JS 
 median's ratio to better-sqlite3's. n = samples; each sample's operation and row counts were
 checked against what the lane declares.
 ${groups.map((g) => `\n### ${g}\n\n${mdTable(HEADER, rows.filter((r) => r.c.group === g).map((r) => r.cells))}\n`).join('')}
-${res.targets.some((t) => t.value !== undefined) ? `\n## Targets (resqlite / peer, from the medians above)\n\n${mdTable(['target', 'measured', 'goal', 'result'], targetRows(res))}\n` : ''}
+${res.targets.some((t) => t.value !== undefined) ? `\n## Targets (resqlite vs a peer or itself, from the medians above)\n\n${mdTable(['target', 'measured', 'goal', 'result'], targetRows(res))}\n` : ''}
 ${res.comparison ? `\n## Compared to ${res.comparison.to}\n\n\`\`\`\n${res.comparison.text}\n\`\`\`\n` : ''}
 ${res.problems.length ? `## Problems\n\n${res.problems.map((p) => `- ${p}`).join('\n')}\n` : ''}`
 }

@@ -17,7 +17,7 @@ import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import os from 'node:os'
 import { createHash } from 'node:crypto'
-import { LANES, QUICK_LANES } from './lanes/index.mjs'
+import { LANES, QUICK_LANES, LANE_LIBRARIES, supports } from './lanes/index.mjs'
 import { summarize, keepSamples } from './stats.mjs'
 import { compare, formatComparison } from './compare.mjs'
 import { consoleReport, markdownReport, flatCases, REFERENCE_LIB } from './report.mjs'
@@ -97,6 +97,9 @@ const peers = libs.map((lib) => {
 })
 for (const p of peers) if (!p.present) problems.push(`${p.lib} absent: ${p.reason}`)
 const runLibs = peers.filter((p) => p.present).map((p) => p.lib)
+// Lanes that run for some libraries only (LANE_LIBRARIES): which ran for which.
+const laneLibraries = Object.fromEntries(laneNames.filter((l) => LANE_LIBRARIES[l]).map((l) => [l, runLibs.filter((lib) => supports(l, lib))]))
+for (const [lane, ls] of Object.entries(laneLibraries)) if (ls.length === 0) problems.push(`${lane}: runs only for ${LANE_LIBRARIES[lane].join(', ')}, none of which ran`)
 
 // which resqlite build ran (and whether it was rebuilt during the run)
 const nativeHash = () => {
@@ -133,7 +136,8 @@ function runChild(lane, lib) {
   if (child.status !== 0) r.exit = child.status ?? child.signal
   if (!line && !r.error) r.error = { message: `child exited (${r.exit}) without a result` }
   process.stderr.write(`${r.error ? 'ERROR' : 'ok'} (${r.elapsedS.toFixed(1)} s)\n`)
-  for (const s of ['', '-wal', '-shm']) rmSync(db + s, { force: true })
+  // (the encryption lane's encrypted copy too, should its child have died before removing it)
+  for (const f of [db, `${db}-encrypted.db`]) for (const s of ['', '-wal', '-shm', '-journal']) rmSync(f + s, { force: true })
   return r
 }
 
@@ -141,7 +145,7 @@ const raw = [] // [lane][lib] → child results, one per repeat
 for (let rep = 0; rep < repeat; rep++) {
   for (const lane of laneNames) {
     // Alternate the library order between repeats, so no library always runs first.
-    for (const lib of rep % 2 ? [...runLibs].reverse() : runLibs) raw.push(runChild(lane, lib))
+    for (const lib of rep % 2 ? [...runLibs].reverse() : runLibs) if (supports(lane, lib)) raw.push(runChild(lane, lib))
   }
 }
 rmSync(tmp, { recursive: true, force: true })
@@ -153,6 +157,7 @@ const results = []
 let failures = 0 // lanes that broke, and results that differ: these fail the run
 for (const lane of laneNames) {
   for (const lib of runLibs) {
+    if (!supports(lane, lib)) continue
     const runs = raw.filter((r) => r.lane === lane && r.lib === lib)
     const out = { lib, lane, sync: runs.find((r) => r.sync !== undefined)?.sync, versions: runs.find((r) => r.versions)?.versions, elapsedS: runs.reduce((s, r) => s + r.elapsedS, 0) }
     for (const r of runs) {
@@ -222,7 +227,7 @@ const environment = {
   libraries: Object.fromEntries(runLibs.map((lib) => [lib, results.find((r) => r.lib === lib && r.versions)?.versions])),
 }
 
-const res = { label, config, repeat, environment, lanes: laneNames, libraries: runLibs, peers, durationS, results, problems }
+const res = { label, config, repeat, environment, lanes: laneNames, laneLibraries, libraries: runLibs, peers, durationS, results, problems }
 res.targets = TARGETS.map((t) => t.evaluate(rows))
 
 if (compareTo) {

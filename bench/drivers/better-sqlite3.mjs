@@ -1,5 +1,6 @@
 // better-sqlite3 13 (synchronous, on the JS thread). Statements prepared once by the lanes.
 import { createRequire } from 'node:module'
+import { rerunEveryWatch } from './diy-live.mjs'
 const require = createRequire(import.meta.url)
 const Database = require('better-sqlite3')
 
@@ -34,33 +35,7 @@ export async function open(path) {
     // SAVEPOINT (the enclosing tx argument is not needed).
     transaction: (body) => db.transaction(() => body(tx)),
     // Live queries, done yourself: every write re-runs every watched query and calls back.
-    live: diyLive(db),
+    live: rerunEveryWatch(db),
     close: () => db.close(),
-  }
-}
-
-function diyLive(db) {
-  const watchers = new Set()
-  const counters = { requeries: 0, emissions: 0 }
-  const statements = new Map()
-  const prepared = (sql) => statements.get(sql) ?? statements.set(sql, db.prepare(sql)).get(sql)
-  return {
-    watch(sql, params, _tables, onRows) {
-      const w = { stmt: prepared(sql), params, onRows }
-      watchers.add(w)
-      counters.emissions++
-      onRows(w.stmt.all(params))
-      return () => watchers.delete(w)
-    },
-    write(sql, params) {
-      const result = prepared(sql).run(params)
-      for (const w of watchers) {
-        counters.requeries++
-        counters.emissions++
-        w.onRows(w.stmt.all(w.params))
-      }
-      return result
-    },
-    counters: () => ({ ...counters }),
   }
 }

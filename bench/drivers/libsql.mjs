@@ -3,6 +3,7 @@
 // db.transaction(), created once like better-sqlite3's.
 import { createRequire } from 'node:module'
 import { readFileSync } from 'node:fs'
+import { rerunEveryWatch } from './diy-live.mjs'
 const require = createRequire(import.meta.url)
 const Database = require('libsql')
 
@@ -66,6 +67,9 @@ export async function open(path) {
         }
       }
     },
+    // Live queries, done yourself as with better-sqlite3 (same API): every write re-runs
+    // every watched query and calls back.
+    live: rerunEveryWatch(db),
     close: () => db.close(),
   }
 }

@@ -34,6 +34,9 @@ export async function open(path, options) {
     transaction(body) {
       return (parent) => (parent ? parent.t : db).transaction((t) => body(wrap(t)))
     },
+    // The scenarios' live view (lanes/live.mjs, feed.live): the query as a db.stream.
+    liveView: (stmt, params) => streamView(db, stmt.sql, params),
+    // The live-query lanes (lanes/live-queries.mjs).
     live: {
       watch: (sql, params, _tables, onRows) => db.stream(sql, params).subscribe(onRows),
       write: (sql, params) => db.execute(sql, params),
@@ -51,5 +54,45 @@ export async function open(path, options) {
       await plain.close()
       return open(copyPath, options)
     },
+  }
+}
+
+// A db.stream kept as the scenarios' live view: { kind, rows(), written(shows),
+// expectPerSample(writes), close() } (lanes/live.mjs). The engine re-runs the query after a
+// committed write that touched what it reads and delivers rows only when they changed, so
+// "the next delivery" cannot tell when a write is shown (an unchanged result never arrives;
+// a delivery may be a re-run of an older state): written(shows) resolves at the first rows,
+// the current ones included, for which the lane's shows(rows) says its write is visible.
+async function streamView(db, sql, params) {
+  let current
+  let waiters = []
+  let first
+  const ready = new Promise((resolve, reject) => (first = { resolve, reject }))
+  const stop = db.stream(sql, params).subscribe(
+    (rows) => {
+      current = rows
+      first.resolve()
+      waiters = waiters.filter((w) => (w.shows(rows) ? (w.resolve(), false) : true))
+    },
+    (err) => {
+      first.reject(err)
+      for (const w of waiters.splice(0)) w.reject(err)
+    },
+  )
+  await ready
+  return {
+    kind: 'db.stream',
+    rows: () => current,
+    written(shows) {
+      if (typeof shows !== 'function') throw new Error('a stream view needs written(shows): it cannot know which delivery shows a write')
+      if (shows(current)) return Promise.resolve()
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`timed out: no delivery of ${sql} showed the write`)), 10_000)
+        waiters.push({ shows, resolve: () => (clearTimeout(timer), resolve()), reject: (e) => (clearTimeout(timer), reject(e)) })
+      })
+    },
+    // The re-runs happen in the engine: the lane's sample issues no extra statement.
+    expectPerSample: () => ({ ops: 0 }),
+    close: () => stop(),
   }
 }

@@ -1,15 +1,25 @@
 // Every lane, by name. A lane is async (driver, cfg) → cases; see measure.mjs for the rules.
+// A lane runs for every library unless its module declares the libraries it supports
+// (LANE_LIBRARIES): run.mjs runs a (lane, library) pair only when supports() says so, and the
+// report lists which lanes ran for which libraries.
 import { counting } from '../measure.mjs'
 import { READ_LANES } from './reads.mjs'
 import { WRITE_LANES } from './writes.mjs'
 import { SCENARIO_LANES } from './scenarios.mjs'
 import { MEMORY_LANES } from './memory.mjs'
+import { ENCRYPTION_LANES, ENCRYPTION_LIBRARIES } from './encryption.mjs'
+import { LIVE_QUERY_LANES, LIVE_QUERY_LIBRARIES } from './live-queries.mjs'
 
-export const LANES = { ...READ_LANES, ...WRITE_LANES, ...SCENARIO_LANES, ...MEMORY_LANES }
+export const LANES = { ...READ_LANES, ...WRITE_LANES, ...SCENARIO_LANES, ...MEMORY_LANES, ...LIVE_QUERY_LANES, ...ENCRYPTION_LANES }
+
+// lane → the libraries it runs for; lanes not listed run for every library.
+export const LANE_LIBRARIES = { ...ENCRYPTION_LIBRARIES, ...LIVE_QUERY_LIBRARIES }
+export const supports = (lane, lib) => !LANE_LIBRARIES[lane] || LANE_LIBRARIES[lane].includes(lib)
 
 // Lanes of the --quick run (under 5 minutes on 2 cores with every peer): one of each kind.
 export const QUICK_LANES = ['select', 'bytes', 'shapes', 'concurrent', 'point', 'batch', 'stall', 'batch-insert', 'insert-sequential', 'tx-interactive', 'chat', 'feed', 'memory']
 
 export function runLane(name, driver, cfg) {
-  return LANES[name](counting(driver, { ops: 0 }), cfg)
+  if (!LANES[name]) throw new Error(`no lane ${name}`)
+  return LANES[name](counting(driver, { ops: 0, watches: 0 }), cfg)
 }

@@ -1,13 +1,17 @@
 // Live queries as the scenarios use them: a query whose latest rows the application keeps.
+// (The live-query lanes of issue 4 are lanes/live-queries.mjs.)
 //
-// Today every library gets the same implementation: after each write the lane makes, the query
+// A driver with native live queries offers liveView(stmt, params) (resqlite: db.stream); every
+// other library gets the same implementation here: after each write the lane makes, the query
 // runs again (`written()`), and the newest result wins (async re-runs may finish out of
-// order, so a result only replaces one issued before it). When a driver offers native live
-// queries (driver.live, e.g. resqlite's db.stream), openLive uses that instead; such a driver
-// returns the same shape: { kind, rows(), written(), expectPerSample(writes), close() }; its
-// written() resolves once the view shows that write.
+// order, so a result only replaces one issued before it). Both return the same shape:
+//   { kind, rows(), written(shows), expectPerSample(writes), close() }
+// The lane calls written(shows) after each of its writes is acknowledged; it resolves once the
+// view shows that write. shows(rows) → true when rows show it: a native view needs it (it
+// cannot otherwise tell which delivery, if any, reflects a write); the re-run ignores it (its
+// re-run starts after the write, so it shows it by construction).
 export async function openLive(d, stmt, params) {
-  if (d.live) return d.live(stmt, params)
+  if (d.liveView) return d.liveView(stmt, params)
   return requery(d, stmt, params)
 }
 
