@@ -227,7 +227,11 @@ const environment = {
   libraries: Object.fromEntries(runLibs.map((lib) => [lib, results.find((r) => r.lib === lib && r.versions)?.versions])),
 }
 
-const res = { label, config, repeat, environment, lanes: laneNames, laneLibraries, libraries: runLibs, peers, durationS, results, problems }
+// 'suite': every lane of the suite for every library (no --libs; no --only, or one matching
+// every lane; not the --quick lane list): with config 'full', the runs the dashboard takes its
+// peer comparison from (site/build.mjs). 'partial': anything narrower.
+const scope = laneNames.length === Object.keys(LANES).length && !arg('libs') ? 'suite' : 'partial'
+const res = { label, config, scope, repeat, environment, lanes: laneNames, laneLibraries, libraries: runLibs, peers, durationS, results, problems }
 res.targets = TARGETS.map((t) => t.evaluate(rows))
 
 if (compareTo) {

@@ -23,6 +23,25 @@ const legacyGroup = (id) =>
 // A full run (not --quick or --smoke): older files say quick: false instead of config.
 const isFull = (r) => (r.config ?? (r.quick ? 'quick' : 'full')) === 'full'
 
+// The peer comparison comes from the latest *suite run*: a full run of every lane for every
+// library, so a partial run (--only / --libs, e.g. a check of one lane) left in bench/results
+// never replaces it. run.mjs records scope: 'suite' | 'partial'. Files written before it did
+// have no scope: such a full run counts as a suite run when it holds at least as many
+// (lane, library) results as every earlier full run (the suite only grew; partial runs were
+// smaller than the run before them).
+export function markSuiteRuns(runs) {
+  let most = 0
+  for (const r of runs) {
+    if (!r.full) r.suite = false
+    else if (r.scope) r.suite = r.scope === 'suite'
+    else {
+      r.suite = r.pairs >= most
+      most = Math.max(most, r.pairs)
+    }
+  }
+  return runs
+}
+
 export function loadRuns(dir) {
   const files = readdirSync(dir).filter((f) => f.endsWith('.json')).sort()
   return files.map((f) => {
@@ -33,7 +52,7 @@ export function loadRuns(dir) {
         return { lib: x.lib, id, title: c.title, group: c.group ?? legacyGroup(id), wall: c.wall?.median, js: c.js?.median, rss: c.rss?.median }
       }),
     )
-    return { file: f, label: r.label, date: r.environment?.date, full: isFull(r), libraries: r.libraries ?? [...new Set(cases.map((c) => c.lib))], peers: r.peers, environment: r.environment, problems: r.problems ?? [], cases }
+    return { file: f, label: r.label, date: r.environment?.date, full: isFull(r), scope: r.scope, pairs: (r.results ?? []).length, libraries: r.libraries ?? [...new Set(cases.map((c) => c.lib))], peers: r.peers, environment: r.environment, problems: r.problems ?? [], cases }
   })
 }
 
@@ -44,11 +63,13 @@ export function loadExperiments(dir) {
 }
 
 export function build({ results = resultsDir, out = outDir, experiments = experimentsDir } = {}) {
-  const runs = loadRuns(results).filter((r) => r.date)
+  const runs = markSuiteRuns(loadRuns(results).filter((r) => r.date))
   const full = runs.filter((r) => r.full)
-  if (full.length === 0) throw new Error(`no full benchmark run in ${results}`)
-  const latest = full.at(-1)
-  // History: resqlite's medians per case over every full run.
+  const suites = runs.filter((r) => r.suite)
+  if (suites.length === 0) throw new Error(`no full suite run in ${results} (a full run of every lane for every library)`)
+  const latest = suites.at(-1)
+  // History: resqlite's medians per case over every full run (partial ones too: a lane's
+  // line simply has fewer points).
   const history = full.map((r) => ({ file: r.file, label: r.label, date: r.date, cases: Object.fromEntries(r.cases.filter((c) => c.lib === 'resqlite').map((c) => [c.id, { wall: c.wall, js: c.js, group: c.group, title: c.title }])) }))
   const data = {
     generated: new Date().toISOString(),
@@ -63,11 +84,11 @@ export function build({ results = resultsDir, out = outDir, experiments = experi
   for (const f of ['index.html', 'app.js', 'style.css']) copyFileSync(join(SITE, 'src', f), join(out, f))
   // Plain script (not JSON fetched at run time): file:// pages cannot fetch.
   writeFileSync(join(out, 'data.js'), `window.BENCH = ${JSON.stringify(data)};\n`)
-  return { out, runs: runs.length, fullRuns: full.length, latest: latest.file }
+  return { out, runs: runs.length, fullRuns: full.length, suiteRuns: suites.length, latest: latest.file }
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   if (!existsSync(resultsDir)) throw new Error(`no results directory ${resultsDir}`)
   const r = build()
-  console.log(`site: ${r.out}/index.html (${r.fullRuns} full runs of ${r.runs}; peers from ${r.latest})`)
+  console.log(`site: ${r.out}/index.html (${r.fullRuns} full runs of ${r.runs}; peers from the latest suite run, ${r.latest})`)
 }

@@ -4,16 +4,55 @@
 // experiments filter works and that nothing was logged as an error. Saves a screenshot to
 // test-output/site.png. Fails (does not skip) when chromium is missing: .ci/run installs it.
 // SITE_RESULTS=<dir> builds from another results directory (to try the page on other runs).
+// The peer comparison comes from the latest suite run (site/build.mjs), so a partial or quick
+// run left in bench/results changes nothing here; the first test checks that rule on its own.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { existsSync, mkdtempSync, mkdirSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, mkdirSync, rmSync, copyFileSync, writeFileSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { pathToFileURL, fileURLToPath } from 'node:url'
-import { build } from '../site/build.mjs'
+import { build, loadRuns, markSuiteRuns } from '../site/build.mjs'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 const CHROMIUM = '/usr/bin/chromium'
+const RESULTS = join(ROOT, 'bench/results')
+
+// A results file as run.mjs writes it, reduced to what the dashboard reads.
+const runFile = ({ label, config, scope, date, lanes, libs }) => ({
+  label,
+  config,
+  scope,
+  environment: { date },
+  lanes,
+  libraries: libs,
+  results: libs.flatMap((lib) => lanes.map((lane) => ({ lib, lane, cases: [{ id: lane, title: lane, group: lane, wall: { median: 1 }, js: { median: 1 } }] }))),
+})
+
+test('dashboard: peers come from the latest suite run, not a later partial or quick run', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'resqlite-site-runs-'))
+  try {
+    // The committed suite run the page uses, then later runs that must not replace it.
+    const suite = markSuiteRuns(loadRuns(RESULTS)).filter((r) => r.suite).at(-1)
+    assert.ok(suite, 'bench/results holds no suite run')
+    copyFileSync(join(RESULTS, suite.file), join(dir, suite.file))
+    const later = (n) => new Date(Date.parse(suite.date) + n * 60_000).toISOString()
+    const write = (r) => writeFileSync(join(dir, `${r.environment.date.replace(/:/g, '-')}-${r.label}.json`), JSON.stringify(r))
+    write(runFile({ label: 'check', config: 'full', scope: 'partial', date: later(1), lanes: ['live-latency'], libs: ['resqlite'] }))
+    write(runFile({ label: 'quick', config: 'quick', scope: 'partial', date: later(2), lanes: ['select', 'bytes', 'point', 'batch', 'stall'], libs: ['resqlite', 'better-sqlite3'] }))
+    const out = join(dir, 'site')
+    assert.equal(build({ results: dir, out }).latest, suite.file)
+    // A newer suite run does take over.
+    write(runFile({ label: 'suite', config: 'full', scope: 'suite', date: later(3), lanes: ['select', 'bytes'], libs: ['resqlite', 'better-sqlite3'] }))
+    assert.match(build({ results: dir, out }).latest, /-suite\.json$/)
+    // The partial run still enters resqlite's history (its lane just has fewer points).
+    const data = readFileSync(join(out, 'data.js'), 'utf8')
+    assert.ok(JSON.parse(data.slice(data.indexOf('{'), data.lastIndexOf('}') + 1)).history.some((h) => h.label === 'check'))
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+})
+
 const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
 
 test('dashboard: every chart has data, the filter works, no console errors', async () => {

@@ -16,8 +16,9 @@ export const LANES = { ...READ_LANES, ...WRITE_LANES, ...SCENARIO_LANES, ...MEMO
 export const LANE_LIBRARIES = { ...ENCRYPTION_LIBRARIES, ...LIVE_QUERY_LIBRARIES }
 export const supports = (lane, lib) => !LANE_LIBRARIES[lane] || LANE_LIBRARIES[lane].includes(lib)
 
-// Lanes of the --quick run (under 5 minutes on 2 cores with every peer): one of each kind.
-export const QUICK_LANES = ['select', 'bytes', 'shapes', 'concurrent', 'point', 'batch', 'stall', 'batch-insert', 'insert-sequential', 'tx-interactive', 'chat', 'feed', 'memory']
+// Lanes of the --quick run (under 5 minutes on 2 cores with every peer): one of each kind, and
+// the live-query and encryption lanes (about 10 s together in --quick).
+export const QUICK_LANES = ['select', 'bytes', 'shapes', 'concurrent', 'point', 'batch', 'stall', 'batch-insert', 'insert-sequential', 'tx-interactive', 'chat', 'feed', 'memory', ...Object.keys(LIVE_QUERY_LANES), 'encryption']
 
 export function runLane(name, driver, cfg) {
   if (!LANES[name]) throw new Error(`no lane ${name}`)

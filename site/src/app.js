@@ -17,7 +17,7 @@
   // ---- header
   const env = D.latest.environment || {}
   document.getElementById('run-info').textContent =
-    `Latest full run: ${D.latest.label} (${D.latest.date}) — ${env.cpu || '?'}, ${env.cores || '?'} cores, Node ${env.nodeLanes || '?'}` +
+    `Peers from the latest suite run (full, every lane, every library): ${D.latest.label} (${D.latest.date}) — ${env.cpu || '?'}, ${env.cores || '?'} cores, Node ${env.nodeLanes || '?'}` +
     `${env.resqliteCommit ? `, resqlite ${env.resqliteCommit}` : ''}. ${D.history.length} full runs in the history.`
   const peers = document.getElementById('peers')
   for (const p of D.latest.peers || D.latest.libraries.map((lib) => ({ lib, present: true }))) {
