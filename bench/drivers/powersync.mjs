@@ -65,6 +65,41 @@ export async function open(path) {
         }
       }
     },
+    live: watchLive(db),
     close: () => db.close(),
+  }
+}
+
+// Live queries with PowerSync's own watched queries, throttling off (throttleMs: 0; its
+// default waits 30 ms): db.customQuery(…).watch() re-runs the query whenever its writer reports
+// a change to a table the query reads (found with EXPLAIN) and emits every result (its default
+// comparator never calls two results equal). The query's execute is ours only to count the
+// re-runs (the first run is not one).
+function watchLive(db) {
+  const counters = { requeries: 0, emissions: 0 }
+  return {
+    async watch(sql, params, _tables, onRows) {
+      let ran = false
+      const query = db
+        .customQuery({
+          compile: () => ({ sql, parameters: params }),
+          execute: () => {
+            if (ran) counters.requeries++
+            ran = true
+            return db.getAll(sql, params)
+          },
+        })
+        .watch({ throttleMs: 0 })
+      query.registerListener({
+        onData: (rows) => {
+          counters.emissions++
+          onRows(rows)
+        },
+        onError: (err) => process.emitWarning(err),
+      })
+      return () => query.close()
+    },
+    write: (sql, params) => db.execute(sql, params),
+    counters: () => ({ ...counters }),
   }
 }

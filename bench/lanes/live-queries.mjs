@@ -1,10 +1,12 @@
 // Live-query lanes (issue 4). (Not lanes/live.mjs: that is the scenarios' "live latest-50" view.)
 //
-// Every driver in LIVE_LIBRARIES has `live`: watch(sql, params, tables, onRows) → stop (or a
+// Every driver in LIVE_LIBS has `live`: watch(sql, params, tables, onRows) → stop (or a
 // promise of it), write(sql, params), counters() → { requeries, emissions }. resqlite uses
-// db.stream() and its diagnostics; the peers do it themselves the way a Node user would
-// (drivers/diy-live.mjs: re-run every watched query after each write; sqlite3: re-run the
-// queries on a table its update hook reported). Through counting() (measure.mjs) every write
+// db.stream() and its diagnostics; PowerSync its own watched queries (customQuery().watch(),
+// throttleMs: 0); the other peers do it themselves the way a Node user would
+// (drivers/diy-live.mjs: re-run every watched query after each write, better-sqlite3 and
+// libsql; sqlite3: re-run the queries on a table its update hook reported). node:sqlite would
+// only repeat the synchronous re-run: left out. Through counting() (measure.mjs) every write
 // counts as an operation and every subscription as a watch.
 //
 // What each lane checks (a lane that cannot do its work fails loudly):
@@ -21,7 +23,7 @@ import { checkCounts } from '../measure.mjs'
 import { hashRows, makeCase } from './common.mjs'
 
 // The libraries whose drivers offer `live` (run.mjs runs these lanes for them only).
-const LIVE_LIBS = ['resqlite', 'better-sqlite3', 'sqlite3', 'libsql']
+const LIVE_LIBS = ['resqlite', 'better-sqlite3', 'sqlite3', 'libsql', 'powersync']
 const GROUP = 'live queries'
 const TIMEOUT_MS = 10_000 // a delivery that never comes fails the lane
 const now = () => performance.now()
