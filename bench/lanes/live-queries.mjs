@@ -69,6 +69,18 @@ async function delta(d, before) {
   const after = await d.live.counters()
   return { requeries: after.requeries - before.requeries, emissions: after.emissions - before.emissions }
 }
+// Waits until the library's live machinery is idle: its re-run counter unchanged over 10 ms
+// (re-runs queued by one burst must not land in the next one's timing or counts).
+async function settle(d) {
+  let last = (await d.live.counters()).requeries
+  for (const t0 = now(); now() - t0 < TIMEOUT_MS; ) {
+    await sleep(10)
+    const c = (await d.live.counters()).requeries
+    if (c === last) return
+    last = c
+  }
+  throw new Error(`the live queries did not settle within ${TIMEOUT_MS} ms`)
+}
 const perWrite = (total, writes) => ({ requeries: total.requeries / writes, emissions: total.emissions / writes, per: 'write' })
 const addCounts = (a, b) => ({ requeries: a.requeries + b.requeries, emissions: a.emissions + b.emissions })
 const valueOf = (rows, id) => rows.find((r) => r.id === id)?.value
@@ -197,7 +209,8 @@ async function unchanged(d, cfg) {
 
 // 50 streams on the 20-column table, each reading id and i1: awaited single-row updates per
 // second with no streams, updating a column none reads (r6, disjoint), and one all read (i1,
-// overlapping). Rounds alternate the three so drift hits each alike. One sample = one burst.
+// overlapping). Rounds reverse the order of the three so drift hits each alike; before each
+// burst the live machinery is idle (settle). One sample = one burst.
 async function columns(d, cfg) {
   needLive(d)
   const writes = size(cfg, 10, 50, 100)
@@ -218,17 +231,20 @@ async function columns(d, cfg) {
   }
   await burst('warm-up') // statements prepared, caches hot
   for (let r = 0; r < rounds; r++) {
-    await burst('none')
+    // Even rounds: none, disjoint, overlapping; odd rounds: overlapping, disjoint, none.
+    await settle(d) // the previous round's streams are stopped; their last re-runs done
+    if (r % 2 === 0) await burst('none')
     const streams = []
     for (let k = 0; k < 50; k++) streams.push(await watcher(d, `SELECT id, i1 FROM w WHERE id BETWEEN ${k * 20 + 1} AND ${k * 20 + 20}`, [], ['w']))
     for (const mode of r % 2 ? ['overlapping', 'disjoint'] : ['disjoint', 'overlapping']) {
       const before = await d.live.counters()
       await burst(mode)
-      await sleep(20) // re-runs still coming count for this mode
+      await settle(d) // re-runs still coming count for this mode, and stay out of the next burst
       totals[mode] = addCounts(totals[mode], await delta(d, before))
     }
     await checkFinal(d, streams[0], 'SELECT id, i1 FROM w WHERE id BETWEEN 1 AND 20')
     for (const s of streams) s.stop()
+    if (r % 2 === 1) await settle(d), await burst('none')
   }
   const check = hashRows(await (await d.uncounted.prepare('SELECT id, i1, r6 FROM w ORDER BY id')).all([]))
   return Object.entries(samples).map(([mode, s]) =>
