@@ -100,6 +100,8 @@ const runLibs = peers.filter((p) => p.present).map((p) => p.lib)
 // Lanes that run for some libraries only (LANE_LIBRARIES): which ran for which.
 const laneLibraries = Object.fromEntries(laneNames.filter((l) => LANE_LIBRARIES[l]).map((l) => [l, runLibs.filter((lib) => supports(l, lib))]))
 for (const [lane, ls] of Object.entries(laneLibraries)) if (ls.length === 0) problems.push(`${lane}: runs only for ${LANE_LIBRARIES[lane].join(', ')}, none of which ran`)
+// The libraries that ran at least one lane (the report's columns).
+const ranLibs = runLibs.filter((lib) => laneNames.some((lane) => supports(lane, lib)))
 
 // which resqlite build ran (and whether it was rebuilt during the run)
 const nativeHash = () => {
@@ -191,7 +193,7 @@ for (const lane of laneNames) {
 }
 
 // ---- checksums: every library must return the same data as the reference
-const res0 = { libraries: runLibs, results }
+const res0 = { libraries: ranLibs, results }
 const rows = flatCases(res0)
 for (const c of rows) {
   const ref = rows.find((x) => x.id === c.id && x.lib === REFERENCE_LIB)
@@ -224,14 +226,14 @@ const environment = {
   resqliteNativeSha1: nativeBefore,
   resqliteRoot: resqliteRoot === ROOT ? undefined : resqliteRoot,
   packages: Object.fromEntries(Object.entries(LIBRARIES).filter(([, p]) => p).map(([lib, p]) => [lib, version(join(BENCH, 'node_modules', p, 'package.json'))])),
-  libraries: Object.fromEntries(runLibs.map((lib) => [lib, results.find((r) => r.lib === lib && r.versions)?.versions])),
+  libraries: Object.fromEntries(ranLibs.map((lib) => [lib, results.find((r) => r.lib === lib && r.versions)?.versions])),
 }
 
 // 'suite': every lane of the suite for every library (no --libs; no --only, or one matching
 // every lane; not the --quick lane list): with config 'full', the runs the dashboard takes its
 // peer comparison from (site/build.mjs). 'partial': anything narrower.
 const scope = laneNames.length === Object.keys(LANES).length && !arg('libs') ? 'suite' : 'partial'
-const res = { label, config, scope, repeat, environment, lanes: laneNames, laneLibraries, libraries: runLibs, peers, durationS, results, problems }
+const res = { label, config, scope, repeat, environment, lanes: laneNames, laneLibraries, libraries: ranLibs, peers, durationS, results, problems }
 res.targets = TARGETS.map((t) => t.evaluate(rows))
 
 if (compareTo) {
