@@ -91,6 +91,10 @@ pub struct Shared {
     tracking: std::sync::atomic::AtomicBool,
     /// SQLite's memory per connection (writer first): page cache, schema, statements.
     memory: Vec<[std::sync::atomic::AtomicI64; 3]>,
+    /// When each connection's memory is next measured (ms since `started`, offset by one
+    /// interval so 0 means "now").
+    memory_due: Vec<std::sync::atomic::AtomicU64>,
+    started: std::time::Instant,
 }
 
 /// What `diagnostics()` reports from the engine.
@@ -152,9 +156,17 @@ impl Shared {
         }
     }
 
-    /// Records a connection's memory use for diagnostics (index 0: the writer).
+    /// Records a connection's memory use for diagnostics (index 0: the writer), at most once
+    /// per MEMORY_INTERVAL_MS: SQLite measures schema and statement memory by walking every
+    /// table and prepared statement, far too slow to do after every job.
     fn record_memory(&self, index: usize, conn: &Connection) {
         use std::sync::atomic::Ordering::Relaxed;
+        let now = self.started.elapsed().as_millis() as u64 + MEMORY_INTERVAL_MS;
+        let due = &self.memory_due[index];
+        if due.load(Relaxed) > now - MEMORY_INTERVAL_MS {
+            return;
+        }
+        due.store(now, Relaxed);
         let verbs = [ffi::SQLITE_DBSTATUS_CACHE_USED, ffi::SQLITE_DBSTATUS_SCHEMA_USED, ffi::SQLITE_DBSTATUS_STMT_USED];
         for (slot, verb) in self.memory[index].iter().zip(verbs) {
             let (mut current, mut highwater) = (0, 0);
@@ -251,6 +263,8 @@ impl Engine {
             streams: Mutex::new(Registry::new(read_tx.clone(), opts.readers)),
             tracking: Default::default(),
             memory: (0..=opts.readers).map(|_| Default::default()).collect(),
+            memory_due: (0..=opts.readers).map(|_| Default::default()).collect(),
+            started: std::time::Instant::now(),
             // The key lives in the gate from here on: rekey replaces it there.
             gate: ReaderGate::new(opts.key.take()),
             park,
@@ -452,6 +466,9 @@ fn run(worker: &mut Worker, job: &Job, shared: &Shared) -> Outcome {
         Outcome::Error(DbError::new("ERR_INTERNAL", format!("internal error in the engine (a Rust panic: {what})")))
     })
 }
+
+/// How often a connection's memory use is measured for `diagnostics()`, at most.
+const MEMORY_INTERVAL_MS: u64 = 250;
 
 /// At most this many queued reads share one read transaction (experiments/002).
 const MAX_READ_BATCH: usize = 16;

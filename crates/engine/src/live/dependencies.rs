@@ -1,8 +1,6 @@
 //! What a query reads (Dependencies) and what committed writes changed (ChangeSet), and the
 //! one question between them: does this change require that query to run again?
 
-use std::collections::{HashMap, HashSet};
-
 use sqlite3mc_sys as ffi;
 
 use super::capture::AuthEvent;
@@ -21,16 +19,49 @@ fn key_schema(key: &str) -> &str {
 
 /// The tables and columns a query reads. A read of no column (`count(*)`) is recorded as the
 /// column "": it depends on which rows exist, which only INSERT and DELETE change.
+///
+/// Names are kept as 64-bit hashes in flat vectors: a commit is checked against every live
+/// query on the writer's path before the write completes, and a query reads few tables and
+/// columns, so comparing integers beats hash sets of strings (experiments/020). Two names
+/// with one hash would only make a query re-run when it need not: never the reverse.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Dependencies {
     /// Unknown or too many to track: every change re-runs the query.
     All,
-    Tables(HashMap<TableKey, HashSet<Box<str>>>),
+    Tables(Vec<TableReads>),
+}
+
+/// A table, schema or column name's identity: the hash of its lowercased spelling.
+pub type NameId = u64;
+
+pub fn name_id(name: &str) -> NameId {
+    xxhash_rust::xxh3::xxh3_64(name.as_bytes())
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct TableReads {
+    table: NameId,
+    /// The schema part of `table`.
+    schema: NameId,
+    /// Lowercased names' ids, sorted, without duplicates.
+    columns: Vec<NameId>,
+}
+
+impl TableReads {
+    fn new(table: &str) -> TableReads {
+        TableReads { table: name_id(table), schema: name_id(key_schema(table)), columns: Vec::new() }
+    }
+
+    fn add(&mut self, column: NameId) {
+        if let Err(at) = self.columns.binary_search(&column) {
+            self.columns.insert(at, column);
+        }
+    }
 }
 
 impl Dependencies {
     pub fn none() -> Dependencies {
-        Dependencies::Tables(HashMap::new())
+        Dependencies::Tables(Vec::new())
     }
 
     /// From a reader's authorizer events; `overflow` means some were not recorded.
@@ -38,11 +69,21 @@ impl Dependencies {
         if overflow {
             return Dependencies::All;
         }
-        let mut tables: HashMap<TableKey, HashSet<Box<str>>> = HashMap::new();
+        let mut deps = Dependencies::none();
         for e in events.iter().filter(|e| e.action == ffi::SQLITE_READ) {
-            tables.entry(table_key(&e.db, &e.arg1)).or_default().insert(e.arg2.to_ascii_lowercase().into());
+            let table = table_key(&e.db, &e.arg1);
+            let Dependencies::Tables(tables) = &mut deps else { unreachable!() };
+            let id = name_id(&table);
+            let i = match tables.iter().position(|t| t.table == id) {
+                Some(i) => i,
+                None => {
+                    tables.push(TableReads::new(&table));
+                    tables.len() - 1
+                }
+            };
+            tables[i].add(name_id(&e.arg2.to_ascii_lowercase()));
         }
-        Dependencies::Tables(tables)
+        deps
     }
 
     pub fn is_all(&self) -> bool {
@@ -55,8 +96,11 @@ impl Dependencies {
         match (self, other) {
             (Dependencies::Tables(a), Dependencies::Tables(b)) => {
                 let mut merged = a.clone();
-                for (table, columns) in b {
-                    merged.entry(table.clone()).or_default().extend(columns.iter().cloned());
+                for t in b {
+                    match merged.iter_mut().find(|m| m.table == t.table) {
+                        Some(m) => t.columns.iter().for_each(|&c| m.add(c)),
+                        None => merged.push(t.clone()),
+                    }
                 }
                 Dependencies::Tables(merged)
             }
@@ -71,15 +115,15 @@ impl Dependencies {
             Dependencies::Tables(tables) => tables,
         };
         let mut skipped = false;
-        for (table, columns) in tables {
-            if changes.schemas.contains(key_schema(table)) {
+        for reads in tables {
+            if changes.schemas.contains(&reads.schema) {
                 return Affected::Rerun;
             }
-            match changes.tables.get(table) {
+            match changes.tables.iter().find(|(t, _)| *t == reads.table) {
                 None => {}
-                Some(TableChange::Rows) => return Affected::Rerun,
-                Some(TableChange::Columns(changed)) => {
-                    if columns.iter().any(|c| changed.contains(c)) {
+                Some((_, TableChange::Rows)) => return Affected::Rerun,
+                Some((_, TableChange::Columns(changed))) => {
+                    if reads.columns.iter().any(|c| changed.contains(c)) {
                         return Affected::Rerun;
                     }
                     skipped = true;
@@ -102,33 +146,58 @@ pub enum Affected {
     Unaffected,
 }
 
-/// What one or more committed transactions changed.
+/// What one or more committed transactions changed (few entries: flat vectors).
 #[derive(Default, Debug)]
 pub struct ChangeSet {
     /// Unknown changes (another process wrote the file): everything may have changed.
     pub everything: bool,
     /// Schemas whose definitions changed (CREATE, DROP, ALTER): every query on them re-runs.
-    pub schemas: HashSet<Box<str>>,
-    pub tables: HashMap<TableKey, TableChange>,
+    pub schemas: Vec<NameId>,
+    pub tables: Vec<(NameId, TableChange)>,
 }
 
 #[derive(Debug)]
 pub enum TableChange {
     /// Rows inserted or deleted (or a rowid changed): every query reading the table re-runs.
     Rows,
-    /// Only these columns (lowercased) of existing rows changed value.
-    Columns(HashSet<Box<str>>),
+    /// Only these columns of existing rows changed value.
+    Columns(Vec<NameId>),
 }
 
 impl ChangeSet {
-    pub fn add_rows(&mut self, table: TableKey) {
-        self.tables.insert(table, TableChange::Rows);
+    fn entry(&mut self, table: &str) -> &mut TableChange {
+        let table = name_id(table);
+        let i = match self.tables.iter().position(|(t, _)| *t == table) {
+            Some(i) => i,
+            None => {
+                self.tables.push((table, TableChange::Columns(Vec::new())));
+                self.tables.len() - 1
+            }
+        };
+        &mut self.tables[i].1
     }
 
-    pub fn add_columns(&mut self, table: TableKey, columns: impl IntoIterator<Item = Box<str>>) {
-        match self.tables.entry(table).or_insert_with(|| TableChange::Columns(HashSet::new())) {
-            TableChange::Rows => {}
-            TableChange::Columns(set) => set.extend(columns),
+    /// `schema`: lowercased.
+    pub fn add_schema(&mut self, schema: &str) {
+        let id = name_id(schema);
+        if !self.schemas.contains(&id) {
+            self.schemas.push(id);
+        }
+    }
+
+    pub fn add_rows(&mut self, table: &str) {
+        *self.entry(table) = TableChange::Rows;
+    }
+
+    /// `columns`: lowercased names.
+    pub fn add_columns<'a>(&mut self, table: &str, columns: impl IntoIterator<Item = &'a str>) {
+        if let TableChange::Columns(set) = self.entry(table) {
+            for c in columns {
+                let id = name_id(c);
+                if !set.contains(&id) {
+                    set.push(id);
+                }
+            }
         }
     }
 }
@@ -149,21 +218,21 @@ mod tests {
     fn columns_decide_for_updates_and_rows_for_inserts() {
         let d = deps(&[("T", "Name"), ("t", "id"), ("u", "")]);
         let mut c = ChangeSet::default();
-        c.add_columns(table_key("main", "t"), ["other".into()]);
+        c.add_columns(&table_key("main", "t"), ["other"]);
         assert_eq!(d.affected_by(&c), Affected::SkippedByColumns);
-        c.add_columns(table_key("main", "t"), ["name".into()]);
+        c.add_columns(&table_key("main", "t"), ["name"]);
         assert_eq!(d.affected_by(&c), Affected::Rerun);
 
         let mut count_only = ChangeSet::default();
-        count_only.add_columns(table_key("main", "u"), ["x".into()]);
+        count_only.add_columns(&table_key("main", "u"), ["x"]);
         assert_eq!(d.affected_by(&count_only), Affected::SkippedByColumns);
-        count_only.add_rows(table_key("MAIN", "U"));
+        count_only.add_rows(&table_key("MAIN", "U"));
         assert_eq!(d.affected_by(&count_only), Affected::Rerun);
 
         let mut other = ChangeSet::default();
-        other.add_rows(table_key("aux", "t"));
+        other.add_rows(&table_key("aux", "t"));
         assert_eq!(d.affected_by(&other), Affected::Unaffected);
-        other.schemas.insert("main".into());
+        other.add_schema("main");
         assert_eq!(d.affected_by(&other), Affected::Rerun);
     }
 

@@ -217,39 +217,36 @@ impl Tracking<'_> {
         let mut set = ChangeSet::default();
         for change in changes {
             match change {
-                Change::Schema(schema) => {
-                    set.schemas.insert(schema);
-                }
+                Change::Schema(schema) => set.add_schema(&schema),
                 Change::Everything => set.everything = true,
-                Change::Table { key, changed: Changed::Rows } => set.add_rows(key),
-                Change::Table { key, changed: Changed::Columns(bits) } => match self.column_names(&key, bits) {
-                    Some(names) => set.add_columns(key, names),
-                    None => set.add_rows(key),
-                },
+                Change::Table { key, changed: Changed::Rows } => set.add_rows(&key),
+                Change::Table { key, changed: Changed::Columns(bits) } => {
+                    if !self.add_column_names(&mut set, &key, bits) {
+                        set.add_rows(&key);
+                    }
+                }
             }
         }
         Some(set)
     }
 
-    /// The names of the set bits' columns; None when they cannot all be named.
-    fn column_names(&self, key: &TableKey, bits: u128) -> Option<Vec<Box<str>>> {
-        let known = self.tracker.borrow().columns.get(key).cloned();
-        let names = match known {
-            Some(names) => names,
-            None => {
-                let mut parts = key.split('\u{1}');
-                let (db, table) = (parts.next()?, parts.next()?);
-                let sql = format!("SELECT name FROM pragma_table_xinfo({}, {})", quote_literal(table), quote_literal(db));
-                let names: Vec<Box<str>> =
-                    first_column(self.db, &sql).into_iter().map(|n| n.to_ascii_lowercase().into()).collect();
-                self.tracker.borrow_mut().columns.insert(key.clone(), names.clone());
-                names
-            }
-        };
-        (0..MAX_COLUMN_BITS)
-            .filter(|i| bits & (1u128 << i) != 0)
-            .map(|i| names.get(i).cloned())
-            .collect()
+    /// Adds the set bits' columns to `set`; false when they cannot all be named.
+    fn add_column_names(&self, set: &mut ChangeSet, key: &TableKey, bits: u128) -> bool {
+        if !self.tracker.borrow().columns.contains_key(key) {
+            let mut parts = key.split('\u{1}');
+            let (Some(db), Some(table)) = (parts.next(), parts.next()) else { return false };
+            let sql = format!("SELECT name FROM pragma_table_xinfo({}, {})", quote_literal(table), quote_literal(db));
+            let names = first_column(self.db, &sql).into_iter().map(|n| n.to_ascii_lowercase().into()).collect();
+            self.tracker.borrow_mut().columns.insert(key.clone(), names);
+        }
+        let tracker = self.tracker.borrow();
+        let names = &tracker.columns[key];
+        let changed = (0..MAX_COLUMN_BITS).filter(|i| bits & (1u128 << i) != 0);
+        if changed.clone().any(|i| i >= names.len()) {
+            return false;
+        }
+        set.add_columns(key, changed.map(|i| &*names[i]));
+        true
     }
 }
 
