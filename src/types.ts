@@ -29,7 +29,8 @@ export interface OpenOptions {
 
 export interface Diagnostics {
   streams: import('./streams').StreamCounters
-  /** SQLite's memory, summed over every connection, as of each one's last job. */
+  /** SQLite's memory, summed over every connection; each connection measures it after a job, at
+   * most every 250 ms (SQLite walks every table and statement to measure). */
   sqlite: { pageCacheBytes: number; schemaBytes: number; statementBytes: number }
   /** Size of the WAL file now (0 when there is none). */
   walBytes: number
