@@ -213,7 +213,7 @@ async function unchanged(d, cfg) {
 // burst the live machinery is idle (settle). One sample = one burst.
 async function columns(d, cfg) {
   needLive(d)
-  const writes = size(cfg, 10, 50, 100)
+  const writes = size(cfg, 10, 100, 1000)
   const rounds = size(cfg, 1, 3, 8)
   const samples = { none: { wall: [], js: [] }, disjoint: { wall: [], js: [] }, overlapping: { wall: [], js: [] } }
   const totals = { disjoint: { requeries: 0, emissions: 0 }, overlapping: { requeries: 0, emissions: 0 } }
