@@ -7,7 +7,7 @@ import type { Packed } from './params'
 
 /** How long after sending a write the event loop keeps polling for its completion instead of
  * sleeping (experiments/019). */
-const WRITE_POLL_MS = 0.1
+const WRITE_POLL_MS = 0.05
 
 export interface EngineOptions {
   readers: number
