@@ -53,6 +53,8 @@ export class Database {
   /** The innermost open transaction of the current async context. */
   readonly #context = new AsyncLocalStorage<Transaction>()
   readonly #streams: StreamHub
+  /** Opened with `attach`: rekey would re-encrypt the main file only (see rekey). */
+  readonly #attached: boolean
   /** The external-change check (watchExternalChanges), when on. */
   #watch: NodeJS.Timeout | undefined
   #closing: Promise<void> | undefined
@@ -64,6 +66,7 @@ export class Database {
     this.readers = options.readers
     this.readonly = options.readonly
     this.#cipher = options.encryption?.cipher
+    this.#attached = options.attach.length > 0
     this.#engine = new Engine(path, options)
     this.#streams = new StreamHub(this.#engine)
   }
@@ -164,6 +167,12 @@ export class Database {
     if (this.readonly) {
       enc?.key.fill(0)
       return Promise.reject(new ResqliteError('ERR_DATABASE_READONLY', 'the database was opened with readonly: true; rekey needs the writer'))
+    }
+    if (this.#attached) {
+      // The connections reattach with the main database's key after a rekey: attached files
+      // still under the old key would no longer open.
+      enc?.key.fill(0)
+      return Promise.reject(new ResqliteError('ERR_REKEY', 'rekey re-encrypts the main database only; open it without attach to rekey it'))
     }
     return this.#rekey(enc)
   }

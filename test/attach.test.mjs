@@ -53,3 +53,14 @@ test('an attached file that cannot be opened fails the open with its path named'
   const missingDir = path.join(dir, 'no', 'such', 'dir', 'aux.db')
   await assert.rejects(Database.open(path.join(dir, 'main.db'), { attach: { aux: missingDir } }), (e) => e.code === 'SQLITE_CANTOPEN' && e.message.includes(missingDir))
 })
+
+test('rekey is refused on a database opened with attach (the attachments would stay on the old key)', async (t) => {
+  const dir = tempDir(t)
+  const db = await Database.open(path.join(dir, 'main.db'), { attach: { aux: path.join(dir, 'aux.db') } })
+  t.after(() => db.close())
+  await db.execute('CREATE TABLE aux.t (x)')
+  await assert.rejects(db.rekey('a new key'), (e) => e.code === 'ERR_REKEY' && /attach/.test(e.message))
+  // nothing changed: the database still works
+  await db.execute('INSERT INTO aux.t VALUES (1)')
+  assert.deepEqual(await db.select('SELECT x FROM aux.t'), [{ x: 1 }])
+})
