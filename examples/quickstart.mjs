@@ -1,4 +1,5 @@
-// Opens a database file, writes, reads, prints selectBytes output, and exits.
+// Opens a database file, writes, reads, prints selectBytes output, follows a live query
+// through a transaction, and exits.
 // Run from a clone after `npm install`: `npm run example`.
 import { fileURLToPath } from 'node:url'
 import { Database } from '../dist/esm/index.mjs'
@@ -29,5 +30,20 @@ console.log('selectOne →', count)
 // selectBytes: the JSON an HTTP handler would send, built natively, no JS objects.
 const json = await db.selectBytes('SELECT id, title, stars FROM notes ORDER BY id')
 console.log(`selectBytes → ${json.length} bytes: ${json.toString('utf8')}`)
+
+// A live query: the current rows now, then new rows after each committed write that changed
+// them. The transaction below commits once, so the stream re-runs once.
+const live = db.stream('SELECT count(*) AS n, max(stars) AS best FROM notes')
+for await (const [row] of live) {
+  console.log('stream →', row)
+  if (row.n === 3) {
+    await db.transaction(async (tx) => {
+      await tx.execute('INSERT INTO notes (title, stars) VALUES (?, ?)', ['Live queries re-run on commit', 5])
+      await tx.execute('UPDATE notes SET stars = stars + 0.5 WHERE id = ?', [lastInsertRowid])
+    })
+  } else break // leaving the loop unsubscribes
+}
+const { streams } = await db.diagnostics()
+console.log(`diagnostics → ${streams.requeries} re-run, ${streams.emissions} rows delivered, ${streams.active} subscribed`)
 
 await db.close()
