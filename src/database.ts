@@ -15,30 +15,6 @@ import { LiveQuery, StreamHub } from './streams'
 import { OUTERMOST, Transaction, Turns } from './transaction'
 import type { BatchResult, Diagnostics, OpenOptions, QueryOptions, RekeyOptions, RunResult, TransactionOptions } from './types'
 
-export type { Row } from './decode'
-export type { Params, Value } from './params'
-export type { Transaction } from './transaction'
-export type { LiveQuery, StreamCounters, StreamObserver, Unsubscribe } from './streams'
-export type {
-  Aes128CbcCipher,
-  Aes256CbcCipher,
-  AegisCipher,
-  Ascon128Cipher,
-  BatchResult,
-  ChaCha20Cipher,
-  Cipher,
-  CipherName,
-  Diagnostics,
-  OpenOptions,
-  QueryOptions,
-  Rc4Cipher,
-  RekeyOptions,
-  RunResult,
-  SqlCipherCipher,
-  TransactionMode,
-  TransactionOptions,
-} from './types'
-
 const DEBUG_PANIC = Symbol.for('resqlite.debugPanic')
 
 export class Database {

@@ -1,29 +1,9 @@
+// The package's public surface: the classes, and every public type from the module that
+// defines it.
 export { Database } from './database'
-export type {
-  Aes128CbcCipher,
-  Aes256CbcCipher,
-  AegisCipher,
-  Ascon128Cipher,
-  BatchResult,
-  Diagnostics,
-  LiveQuery,
-  ChaCha20Cipher,
-  Cipher,
-  CipherName,
-  OpenOptions,
-  Params,
-  QueryOptions,
-  Rc4Cipher,
-  RekeyOptions,
-  Row,
-  RunResult,
-  StreamCounters,
-  StreamObserver,
-  SqlCipherCipher,
-  Transaction,
-  TransactionMode,
-  TransactionOptions,
-  Unsubscribe,
-  Value,
-} from './database'
 export { ResqliteError } from './errors'
+export type { Row } from './decode'
+export type { Params, Value } from './params'
+export type { Transaction } from './transaction'
+export type { LiveQuery, StreamCounters, StreamObserver, Unsubscribe } from './streams'
+export type * from './types'

@@ -161,7 +161,7 @@ impl Connection {
     }
 
     fn tracking(&self) -> Tracking<'_> {
-        Tracking { db: self.db, tracker: &self.hooks.tracker }
+        Tracking { conn: self, tracker: &self.hooks.tracker }
     }
 
     /// Forgets what the authorizer recorded so far: call before preparing or running.
@@ -297,32 +297,47 @@ impl Connection {
         }
     }
 
-    pub fn query_int(&self, sql: &str) -> DbResult<i64> {
+    /// Steps the one statement of `sql` to its end, calling `row` on each row.
+    fn for_each_row(&self, sql: &str, mut row: impl FnMut(*mut ffi::sqlite3_stmt)) -> DbResult<()> {
         let (stmt, _) = self
             .prepare_at(sql.as_bytes(), 0)?
             .ok_or_else(|| DbError::new("ERR_EMPTY_STATEMENT", "no statement"))?;
-        // SAFETY: stmt is valid until it drops at the end of this scope.
-        unsafe {
-            if ffi::sqlite3_step(stmt.0) != ffi::SQLITE_ROW {
-                return Err(self.last_error());
+        loop {
+            // SAFETY: stmt is valid until the OwnedStmt drops at the end of this function.
+            match unsafe { ffi::sqlite3_step(stmt.0) } {
+                ffi::SQLITE_ROW => row(stmt.0),
+                ffi::SQLITE_DONE => return Ok(()),
+                _ => return Err(self.last_error()),
             }
-            Ok(ffi::sqlite3_column_int64(stmt.0, 0))
         }
     }
 
+    /// The first column of every row, as text (NULL as "").
+    pub fn query_texts(&self, sql: &str) -> DbResult<Vec<String>> {
+        let mut out = Vec::new();
+        self.for_each_row(sql, |stmt| {
+            // SAFETY: the statement is on a row; the text is copied at once.
+            let text = unsafe { ffi::sqlite3_column_text(stmt, 0) };
+            out.push(if text.is_null() {
+                String::new()
+            } else {
+                unsafe { CStr::from_ptr(text as _) }.to_string_lossy().into_owned()
+            });
+        })?;
+        Ok(out)
+    }
+
     pub fn query_text(&self, sql: &str) -> DbResult<String> {
-        let (stmt, _) = self
-            .prepare_at(sql.as_bytes(), 0)?
-            .ok_or_else(|| DbError::new("ERR_EMPTY_STATEMENT", "no statement"))?;
-        // SAFETY: stmt is valid until the OwnedStmt drops at the end of this scope.
-        unsafe {
-            let rc = ffi::sqlite3_step(stmt.0);
-            if rc != ffi::SQLITE_ROW {
-                return Err(self.last_error());
-            }
-            let text = ffi::sqlite3_column_text(stmt.0, 0);
-            Ok(if text.is_null() { String::new() } else { CStr::from_ptr(text as _).to_string_lossy().into_owned() })
-        }
+        self.query_texts(sql)?.into_iter().next().ok_or_else(|| no_row(sql))
+    }
+
+    pub fn query_int(&self, sql: &str) -> DbResult<i64> {
+        let mut first = None;
+        // SAFETY: the statement is on a row.
+        self.for_each_row(sql, |stmt| {
+            first.get_or_insert(unsafe { ffi::sqlite3_column_int64(stmt, 0) });
+        })?;
+        first.ok_or_else(|| no_row(sql))
     }
 
     /// Prepares the first statement of `sql`; `None` when it holds no statement. Returns the
@@ -344,6 +359,10 @@ impl Connection {
         Ok(if stmt.is_null() { None } else { Some((OwnedStmt(stmt), consumed)) })
     }
 
+}
+
+fn no_row(sql: &str) -> DbError {
+    DbError::new("ERR_EMPTY_RESULT", format!("{sql} returned no row"))
 }
 
 /// A statement outside the cache, finalized on drop.

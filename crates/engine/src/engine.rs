@@ -449,7 +449,7 @@ fn run(worker: &mut Worker, job: &Job, shared: &Shared) -> Outcome {
             Request::Stream => Ok(worker.stream(&job.sql, &job.params, shared.safe_integers)),
             Request::DataVersion => {
                 if worker.external_change() {
-                    shared.publish(&ChangeSet { everything: true, ..Default::default() });
+                    shared.publish(&ChangeSet::everything());
                 }
                 Ok(Outcome::Done)
             }
@@ -634,7 +634,7 @@ fn writer_loop(slot: &mut Option<Worker>, opts: &EngineOptions, shared: &Shared,
         } else if !tracking && shared.tracking.load(Ordering::SeqCst) {
             // The first live query started while this job ran untracked: its first run may
             // have read the state before this job's commit.
-            shared.publish(&ChangeSet { everything: true, ..Default::default() });
+            shared.publish(&ChangeSet::everything());
         }
         shared.complete(job.id, outcome);
     }

@@ -165,6 +165,11 @@ pub enum TableChange {
 }
 
 impl ChangeSet {
+    /// Unknown changes: every live query re-runs.
+    pub fn everything() -> ChangeSet {
+        ChangeSet { everything: true, ..Default::default() }
+    }
+
     fn entry(&mut self, table: &str) -> &mut TableChange {
         let table = name_id(table);
         let i = match self.tables.iter().position(|(t, _)| *t == table) {

@@ -12,6 +12,7 @@ use sqlite3mc_sys as ffi;
 
 use super::capture::{is_schema_change, is_write, AuthEvent};
 use super::dependencies::{table_key, ChangeSet, TableKey};
+use crate::connection::Connection;
 
 /// Columns of one table changed by UPDATEs: a bit per column index; tables wider than this
 /// count as every column.
@@ -125,6 +126,9 @@ impl ChangeTracker {
         for key in &effects.virtual_writes {
             changes.push(Change::Table { key: key.clone(), changed: Changed::Rows });
         }
+        if changes.is_empty() {
+            return; // the common case: keep merging the next rows into the last entry
+        }
         self.last = None;
         if autocommit {
             self.committed.extend(changes);
@@ -148,7 +152,7 @@ impl ChangeTracker {
 
 /// The tracker's hooks, and the queries it needs for them, on the writer's connection.
 pub struct Tracking<'a> {
-    pub db: *mut ffi::sqlite3,
+    pub conn: &'a Connection,
     pub tracker: &'a std::cell::RefCell<ChangeTracker>,
 }
 
@@ -158,9 +162,9 @@ impl Tracking<'_> {
     /// SAFETY: `tracker` must outlive the connection's hooks (it lives in the connection).
     pub unsafe fn install(&self, on: bool) {
         let ctx = self.tracker as *const _ as *mut c_void;
-        ffi::sqlite3_preupdate_hook(self.db, if on { Some(on_preupdate) } else { None }, ctx);
-        ffi::sqlite3_commit_hook(self.db, if on { Some(on_commit) } else { None }, ctx);
-        ffi::sqlite3_rollback_hook(self.db, if on { Some(on_rollback) } else { None }, ctx);
+        ffi::sqlite3_preupdate_hook(self.conn.raw(), if on { Some(on_preupdate) } else { None }, ctx);
+        ffi::sqlite3_commit_hook(self.conn.raw(), if on { Some(on_commit) } else { None }, ctx);
+        ffi::sqlite3_rollback_hook(self.conn.raw(), if on { Some(on_rollback) } else { None }, ctx);
     }
 
     /// The effects of a statement from its authorizer events.
@@ -201,7 +205,10 @@ impl Tracking<'_> {
             quote_identifier(db),
             quote_literal(table)
         );
-        let is_virtual = first_column(self.db, &sql)
+        let is_virtual = self
+            .conn
+            .query_texts(&sql)
+            .unwrap_or_default()
             .first()
             .is_some_and(|s| s.len() >= 14 && s[..14].eq_ignore_ascii_case("CREATE VIRTUAL"));
         self.tracker.borrow_mut().virtual_tables.insert(key.clone(), is_virtual);
@@ -236,7 +243,8 @@ impl Tracking<'_> {
             let mut parts = key.split('\u{1}');
             let (Some(db), Some(table)) = (parts.next(), parts.next()) else { return false };
             let sql = format!("SELECT name FROM pragma_table_xinfo({}, {})", quote_literal(table), quote_literal(db));
-            let names = first_column(self.db, &sql).into_iter().map(|n| n.to_ascii_lowercase().into()).collect();
+            let names = self.conn.query_texts(&sql).unwrap_or_default();
+            let names = names.into_iter().map(|n| n.to_ascii_lowercase().into()).collect();
             self.tracker.borrow_mut().columns.insert(key.clone(), names);
         }
         let tracker = self.tracker.borrow();
@@ -258,31 +266,6 @@ fn quote_literal(text: &str) -> String {
     format!("'{}'", text.replace('\'', "''"))
 }
 
-/// The first column of every row of `sql`, as text; empty on any error.
-fn first_column(db: *mut ffi::sqlite3, sql: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut stmt = ptr::null_mut();
-    // SAFETY: valid handle; the statement is finalized before returning.
-    unsafe {
-        if ffi::sqlite3_prepare_v3(db, sql.as_ptr() as _, sql.len() as c_int, 0, &mut stmt, ptr::null_mut())
-            != ffi::SQLITE_OK
-        {
-            return out;
-        }
-        while ffi::sqlite3_step(stmt) == ffi::SQLITE_ROW {
-            let text = ffi::sqlite3_column_text(stmt, 0);
-            if !text.is_null() {
-                out.push(CStr::from_ptr(text as *const c_char).to_string_lossy().into_owned());
-            }
-        }
-        ffi::sqlite3_finalize(stmt);
-    }
-    out
-}
-
-const SQLITE_DELETE_OP: c_int = 9;
-const SQLITE_INSERT_OP: c_int = 18;
-
 /// SAFETY (all hooks): `ctx` is the connection's `RefCell<ChangeTracker>`; SQLite calls the
 /// hooks on the writer's thread, inside a statement, when no Rust borrow of it is held.
 unsafe extern "C" fn on_preupdate(
@@ -295,7 +278,7 @@ unsafe extern "C" fn on_preupdate(
     new_rowid: i64,
 ) {
     let Ok(mut tracker) = (*(ctx as *const std::cell::RefCell<ChangeTracker>)).try_borrow_mut() else { return };
-    let changed = if op == SQLITE_INSERT_OP || op == SQLITE_DELETE_OP || old_rowid != new_rowid {
+    let changed = if op == ffi::SQLITE_INSERT || op == ffi::SQLITE_DELETE || old_rowid != new_rowid {
         Changed::Rows
     } else {
         match changed_columns(db) {
