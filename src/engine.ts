@@ -2,12 +2,16 @@
 // their promises when the engine hands back a batch of completions.
 import { DIRECT_DECODE_CELLS, RowsAssembler, RowsResult, type Row } from './decode'
 import { ResqliteError, abortError } from './errors'
-import { binding, Done, JobKind, type NativeDatabase } from './native'
+import { binding, Done, JobKind, type JobCalls, type NativeDatabase } from './native'
 import type { Packed } from './params'
 
 /** How long after sending a write the event loop keeps polling for its completion instead of
  * sleeping (experiments/019). */
 const WRITE_POLL_MS = 0.05
+
+/** Indexes of the words shared with the engine (see Engine.#signals). */
+const QUEUED = 0
+const POLLING = 1
 
 export interface EngineOptions {
   readers: number
@@ -59,11 +63,17 @@ export type StreamSink = (rows: Row[] | undefined, error: ResqliteError | undefi
 export class Engine {
   readonly opened: Promise<void>
   readonly #native: NativeDatabase
+  readonly #calls: JobCalls
   readonly #jobs = new Map<number, Job>()
   readonly #streams = new Map<number, { sql: string; sink: StreamSink }>()
+  /** [queued, polling], shared with the engine: while this thread polls (1 in `polling`), the
+   * engine sets `queued` instead of waking the event loop (experiments/021). */
+  readonly #signals = new Int32Array(2)
   #polledInFlight = 0
   #spinUntil = 0
   #spinning = false
+  /** The engine keeps the process alive (jobs or live queries pending, or polling just ended). */
+  #referenced = false
   readonly #safeIntegers: boolean
   #nextId = 0
 
@@ -79,6 +89,7 @@ export class Engine {
         options.readonly,
         options.safeIntegers,
         this.#onComplete,
+        this.#signals,
         openId,
         enc?.cipher.name ?? '',
         enc?.cipher.names ?? [],
@@ -89,6 +100,7 @@ export class Engine {
     } finally {
       enc?.key.fill(0)
     }
+    this.#calls = this.#native.jobCalls()
     this.opened = new Promise((resolve, reject) => this.#track(openId, { kind: undefined, sql: undefined, resolve, reject }))
   }
 
@@ -107,7 +119,7 @@ export class Engine {
         signal.addEventListener('abort', job.onAbort, { once: true })
       }
       this.#track(id, job)
-      this.#native.read(id, kind, sql, packed.bytes, packed.length, signal !== undefined)
+      this.#calls.read(id, kind, sql, packed.bytes, packed.length, signal !== undefined)
     })
   }
 
@@ -118,7 +130,7 @@ export class Engine {
     return new Promise<T>((resolve, reject) => {
       const id = this.#newId()
       this.#track(id, { kind, sql, resolve, reject, onNoTransaction, polled: true })
-      this.#native.write(id, kind, sql, packed.bytes, packed.length, onNoTransaction !== undefined)
+      this.#calls.write(id, kind, sql, packed.bytes, packed.length, onNoTransaction !== undefined)
       this.#pollWhileWaiting()
     })
   }
@@ -126,26 +138,46 @@ export class Engine {
   /** While a write is in flight, for at most WRITE_POLL_MS after the last one was sent, the
    * event loop polls (setImmediate) instead of sleeping in epoll: the writer, spinning for its
    * next job, answers a short write within microseconds, and waking a sleeping loop costs
-   * more than that (experiments/019). Other events are handled as usual meanwhile. */
+   * more than that (experiments/019). Meanwhile the engine skips the wake-up and this thread
+   * takes finished jobs itself when `queued` says there are some (experiments/021). Other
+   * events are handled as usual. */
   #pollWhileWaiting(): void {
     this.#polledInFlight++
     this.#spinUntil = performance.now() + WRITE_POLL_MS
     if (!this.#spinning) {
       this.#spinning = true
+      Atomics.store(this.#signals, POLLING, 1)
       setImmediate(this.#spin)
     }
   }
 
   readonly #spin = (): void => {
-    if (this.#polledInFlight > 0 && performance.now() < this.#spinUntil) setImmediate(this.#spin)
-    else this.#spinning = false
+    // After completions, one more turn: the code they resume may send the next write.
+    const took = Atomics.load(this.#signals, QUEUED) !== 0 && this.#takeCompletions()
+    if ((took || this.#polledInFlight > 0) && performance.now() < this.#spinUntil) {
+      setImmediate(this.#spin)
+      return
+    }
+    this.#spinning = false
+    this.#unrefIfIdle()
+    // Cleared before the last look at `queued` (the engine sets `queued` before it reads
+    // `polling`): a completion queued meanwhile is either seen here or woken for.
+    Atomics.store(this.#signals, POLLING, 0)
+    if (Atomics.load(this.#signals, QUEUED) !== 0) this.#takeCompletions()
+  }
+
+  #takeCompletions(): boolean {
+    const done = this.#calls.take()
+    if (done === undefined) return false
+    this.#onComplete(done)
+    return true
   }
 
   /** Starts a live query on the readers; `sink` receives every result that differs from the
    * one before, until `streamStop`. An active live query keeps the process alive. */
   streamStart(sql: string, packed: Packed, sink: StreamSink): number {
     const id = this.#newId()
-    if (this.#jobs.size + this.#streams.size === 0) this.#native.ref()
+    this.#keepAlive()
     this.#streams.set(id, { sql, sink })
     this.#native.streamStart(id, sql, packed.bytes, packed.length)
     return id
@@ -204,12 +236,24 @@ export class Engine {
 
   /** Registers a job; the first pending job keeps the process alive until the last settles. */
   #track(id: number, job: Job): void {
-    if (this.#jobs.size + this.#streams.size === 0) this.#native.ref()
+    this.#keepAlive()
     this.#jobs.set(id, job)
   }
 
+  #keepAlive(): void {
+    if (this.#referenced) return
+    this.#native.ref()
+    this.#referenced = true
+  }
+
+  /** Lets the process exit once nothing is pending. While this thread polls, its immediates
+   * keep the process alive anyway, so the unref waits for the polling to end: awaited writes
+   * one after another then cost no ref/unref pair each (experiments/021). */
   #unrefIfIdle(): void {
-    if (this.#jobs.size + this.#streams.size === 0) this.#native.unref()
+    if (this.#referenced && !this.#spinning && this.#jobs.size + this.#streams.size === 0) {
+      this.#native.unref()
+      this.#referenced = false
+    }
   }
 
   /** Called by the engine once per batch of finished jobs: [id, kind, a, b, …]. */

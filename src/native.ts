@@ -26,9 +26,17 @@ export const enum JobKind {
   Panic = 99, // test hook: a job that panics inside the engine
 }
 
-export interface NativeDatabase {
+/** The calls made once per job, written against N-API directly (crates/engine/src/job_calls.rs).
+ * They use their NativeDatabase without holding it: keep them only next to it. */
+export interface JobCalls {
   read(id: number, kind: JobKind, sql: string, params: Uint8Array, paramsLength: number, cancellable: boolean): void
   write(id: number, kind: JobKind, sql: string, params: Uint8Array, paramsLength: number, inTransaction: boolean): boolean
+  /** Finished jobs as the completion handler's array, if any: taken while polling. */
+  take(): unknown[] | undefined
+}
+
+export interface NativeDatabase {
+  jobCalls(): JobCalls
   streamStart(id: number, sql: string, params: Uint8Array, paramsLength: number): void
   streamStop(id: number): void
   /** [queries, requeries, skippedByColumns, unchangedSuppressed, fallbackAll, pageCacheBytes, schemaBytes, statementBytes] */
@@ -51,6 +59,7 @@ interface Binding {
     readonly: boolean,
     safeIntegers: boolean,
     onComplete: (completions: unknown[]) => void,
+    signals: Int32Array, // [queued, polling]: see Engine.#signals
     openId: number,
     cipher: string, // '' with an empty key: no encryption
     cipherParams: string[],

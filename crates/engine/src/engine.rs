@@ -52,9 +52,15 @@ pub struct Completion {
     pub outcome: Outcome,
 }
 
-/// Wakes the JS thread; implemented over a napi thread-safe function in lib.rs.
+/// Tells the JS thread about finished jobs; implemented in lib.rs over a napi thread-safe
+/// function and two words of memory the JS thread reads while it polls (experiments/021).
 pub trait Waker: Send + Sync + 'static {
+    /// Wakes the JS thread's event loop.
     fn wake(&self);
+    /// Shows the polling JS thread whether completions are queued.
+    fn set_queued(&self, queued: bool);
+    /// The JS thread is polling for completions: it needs no wake-up.
+    fn js_polling(&self) -> bool;
 }
 
 #[derive(Default)]
@@ -113,8 +119,12 @@ impl Shared {
             return;
         }
         q.list.push(Completion { id, outcome });
-        // Woken under the lock, so `detach` cannot slip in between the check and the call.
-        if !std::mem::replace(&mut q.wake_pending, true) {
+        // Marked before reading the polling word, and the JS thread clears that word before it
+        // looks at this one (both sequentially consistent): either it sees the completion or
+        // it gets a wake-up. Woken under the lock, so `detach` cannot slip in between.
+        self.waker.set_queued(true);
+        if !q.wake_pending && !self.waker.js_polling() {
+            q.wake_pending = true;
             self.waker.wake();
         }
     }
@@ -130,6 +140,9 @@ impl Shared {
     pub fn take_completions(&self) -> Vec<Completion> {
         let mut q = self.completions.lock().unwrap();
         q.wake_pending = false;
+        if !q.detached {
+            self.waker.set_queued(false);
+        }
         std::mem::take(&mut q.list)
     }
 

@@ -6,6 +6,7 @@ mod connection;
 mod encryption;
 mod engine;
 mod error;
+mod job_calls;
 mod jobs;
 mod json_encoder;
 mod live;
@@ -16,6 +17,7 @@ mod step;
 
 use std::ffi::c_void;
 use std::ptr;
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::Arc;
 
 use napi::bindgen_prelude::*;
@@ -43,15 +45,32 @@ const DONE_STREAM_ERROR: u32 = 8; // as DONE_ERROR, for live query `id`: a run f
 /// a small result (experiments/011).
 const EXTERNAL_MIN: usize = 64 * 1024;
 
-struct TsfnWaker(sys::napi_threadsafe_function);
-// SAFETY: napi_call_threadsafe_function is documented as callable from any thread.
+/// Wakes the JS thread through a thread-safe function, unless it is polling: then it sees the
+/// `queued` word of the Int32Array it handed over (experiments/021).
+struct TsfnWaker {
+    tsfn: sys::napi_threadsafe_function,
+    /// [queued, polling] in the JS-owned Int32Array, kept alive by `NativeDatabase::signals`.
+    signals: *const AtomicI32,
+}
+// SAFETY: napi_call_threadsafe_function is documented as callable from any thread; the words
+// are atomics in memory that outlives every thread (released after they are joined).
 unsafe impl Send for TsfnWaker {}
 unsafe impl Sync for TsfnWaker {}
 
 impl Waker for TsfnWaker {
     fn wake(&self) {
         // SAFETY: the function stays alive until released after the engine's final completion.
-        unsafe { sys::napi_call_threadsafe_function(self.0, ptr::null_mut(), sys::ThreadsafeFunctionCallMode::nonblocking) };
+        unsafe { sys::napi_call_threadsafe_function(self.tsfn, ptr::null_mut(), sys::ThreadsafeFunctionCallMode::nonblocking) };
+    }
+
+    fn set_queued(&self, queued: bool) {
+        // SAFETY: see the struct; the engine stops calling this once the environment detaches.
+        unsafe { (*self.signals).store(queued as i32, Ordering::SeqCst) };
+    }
+
+    fn js_polling(&self) -> bool {
+        // SAFETY: as in set_queued.
+        unsafe { (*self.signals.add(1)).load(Ordering::SeqCst) != 0 }
     }
 }
 
@@ -64,6 +83,8 @@ struct CallbackContext {
 pub struct NativeDatabase {
     engine: Engine,
     tsfn: sys::napi_threadsafe_function,
+    /// Keeps the JS thread's polling words (an Int32Array) alive until `release`.
+    signals: sys::napi_ref,
     /// Argument of the env cleanup hook (a Weak<Shared>), removed with the hook on release.
     cleanup: *mut std::sync::Weak<Shared>,
 }
@@ -89,6 +110,7 @@ impl NativeDatabase {
         readonly: bool,
         safe_integers: bool,
         on_complete: Unknown,
+        signals: Unknown,
         open_id: u32,
         cipher: String,
         cipher_params: Vec<String>,
@@ -100,6 +122,8 @@ impl NativeDatabase {
         let key = KeyConfig::new(&cipher, cipher_params, cipher_values, key)
             .map_err(|e| Error::new(Status::InvalidArg, e.message))?;
         let raw_env = env.raw();
+        // SAFETY: JS thread; the array's memory stays put while the reference holds it.
+        let (signals_ptr, signals) = unsafe { polling_words(raw_env, signals.raw())? };
         let context = Box::into_raw(Box::new(CallbackContext { shared: std::sync::Weak::new() }));
         let mut tsfn = ptr::null_mut();
         let mut name = ptr::null_mut();
@@ -134,7 +158,7 @@ impl NativeDatabase {
                 attach: attach.chunks_exact(2).map(|p| (p[0].clone(), p[1].clone())).collect(),
             },
             open_id,
-            Box::new(TsfnWaker(tsfn)),
+            Box::new(TsfnWaker { tsfn, signals: signals_ptr }),
         );
         // SAFETY: context lives until finalize_context. The TSFN callback runs on this (the JS)
         // thread, so it cannot run before this constructor returns and the store is seen.
@@ -144,22 +168,15 @@ impl NativeDatabase {
         let cleanup = Box::into_raw(Box::new(Arc::downgrade(&engine.shared)));
         // SAFETY: JS thread; the hook and its argument live until `release` removes them.
         check(unsafe { sys::napi_add_env_cleanup_hook(raw_env, Some(detach_on_teardown), cleanup as *mut c_void) })?;
-        Ok(NativeDatabase { engine, tsfn, cleanup })
+        Ok(NativeDatabase { engine, tsfn, signals, cleanup })
     }
 
-    /// Queues a read on the reader pool. kind: one of the read kinds of `request`.
+    /// `{ read, write, take }`, the calls made once per job (job_calls.rs). Keep them with this
+    /// object: they use it without holding it.
     #[napi]
-    pub fn read(&self, id: u32, kind: u32, sql: String, params: &[u8], params_len: u32, cancellable: bool) {
-        let params = params[..params_len as usize].to_vec();
-        self.engine.read(Job { id, request: request(kind), sql, params, cancellable, in_transaction: false });
-    }
-
-    /// Queues a job on the writer (reads too, inside a transaction). `in_transaction`: the job
-    /// belongs to an open transaction and must not run outside it.
-    #[napi]
-    pub fn write(&self, id: u32, kind: u32, sql: String, params: &[u8], params_len: u32, in_transaction: bool) -> bool {
-        let params = params[..params_len as usize].to_vec();
-        self.engine.write(Job { id, request: request(kind), sql, params, cancellable: false, in_transaction })
+    pub fn job_calls(&self, env: Env) -> Result<Unknown<'_>> {
+        // SAFETY: JS thread; the contract above keeps `self` alive while they are callable.
+        unsafe { Unknown::from_napi_value(env.raw(), job_calls::job_calls(env.raw(), self)) }
     }
 
     /// Starts live query `id` (its first run is queued now); its results arrive as
@@ -214,12 +231,18 @@ impl NativeDatabase {
     /// Keeps the process alive while jobs are pending.
     #[napi(js_name = "ref")]
     pub fn keep_alive(&self, env: Env) -> Result<()> {
+        if self.tsfn.is_null() {
+            return Ok(()); // released
+        }
         // SAFETY: JS thread, live tsfn.
         check(unsafe { sys::napi_ref_threadsafe_function(env.raw(), self.tsfn) })
     }
 
     #[napi]
     pub fn unref(&self, env: Env) -> Result<()> {
+        if self.tsfn.is_null() {
+            return Ok(()); // released
+        }
         // SAFETY: JS thread, live tsfn.
         check(unsafe { sys::napi_unref_threadsafe_function(env.raw(), self.tsfn) })
     }
@@ -239,6 +262,7 @@ impl NativeDatabase {
                 sys::napi_release_threadsafe_function(self.tsfn, sys::ThreadsafeFunctionReleaseMode::release);
                 sys::napi_remove_env_cleanup_hook(env.raw(), Some(detach_on_teardown), self.cleanup as *mut c_void);
                 drop(Box::from_raw(self.cleanup));
+                sys::napi_delete_reference(env.raw(), self.signals);
             }
             self.tsfn = ptr::null_mut();
         }
@@ -246,7 +270,7 @@ impl NativeDatabase {
 }
 
 /// Job kinds as JS sends them (src/native.ts `JobKind`).
-fn request(kind: u32) -> Request {
+pub(crate) fn request(kind: u32) -> Request {
     match kind {
         1 => Request::Batch,
         2 => Request::Select { max_rows: usize::MAX, json: false },
@@ -280,9 +304,39 @@ unsafe extern "C" fn deliver_completions(env: sys::napi_env, js_cb: sys::napi_va
     let Some(shared) = (*(context as *const CallbackContext)).shared.upgrade() else { return };
     let completions = shared.take_completions();
     if completions.is_empty() {
-        return;
+        return; // the polling JS thread took them first
     }
+    let mut argv = [completions_array(env, completions)];
+    let mut undefined = ptr::null_mut();
+    sys::napi_get_undefined(env, &mut undefined);
+    let mut result = ptr::null_mut();
+    // An exception thrown by the handler surfaces as an uncaught exception, like any callback's.
+    sys::napi_call_function(env, undefined, js_cb, 1, argv.as_mut_ptr(), &mut result);
+}
+
+/// The Int32Array [queued, polling] JS polls with: its data, and a reference that keeps it.
+unsafe fn polling_words(env: sys::napi_env, value: sys::napi_value) -> Result<(*const AtomicI32, sys::napi_ref)> {
+    let (mut kind, mut length, mut data, mut buffer, mut offset) = (0, 0, ptr::null_mut(), ptr::null_mut(), 0);
+    let mut is_typed = false;
+    check(sys::napi_is_typedarray(env, value, &mut is_typed))?;
+    if is_typed {
+        check(sys::napi_get_typedarray_info(env, value, &mut kind, &mut length, &mut data, &mut buffer, &mut offset))?;
+    }
+    if !is_typed || kind != sys::TypedarrayType::int32_array || length < 2 {
+        return Err(Error::new(Status::InvalidArg, "signals must be an Int32Array of 2"));
+    }
+    let mut reference = ptr::null_mut();
+    check(sys::napi_create_reference(env, value, 1, &mut reference))?;
+    Ok((data as *const AtomicI32, reference))
+}
+
+/// Completions as the flat array `[id, kind, a, b, …]`; undefined when there are none.
+pub(crate) unsafe fn completions_array(env: sys::napi_env, completions: Vec<engine::Completion>) -> sys::napi_value {
     let mut array = ptr::null_mut();
+    if completions.is_empty() {
+        sys::napi_get_undefined(env, &mut array);
+        return array;
+    }
     sys::napi_create_array_with_length(env, completions.len() * 4, &mut array);
     for (i, c) in completions.into_iter().enumerate() {
         let (kind, a, b) = match to_js(env, c.outcome) {
@@ -295,12 +349,7 @@ unsafe extern "C" fn deliver_completions(env: sys::napi_env, js_cb: sys::napi_va
         sys::napi_set_element(env, array, base + 2, a);
         sys::napi_set_element(env, array, base + 3, b);
     }
-    let mut undefined = ptr::null_mut();
-    sys::napi_get_undefined(env, &mut undefined);
-    let mut argv = [array];
-    let mut result = ptr::null_mut();
-    // An exception thrown by the handler surfaces as an uncaught exception, like any callback's.
-    sys::napi_call_function(env, undefined, js_cb, 1, argv.as_mut_ptr(), &mut result);
+    array
 }
 
 unsafe fn to_js(env: sys::napi_env, outcome: Outcome) -> std::result::Result<(u32, sys::napi_value, sys::napi_value), String> {

@@ -1,0 +1,125 @@
+//! The calls JS makes once per job — `read`, `write` and `take` — written against N-API
+//! directly. napi-rs's method wrapper (unwrapping `this`, checking its type tag, registering
+//! the borrow) cost more than the rest of a round trip's native work (experiments/021).
+//!
+//! They are plain functions whose data pointer is the `NativeDatabase`; JS keeps them next to
+//! that object (src/engine.ts), so they cannot be called once it is gone.
+
+use std::ffi::c_void;
+use std::ptr;
+
+use napi::sys;
+
+use crate::engine::Job;
+use crate::{completions_array, NativeDatabase};
+
+/// `{ read, write, take }` bound to `db`.
+///
+/// # Safety
+/// JS thread; `db` must outlive every call of the returned functions.
+pub unsafe fn job_calls(env: sys::napi_env, db: *const NativeDatabase) -> sys::napi_value {
+    let mut object = ptr::null_mut();
+    sys::napi_create_object(env, &mut object);
+    let calls: [(&std::ffi::CStr, sys::napi_callback); 3] =
+        [(c"read", Some(read)), (c"write", Some(write)), (c"take", Some(take))];
+    for (name, callback) in calls {
+        let mut function = ptr::null_mut();
+        sys::napi_create_function(env, name.as_ptr(), name.count_bytes() as isize, callback, db as *mut c_void, &mut function);
+        sys::napi_set_named_property(env, object, name.as_ptr(), function);
+    }
+    object
+}
+
+/// `read(id, kind, sql, params, paramsLength, cancellable)`: queues a read on the reader pool.
+unsafe extern "C" fn read(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    let (db, job, cancellable) = match job_args(env, info) {
+        Ok(v) => v,
+        Err(message) => return throw(env, message),
+    };
+    db.engine.read(Job { cancellable, ..job });
+    ptr::null_mut()
+}
+
+/// `write(id, kind, sql, params, paramsLength, inTransaction)`: queues a job on the writer;
+/// false when there is no writer (read-only, or closed).
+unsafe extern "C" fn write(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    let (db, job, in_transaction) = match job_args(env, info) {
+        Ok(v) => v,
+        Err(message) => return throw(env, message),
+    };
+    let mut result = ptr::null_mut();
+    sys::napi_get_boolean(env, db.engine.write(Job { in_transaction, ..job }), &mut result);
+    result
+}
+
+/// `take()`: the finished jobs as the completion handler's flat array, or undefined.
+unsafe extern "C" fn take(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    let mut data = ptr::null_mut();
+    let mut argc = 0;
+    sys::napi_get_cb_info(env, info, &mut argc, ptr::null_mut(), ptr::null_mut(), &mut data);
+    let db = &*(data as *const NativeDatabase);
+    completions_array(env, db.engine.shared.take_completions())
+}
+
+/// The six arguments of `read` and `write`: the job (neither flag set) and the last argument.
+unsafe fn job_args<'a>(env: sys::napi_env, info: sys::napi_callback_info) -> Result<(&'a NativeDatabase, Job, bool), &'static str> {
+    let mut argv = [ptr::null_mut(); 6];
+    let mut argc = argv.len();
+    let mut data = ptr::null_mut();
+    sys::napi_get_cb_info(env, info, &mut argc, argv.as_mut_ptr(), ptr::null_mut(), &mut data);
+    if argc < argv.len() {
+        return Err("expected (id, kind, sql, params, paramsLength, flag)");
+    }
+    let db = &*(data as *const NativeDatabase);
+    let id = u32_arg(env, argv[0])?;
+    let kind = u32_arg(env, argv[1])?;
+    let sql = string_arg(env, argv[2])?;
+    let params = bytes_arg(env, argv[3], u32_arg(env, argv[4])? as usize)?;
+    let mut flag = false;
+    if sys::napi_get_value_bool(env, argv[5], &mut flag) != sys::Status::napi_ok {
+        return Err("flag: expected a boolean");
+    }
+    let job = Job { id, request: crate::request(kind), sql, params, cancellable: false, in_transaction: false };
+    Ok((db, job, flag))
+}
+
+unsafe fn u32_arg(env: sys::napi_env, value: sys::napi_value) -> Result<u32, &'static str> {
+    let mut out = 0;
+    match sys::napi_get_value_uint32(env, value, &mut out) {
+        sys::Status::napi_ok => Ok(out),
+        _ => Err("expected a number"),
+    }
+}
+
+unsafe fn string_arg(env: sys::napi_env, value: sys::napi_value) -> Result<String, &'static str> {
+    let mut len = 0;
+    if sys::napi_get_value_string_utf8(env, value, ptr::null_mut(), 0, &mut len) != sys::Status::napi_ok {
+        return Err("sql: expected a string");
+    }
+    let mut bytes = Vec::<u8>::with_capacity(len + 1);
+    sys::napi_get_value_string_utf8(env, value, bytes.as_mut_ptr() as *mut _, len + 1, &mut len);
+    bytes.set_len(len);
+    // SAFETY: N-API writes UTF-8 (lone surrogates become U+FFFD).
+    Ok(String::from_utf8_unchecked(bytes))
+}
+
+/// The first `len` bytes of a Uint8Array, copied.
+unsafe fn bytes_arg(env: sys::napi_env, value: sys::napi_value, len: usize) -> Result<Vec<u8>, &'static str> {
+    let (mut kind, mut length, mut data, mut buffer, mut offset) = (0, 0, ptr::null_mut(), ptr::null_mut(), 0);
+    if sys::napi_get_typedarray_info(env, value, &mut kind, &mut length, &mut data, &mut buffer, &mut offset) != sys::Status::napi_ok
+        || kind != sys::TypedarrayType::uint8_array
+        || len > length
+    {
+        return Err("params: expected a Uint8Array holding paramsLength bytes");
+    }
+    if len == 0 {
+        return Ok(Vec::new());
+    }
+    Ok(std::slice::from_raw_parts(data as *const u8, len).to_vec())
+}
+
+unsafe fn throw(env: sys::napi_env, message: &'static str) -> sys::napi_value {
+    let message = std::ffi::CString::new(message).unwrap_or_default();
+    sys::napi_throw_type_error(env, ptr::null(), message.as_ptr());
+    ptr::null_mut()
+}
