@@ -24,49 +24,39 @@ const MAX_ROW_MAKERS = 512
 let T: Uint8Array
 let F: Float64Array
 let U: Uint32Array
-let I: BigInt64Array
-let B: Uint8Array
+let UB: number
 let S: string
-let names: string[]
-let safe: boolean
+let R: RowsResult
 
 function cell(k: number): unknown {
   const tag = T[k]
   if (tag === TAG_NUMBER) return F[k]
   if (tag === TAG_TEXT) {
-    const start = U[2 * k]
-    return S.slice(start, start + U[2 * k + 1])
+    const start = U[UB + 2 * k]
+    return S.slice(start, start + U[UB + 2 * k + 1])
   }
   if (tag === TAG_NULL) return null
-  if (tag === TAG_BLOB) return Buffer.copyBytesFrom(B, U[2 * k], U[2 * k + 1])
-  return int64(k)
+  if (tag === TAG_BLOB) return R.blob(k)
+  return R.int64(k)
 }
 
-function int64(k: number): bigint {
-  if (safe) return I[k]
-  // The value itself stays out of the message: results may hold personal data too.
-  throw rangeError(
-    `column '${names[k % names.length]}' holds an integer outside ±(2^53−1), where JavaScript numbers are exact; ` +
-      `open the database with safeIntegers: true to read integers as bigint`,
-  )
-}
-
-function rowMaker(text: string, nameLens: Uint32Array): { names: string[]; make: MakeRow } {
+/** The row maker for a result's column names; `header` holds their lengths from index 6. */
+function rowMaker(text: string, header: Uint32Array, cols: number): { names: string[]; make: MakeRow } {
   // The key holds every name's length as well as the names: 'a'+'bc' and 'ab'+'c' differ.
   let key = ''
   let total = 0
-  for (let i = 0; i < nameLens.length; i++) {
-    key += String.fromCharCode(nameLens[i] & 0xffff, nameLens[i] >>> 16)
-    total += nameLens[i]
+  for (let i = 6; i < 6 + cols; i++) {
+    key += String.fromCharCode(header[i]! & 0xffff, header[i]! >>> 16)
+    total += header[i]!
   }
   key += text.slice(0, total)
   let maker = rowMakers.get(key)
   if (maker === undefined) {
     const list: string[] = []
     let at = 0
-    for (let i = 0; i < nameLens.length; i++) {
-      list.push(text.slice(at, at + nameLens[i]))
-      at += nameLens[i]
+    for (let i = 6; i < 6 + cols; i++) {
+      list.push(text.slice(at, at + header[i]!))
+      at += header[i]!
     }
     // `__proto__` as a literal key would set the prototype; a computed key defines a property.
     const props = list.map((n, i) => `${n === '__proto__' ? '["__proto__"]' : JSON.stringify(n)}: c(k + ${i})`)
@@ -78,7 +68,9 @@ function rowMaker(text: string, nameLens: Uint32Array): { names: string[]; make:
   return maker
 }
 
-/** One engine result (or result part), ready to decode. */
+/** One engine result (or result part), ready to decode. It makes three views of the buffer
+ * (every view costs, and a small result's decode is mostly that cost); blob and 64-bit
+ * integer cells, rare, make their own when read. */
 export class RowsResult {
   readonly rows: number
   private readonly cols: number
@@ -86,26 +78,51 @@ export class RowsResult {
   private readonly names: string[]
   private readonly tags: Uint8Array
   private readonly f64: Float64Array
+  /** The whole buffer as u32: the header, the name lengths and the text/blob slots. */
   private readonly u32: Uint32Array
-  private readonly i64: BigInt64Array
-  private readonly blobs: Uint8Array
+  /** Where the slots start in `u32`. */
+  private readonly slotsBase: number
+  private readonly blobOffset: number
   private readonly text: string
 
-  constructor(buffer: ArrayBuffer, text: string, private readonly safeIntegers: boolean) {
-    const header = new Uint32Array(buffer, 0, 6)
-    const [rows, cols, tagsOffset, slotsOffset, blobOffset] = header
+  constructor(
+    private readonly buffer: ArrayBuffer,
+    text: string,
+    private readonly safeIntegers: boolean,
+  ) {
+    // Header (row_encoder.rs): rows, cols, tags offset, slots offset, blob offset, two-byte
+    // text flag; then the column names' lengths.
+    const u32 = new Uint32Array(buffer, 0, buffer.byteLength >>> 2)
+    const rows = u32[0]!
+    const cols = u32[1]!
     this.rows = rows
     this.cols = cols
-    const maker = rowMaker(text, new Uint32Array(buffer, 24, cols))
+    const maker = rowMaker(text, u32, cols)
     this.make = maker.make
     this.names = maker.names
     const cells = rows * cols
-    this.tags = new Uint8Array(buffer, tagsOffset, cells)
-    this.f64 = new Float64Array(buffer, slotsOffset, cells)
-    this.u32 = new Uint32Array(buffer, slotsOffset, cells * 2)
-    this.i64 = new BigInt64Array(buffer, slotsOffset, cells)
-    this.blobs = new Uint8Array(buffer, blobOffset)
+    this.tags = new Uint8Array(buffer, u32[2], cells)
+    this.f64 = new Float64Array(buffer, u32[3], cells)
+    this.u32 = u32
+    this.slotsBase = u32[3]! >>> 2
+    this.blobOffset = u32[4]!
     this.text = text
+  }
+
+  /** Cell k as a Buffer (a copy: it does not keep the result's memory alive). */
+  blob(k: number): Buffer {
+    const at = this.slotsBase + 2 * k
+    return Buffer.copyBytesFrom(new Uint8Array(this.buffer, this.blobOffset + this.u32[at]!, this.u32[at + 1]))
+  }
+
+  /** Cell k, an integer beyond ±(2^53−1): a bigint with safeIntegers, else an error. */
+  int64(k: number): bigint {
+    if (this.safeIntegers) return new BigInt64Array(this.buffer, this.f64.byteOffset + 8 * k, 1)[0]!
+    // The value itself stays out of the message: results may hold personal data too.
+    throw rangeError(
+      `column '${this.names[k % this.names.length]}' holds an integer outside ±(2^53−1), where JavaScript numbers are exact; ` +
+        `open the database with safeIntegers: true to read integers as bigint`,
+    )
   }
 
   /** Appends rows [from, to) of this result (part) to `out`. */
@@ -113,11 +130,9 @@ export class RowsResult {
     T = this.tags
     F = this.f64
     U = this.u32
-    I = this.i64
-    B = this.blobs
+    UB = this.slotsBase
     S = this.text
-    names = this.names
-    safe = this.safeIntegers
+    R = this
     const make = this.make
     const cols = this.cols
     for (let r = from, k = from * cols; r < to; r++, k += cols) out.push(make(cell, k))

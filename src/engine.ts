@@ -2,16 +2,13 @@
 // their promises when the engine hands back a batch of completions.
 import { DIRECT_DECODE_CELLS, RowsAssembler, RowsResult, type Row } from './decode'
 import { ResqliteError, abortError } from './errors'
-import { binding, Done, JobKind, type JobCalls, type NativeDatabase } from './native'
+import { binding, Done, JobKind, Mailbox, type JobCalls, type NativeDatabase } from './native'
 import type { Packed } from './params'
 
 /** How long after sending a write the event loop keeps polling for its completion instead of
  * sleeping (experiments/019). */
 const WRITE_POLL_MS = 0.05
 
-/** Indexes of the words shared with the engine (see Engine.#signals). */
-const QUEUED = 0
-const POLLING = 1
 
 export interface EngineOptions {
   readers: number
@@ -66,9 +63,12 @@ export class Engine {
   readonly #calls: JobCalls
   readonly #jobs = new Map<number, Job>()
   readonly #streams = new Map<number, { sql: string; sink: StreamSink }>()
-  /** [queued, polling], shared with the engine: while this thread polls (1 in `polling`), the
-   * engine sets `queued` instead of waking the event loop (experiments/021). */
-  readonly #signals = new Int32Array(2)
+  /** Shared with the engine (crates/engine/src/handover.rs): while this thread polls
+   * (`polling` 1), the engine sets `queued` instead of waking the event loop, and this thread
+   * takes the completions; their numbers arrive in `#slots` (experiments/021). */
+  readonly #mailbox = new ArrayBuffer(Mailbox.Bytes)
+  readonly #words = new Int32Array(this.#mailbox, 0, Mailbox.Words)
+  readonly #slots = new Float64Array(this.#mailbox, Mailbox.Words * 4)
   #polledInFlight = 0
   #spinUntil = 0
   #spinning = false
@@ -89,7 +89,7 @@ export class Engine {
         options.readonly,
         options.safeIntegers,
         this.#onComplete,
-        this.#signals,
+        this.#mailbox,
         openId,
         enc?.cipher.name ?? '',
         enc?.cipher.names ?? [],
@@ -146,14 +146,14 @@ export class Engine {
     this.#spinUntil = performance.now() + WRITE_POLL_MS
     if (!this.#spinning) {
       this.#spinning = true
-      Atomics.store(this.#signals, POLLING, 1)
+      Atomics.store(this.#words, Mailbox.Polling, 1)
       setImmediate(this.#spin)
     }
   }
 
   readonly #spin = (): void => {
     // After completions, one more turn: the code they resume may send the next write.
-    const took = Atomics.load(this.#signals, QUEUED) !== 0 && this.#takeCompletions()
+    const took = Atomics.load(this.#words, Mailbox.Queued) !== 0 && this.#takeCompletions()
     if ((took || this.#polledInFlight > 0) && performance.now() < this.#spinUntil) {
       setImmediate(this.#spin)
       return
@@ -162,15 +162,19 @@ export class Engine {
     this.#unrefIfIdle()
     // Cleared before the last look at `queued` (the engine sets `queued` before it reads
     // `polling`): a completion queued meanwhile is either seen here or woken for.
-    Atomics.store(this.#signals, POLLING, 0)
-    if (Atomics.load(this.#signals, QUEUED) !== 0) this.#takeCompletions()
+    Atomics.store(this.#words, Mailbox.Polling, 0)
+    if (Atomics.load(this.#words, Mailbox.Queued) !== 0) this.#takeCompletions()
   }
 
+  /** Takes every completion queued (a mailbox-full per call). */
   #takeCompletions(): boolean {
-    const done = this.#calls.take()
-    if (done === undefined) return false
-    this.#onComplete(done)
-    return true
+    let took = false
+    for (let objects = this.#calls.take(); objects !== undefined; objects = this.#calls.take()) {
+      this.#onComplete(objects)
+      took = true
+      if (Atomics.load(this.#words, Mailbox.Queued) === 0) break
+    }
+    return took
   }
 
   /** Starts a live query on the readers; `sink` receives every result that differs from the
@@ -256,20 +260,38 @@ export class Engine {
     }
   }
 
-  /** Called by the engine once per batch of finished jobs: [id, kind, a, b, …]. */
-  readonly #onComplete = (done: unknown[]): void => {
+  /** Called with each batch of finished jobs: their numbers are in the mailbox's slots, their
+   * other values (buffers, texts, messages) in `objects`, in order. */
+  readonly #onComplete = (objects: unknown[]): void => {
     const turnStart = performance.now()
-    for (let i = 0; i < done.length; i += 4) {
-      const id = done[i] as number
-      const kind = done[i + 1] as Done
+    const count = this.#words[Mailbox.Count]!
+    const slots = this.#slots
+    let next = 0
+    for (let s = 0; s < 4 * count; s += 4) {
+      const id = slots[s]!
+      const kind = slots[s + 1] as Done
+      let a: unknown
+      let b: unknown
+      if (kind === Done.Changes) {
+        a = slots[s + 2]
+        b = slots[s + 3]
+      } else if (kind === Done.ChangesBig) {
+        a = slots[s + 2]
+        b = objects[next++]
+      } else if (kind === Done.Json) {
+        a = objects[next++]
+      } else if (kind !== Done.Void) {
+        a = objects[next++]
+        b = objects[next++]
+      }
       if (kind === Done.StreamRows || kind === Done.StreamError) {
-        this.#deliver(id, kind, done[i + 2], done[i + 3])
+        this.#deliver(id, kind, a, b)
         continue
       }
       const job = this.#jobs.get(id)
       if (job === undefined) continue
-      if (done[i + 1] === Done.RowsPart) {
-        if (!job.settled) this.#assembler(job).add(this.#rows(done[i + 2], done[i + 3]), false, turnStart)
+      if (kind === Done.RowsPart) {
+        if (!job.settled) this.#assembler(job).add(this.#rows(a, b), false, turnStart)
         continue
       }
       this.#jobs.delete(id)
@@ -278,7 +300,7 @@ export class Engine {
       if (job.onAbort) job.signal!.removeEventListener('abort', job.onAbort)
       if (job.settled) continue
       try {
-        this.#settle(job, done[i + 1] as Done, done[i + 2], done[i + 3], turnStart)
+        this.#settle(job, kind, a, b, turnStart)
       } catch (error) {
         job.reject(error)
       }
@@ -304,6 +326,7 @@ export class Engine {
         job.resolve(Buffer.from(a as ArrayBuffer))
         return
       case Done.Changes:
+      case Done.ChangesBig:
         if (job.kind === JobKind.Batch) job.resolve({ changes: a })
         else job.resolve({ changes: a, lastInsertRowid: this.#safeIntegers ? BigInt(b as number | bigint) : b })
         return

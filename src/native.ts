@@ -1,17 +1,29 @@
 // The native engine's interface (crates/engine/src/lib.rs). Internal: not exported.
 import * as path from 'node:path'
 
-/** Completion kinds in the flat array the engine hands back: [id, kind, a, b, …]. */
+/** Completion kinds (crates/engine/src/handover.rs). Each completion is [id, kind, a, b]: numbers
+ * in the mailbox's slots, other values taken in order from the array handed over. */
 export const enum Done {
   Rows = 0, // a: ArrayBuffer (see decode.ts), b: text block
   Json = 1, // a: ArrayBuffer holding the JSON text
-  Changes = 2, // a: changes, b: lastInsertRowid
+  Changes = 2, // a: changes, b: lastInsertRowid (numbers, in the slot)
   Void = 3,
   Error = 4, // a: code, b: message
   RowsPart = 5, // as Rows, for one part of a large result: more follow
   ErrorNoTransaction = 6, // as Error; the writer is outside any transaction after it
   StreamRows = 7, // as Rows, for the live query whose id is given: its new rows
   StreamError = 8, // as Error, for the live query whose id is given: a run failed
+  ChangesBig = 9, // a: changes (in the slot), b: lastInsertRowid beyond 2^53, as a bigint
+}
+
+/** The mailbox's layout: i32 words [queued, polling, count, unused], then 256 slots of four
+ * f64 each (handover.rs). */
+export const enum Mailbox {
+  Queued = 0,
+  Polling = 1,
+  Count = 2,
+  Words = 4,
+  Bytes = 16 + 256 * 4 * 8,
 }
 
 /** What a job does; reads run on the readers, or on the writer inside a transaction. */
@@ -31,7 +43,7 @@ export const enum JobKind {
 export interface JobCalls {
   read(id: number, kind: JobKind, sql: string, params: Uint8Array, paramsLength: number, cancellable: boolean): void
   write(id: number, kind: JobKind, sql: string, params: Uint8Array, paramsLength: number, inTransaction: boolean): boolean
-  /** Finished jobs as the completion handler's array, if any: taken while polling. */
+  /** Finished jobs, handed over as to the completion handler (undefined if none): taken while polling. */
   take(): unknown[] | undefined
 }
 
@@ -58,8 +70,8 @@ interface Binding {
     busyTimeout: number,
     readonly: boolean,
     safeIntegers: boolean,
-    onComplete: (completions: unknown[]) => void,
-    signals: Int32Array, // [queued, polling]: see Engine.#signals
+    onComplete: (objects: unknown[]) => void,
+    mailbox: ArrayBuffer, // see Mailbox and Engine.#mailbox
     openId: number,
     cipher: string, // '' with an empty key: no encryption
     cipherParams: string[],

@@ -136,14 +136,19 @@ impl Shared {
         q.list.clear();
     }
 
-    /// Everything finished so far; called on the JS thread when woken.
-    pub fn take_completions(&self) -> Vec<Completion> {
+    /// The first `max` jobs finished so far, and whether more are queued; called on the JS
+    /// thread when woken or while polling.
+    pub fn take_completions(&self, max: usize) -> (Vec<Completion>, bool) {
         let mut q = self.completions.lock().unwrap();
         q.wake_pending = false;
+        if q.list.len() > max {
+            let rest = q.list.split_off(max);
+            return (std::mem::replace(&mut q.list, rest), true);
+        }
         if !q.detached {
             self.waker.set_queued(false);
         }
-        std::mem::take(&mut q.list)
+        (std::mem::take(&mut q.list), false)
     }
 
     fn take_cancelled(&self, id: u32) -> bool {

@@ -11,7 +11,7 @@ use std::ptr;
 use napi::sys;
 
 use crate::engine::Job;
-use crate::{completions_array, NativeDatabase};
+use crate::{handover, NativeDatabase};
 
 /// `{ read, write, take }` bound to `db`.
 ///
@@ -52,13 +52,13 @@ unsafe extern "C" fn write(env: sys::napi_env, info: sys::napi_callback_info) ->
     result
 }
 
-/// `take()`: the finished jobs as the completion handler's flat array, or undefined.
+/// `take()`: finished jobs, handed over as to the completion handler, or undefined if none.
 unsafe extern "C" fn take(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
     let mut data = ptr::null_mut();
     let mut argc = 0;
     sys::napi_get_cb_info(env, info, &mut argc, ptr::null_mut(), ptr::null_mut(), &mut data);
     let db = &*(data as *const NativeDatabase);
-    completions_array(env, db.engine.shared.take_completions())
+    handover::take(env, &db.engine.shared, db.mailbox)
 }
 
 /// The six arguments of `read` and `write`: the job (neither flag set) and the last argument.

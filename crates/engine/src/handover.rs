@@ -1,0 +1,282 @@
+//! How finished jobs reach the JS thread (experiments/021).
+//!
+//! The engine and the JS thread share a mailbox: a small ArrayBuffer the JS side allocated.
+//! Its first words are signals — `queued` (the engine has completions) and `polling` (the JS
+//! thread is polling for them, so it needs no wake-up) — and the rest holds the numbers of the
+//! completions being handed over: `[id, kind, a, b]` per completion. Values that are not
+//! numbers (row buffers, texts, error messages, a bigint rowid) travel in a plain array, in
+//! completion order. While the JS thread polls it takes completions itself (`take`, in
+//! job_calls.rs); otherwise a thread-safe function wakes it and calls its handler.
+
+use std::ffi::c_void;
+use std::ptr;
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::Weak;
+
+use napi::sys;
+
+use crate::engine::{Completion, Shared, Waker};
+use crate::jobs::Outcome;
+use crate::row_encoder::{EncodedRows, Text};
+
+/// Completion kinds (src/native.ts `Done`), with the values each puts in the object array.
+const DONE_ROWS: u32 = 0; // objects: ArrayBuffer (row_encoder layout), string (text block)
+const DONE_JSON: u32 = 1; // objects: ArrayBuffer (JSON text)
+const DONE_CHANGES: u32 = 2; // a: changes, b: lastInsertRowid; no objects
+const DONE_VOID: u32 = 3;
+const DONE_ERROR: u32 = 4; // objects: code, message
+const DONE_ROWS_PART: u32 = 5; // as DONE_ROWS, for a part of a result: more follow
+const DONE_ERROR_NO_TRANSACTION: u32 = 6; // as DONE_ERROR; the writer is outside any transaction now
+const DONE_STREAM_ROWS: u32 = 7; // as DONE_ROWS, for live query `id`: its new rows
+const DONE_STREAM_ERROR: u32 = 8; // as DONE_ERROR, for live query `id`: a run failed
+const DONE_CHANGES_BIG: u32 = 9; // a: changes; objects: lastInsertRowid as a bigint (beyond 2^53)
+
+/// Mailbox layout: four i32 words, then SLOTS completions of four f64 each.
+const QUEUED: usize = 0;
+const POLLING: usize = 1;
+const COUNT: usize = 2; // completions in the slots now
+const WORDS_BYTES: usize = 16;
+const SLOTS: usize = 256;
+pub const MAILBOX_BYTES: usize = WORDS_BYTES + SLOTS * 4 * 8;
+
+/// Results smaller than this are copied into a V8-owned ArrayBuffer; larger ones are handed
+/// over without a copy. An external buffer's finalizer and bookkeeping cost more than copying
+/// a small result (experiments/011).
+const EXTERNAL_MIN: usize = 64 * 1024;
+
+/// The mailbox's memory. The signal words are shared with every thread; the count and slots
+/// are written and read on the JS thread only.
+#[derive(Clone, Copy)]
+pub struct Mailbox(*mut u8);
+
+// SAFETY: the memory is kept alive by a reference the NativeDatabase holds until `release`,
+// after every engine thread has been joined; cross-thread access is through atomics only.
+unsafe impl Send for Mailbox {}
+unsafe impl Sync for Mailbox {}
+
+impl Mailbox {
+    /// The ArrayBuffer JS handed over, and a reference that keeps it.
+    ///
+    /// # Safety
+    /// JS thread.
+    pub unsafe fn from_js(env: sys::napi_env, value: sys::napi_value) -> Result<(Mailbox, sys::napi_ref), String> {
+        let mut is_buffer = false;
+        let (mut data, mut length) = (ptr::null_mut(), 0);
+        sys::napi_is_arraybuffer(env, value, &mut is_buffer);
+        if !is_buffer || sys::napi_get_arraybuffer_info(env, value, &mut data, &mut length) != sys::Status::napi_ok || length != MAILBOX_BYTES {
+            return Err(format!("the mailbox must be an ArrayBuffer of {MAILBOX_BYTES} bytes"));
+        }
+        let mut reference = ptr::null_mut();
+        if sys::napi_create_reference(env, value, 1, &mut reference) != sys::Status::napi_ok {
+            return Err("cannot keep the mailbox".into());
+        }
+        Ok((Mailbox(data as *mut u8), reference))
+    }
+
+    fn word(&self, index: usize) -> &AtomicI32 {
+        // SAFETY: in bounds (checked size), 4-aligned (V8 aligns ArrayBuffer data), alive.
+        unsafe { &*(self.0 as *const AtomicI32).add(index) }
+    }
+
+    /// JS thread only: completion `slot`'s four numbers.
+    unsafe fn set_slot(&self, slot: usize, values: [f64; 4]) {
+        let at = (self.0.add(WORDS_BYTES) as *mut f64).add(slot * 4);
+        ptr::copy_nonoverlapping(values.as_ptr(), at, 4);
+    }
+}
+
+/// Wakes the JS thread through a thread-safe function, unless it is polling.
+pub struct TsfnWaker {
+    pub tsfn: sys::napi_threadsafe_function,
+    pub mailbox: Mailbox,
+}
+
+// SAFETY: napi_call_threadsafe_function may be called from any thread; Mailbox as above.
+unsafe impl Send for TsfnWaker {}
+unsafe impl Sync for TsfnWaker {}
+
+impl Waker for TsfnWaker {
+    fn wake(&self) {
+        // SAFETY: the function stays alive until released after the engine's final completion.
+        unsafe { sys::napi_call_threadsafe_function(self.tsfn, ptr::null_mut(), sys::ThreadsafeFunctionCallMode::nonblocking) };
+    }
+
+    fn set_queued(&self, queued: bool) {
+        self.mailbox.word(QUEUED).store(queued as i32, Ordering::SeqCst);
+    }
+
+    fn js_polling(&self) -> bool {
+        self.mailbox.word(POLLING).load(Ordering::SeqCst) != 0
+    }
+}
+
+/// What the thread-safe function's callback needs.
+pub struct CallbackContext {
+    pub shared: Weak<Shared>,
+    pub mailbox: Mailbox,
+}
+
+/// N-API passes the TSFN's context as the finalizer's hint (its data is thread_finalize_data).
+pub unsafe extern "C" fn finalize_context(_env: sys::napi_env, _data: *mut c_void, context: *mut c_void) {
+    drop(Box::from_raw(context as *mut CallbackContext));
+}
+
+/// The TSFN's JS-thread callback: hands every queued completion to the JS handler, up to a
+/// mailbox-full per call.
+pub unsafe extern "C" fn deliver_completions(env: sys::napi_env, js_cb: sys::napi_value, context: *mut c_void, _data: *mut c_void) {
+    if env.is_null() {
+        return; // the environment is shutting down
+    }
+    let context = &*(context as *const CallbackContext);
+    let Some(shared) = context.shared.upgrade() else { return };
+    loop {
+        let (completions, more) = shared.take_completions(SLOTS);
+        if completions.is_empty() {
+            return; // the polling JS thread took them first
+        }
+        let mut argv = [hand_over(env, context.mailbox, completions)];
+        let mut undefined = ptr::null_mut();
+        sys::napi_get_undefined(env, &mut undefined);
+        let mut result = ptr::null_mut();
+        // An exception thrown by the handler surfaces as an uncaught exception, like any callback's.
+        if sys::napi_call_function(env, undefined, js_cb, 1, argv.as_mut_ptr(), &mut result) != sys::Status::napi_ok || !more {
+            return;
+        }
+    }
+}
+
+/// The JS thread takes completions while it polls: the object array, or undefined if none.
+///
+/// # Safety
+/// JS thread.
+pub unsafe fn take(env: sys::napi_env, shared: &Shared, mailbox: Mailbox) -> sys::napi_value {
+    let (completions, _) = shared.take_completions(SLOTS);
+    if completions.is_empty() {
+        let mut undefined = ptr::null_mut();
+        sys::napi_get_undefined(env, &mut undefined);
+        return undefined;
+    }
+    hand_over(env, mailbox, completions)
+}
+
+/// Writes the completions' numbers into the mailbox and returns their other values.
+unsafe fn hand_over(env: sys::napi_env, mailbox: Mailbox, completions: Vec<Completion>) -> sys::napi_value {
+    let mut objects = ptr::null_mut();
+    sys::napi_create_array(env, &mut objects);
+    let mut pushed = 0u32;
+    let mut push = |value: sys::napi_value| {
+        sys::napi_set_element(env, objects, pushed, value);
+        pushed += 1;
+    };
+    mailbox.word(COUNT).store(completions.len() as i32, Ordering::Relaxed);
+    for (slot, c) in completions.into_iter().enumerate() {
+        let (kind, a, b) = match values(env, c.outcome, &mut push) {
+            Ok(v) => v,
+            Err(message) => {
+                push(js_str(env, "ERR_RESULT_TOO_LARGE"));
+                push(js_str(env, &message));
+                (DONE_ERROR, 0.0, 0.0)
+            }
+        };
+        mailbox.set_slot(slot, [c.id as f64, kind as f64, a, b]);
+    }
+    objects
+}
+
+/// A completion's kind and numbers; its other values go to `push`. On an error nothing has
+/// been pushed.
+unsafe fn values(env: sys::napi_env, outcome: Outcome, push: &mut impl FnMut(sys::napi_value)) -> Result<(u32, f64, f64), String> {
+    let kind = match outcome {
+        Outcome::Rows(rows) => push_rows(env, rows, push).map(|_| DONE_ROWS)?,
+        Outcome::RowsPart(rows) => push_rows(env, rows, push).map(|_| DONE_ROWS_PART)?,
+        Outcome::StreamRows(rows) => push_rows(env, rows, push).map(|_| DONE_STREAM_ROWS)?,
+        Outcome::Json(bytes) => {
+            push(array_buffer(env, bytes)?);
+            DONE_JSON
+        }
+        Outcome::Changes { changes, last_insert_rowid } => {
+            if last_insert_rowid.unsigned_abs() < (1u64 << 53) {
+                return Ok((DONE_CHANGES, changes as f64, last_insert_rowid as f64));
+            }
+            let mut big = ptr::null_mut();
+            sys::napi_create_bigint_int64(env, last_insert_rowid, &mut big);
+            push(big);
+            return Ok((DONE_CHANGES_BIG, changes as f64, 0.0));
+        }
+        Outcome::Done => DONE_VOID,
+        Outcome::StreamError(e) => {
+            push(js_str(env, &e.code));
+            push(js_str(env, &e.message));
+            DONE_STREAM_ERROR
+        }
+        Outcome::Error(e) => {
+            push(js_str(env, &e.code));
+            push(js_str(env, &e.message));
+            if e.no_transaction {
+                DONE_ERROR_NO_TRANSACTION
+            } else {
+                DONE_ERROR
+            }
+        }
+        Outcome::StreamRan { .. } => unreachable!("the registry turns a run into rows or an error"),
+    };
+    Ok((kind, 0.0, 0.0))
+}
+
+/// A row_encoder result as its ArrayBuffer and its text string, both pushed or neither.
+unsafe fn push_rows(env: sys::napi_env, rows: EncodedRows, push: &mut impl FnMut(sys::napi_value)) -> Result<(), String> {
+    let buffer = array_buffer(env, rows.buffer)?;
+    let mut text = ptr::null_mut();
+    let status = match &rows.text {
+        Text::OneByte(t) => sys::napi_create_string_latin1(env, t.as_ptr() as _, t.len() as isize, &mut text),
+        Text::TwoByte(t) => sys::napi_create_string_utf16(env, t.as_ptr(), t.len() as isize, &mut text),
+    };
+    if status != sys::Status::napi_ok {
+        clear_exception(env);
+        return Err("the result's text is longer than a JavaScript string can hold".into());
+    }
+    push(buffer);
+    push(text);
+    Ok(())
+}
+
+unsafe fn clear_exception(env: sys::napi_env) {
+    let mut pending = false;
+    sys::napi_is_exception_pending(env, &mut pending);
+    if pending {
+        let mut e = ptr::null_mut();
+        sys::napi_get_and_clear_last_exception(env, &mut e);
+    }
+}
+
+unsafe extern "C" fn free_vec(_env: sys::napi_env, _data: *mut c_void, hint: *mut c_void) {
+    drop(Box::from_raw(hint as *mut Vec<u8>));
+}
+
+unsafe fn array_buffer(env: sys::napi_env, bytes: Vec<u8>) -> Result<sys::napi_value, String> {
+    let mut value = ptr::null_mut();
+    if bytes.len() < EXTERNAL_MIN {
+        let mut data = ptr::null_mut();
+        if sys::napi_create_arraybuffer(env, bytes.len(), &mut data, &mut value) != sys::Status::napi_ok {
+            clear_exception(env);
+            return Err("out of memory for the result".into());
+        }
+        ptr::copy_nonoverlapping(bytes.as_ptr(), data as *mut u8, bytes.len());
+    } else {
+        let boxed = Box::new(bytes);
+        let (ptr_, len) = (boxed.as_ptr() as *mut c_void, boxed.len());
+        let hint = Box::into_raw(boxed) as *mut c_void;
+        if sys::napi_create_external_arraybuffer(env, ptr_, len, Some(free_vec), hint, &mut value) != sys::Status::napi_ok {
+            drop(Box::from_raw(hint as *mut Vec<u8>));
+            clear_exception(env);
+            return Err("out of memory for the result".into());
+        }
+    }
+    Ok(value)
+}
+
+unsafe fn js_str(env: sys::napi_env, s: &str) -> sys::napi_value {
+    let mut out = ptr::null_mut();
+    sys::napi_create_string_utf8(env, s.as_ptr() as _, s.len() as isize, &mut out);
+    out
+}
