@@ -461,7 +461,7 @@ fn run(worker: &mut Worker, job: &Job, shared: &Shared) -> Outcome {
                 worker.select(&job.sql, &job.params, max_rows, json, shared.safe_integers, emit)
             }
             Request::Execute => worker.execute(&job.sql, &job.params),
-            Request::Control => worker.conn.exec(&job.sql).map(|_| Outcome::Done),
+            Request::Control => worker.control(&job.sql),
             Request::Batch => worker.execute_batch(&job.sql, &job.params),
             Request::Panic => panic!("deliberate panic (test hook)"),
             Request::Stream => Ok(worker.stream(&job.sql, &job.params, shared.safe_integers)),
