@@ -154,7 +154,9 @@ export class Engine {
   readonly #spin = (): void => {
     // After completions, one more turn: the code they resume may send the next write.
     const took = Atomics.load(this.#words, Mailbox.Queued) !== 0 && this.#takeCompletions()
-    if ((took || this.#polledInFlight > 0) && performance.now() < this.#spinUntil) {
+    const now = performance.now()
+    if (took) this.#spinUntil = now + WRITE_POLL_MS
+    if ((took || this.#polledInFlight > 0) && now < this.#spinUntil) {
       setImmediate(this.#spin)
       return
     }
