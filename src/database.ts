@@ -200,7 +200,7 @@ export class Database {
   }
 
   async #transaction<T>(body: (tx: Transaction) => Promise<T>, mode: string, signal: AbortSignal | undefined): Promise<T> {
-    await this.#turns.acquire(signal, 'transaction')
+    if (!this.#turns.tryAcquire()) await this.#turns.acquire(signal, 'transaction')
     try {
       const begun = this.#engine.write(JobKind.Control, `BEGIN ${mode.toUpperCase()}`, NO_PARAMS)
       // 'immediate' and 'exclusive' promise the lock is held once the body runs; a deferred

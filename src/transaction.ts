@@ -31,13 +31,17 @@ export class Turns {
     else this.#queue.push({ hold: false, start: send })
   }
 
+  /** Holds the writer now if it is free (true), without waiting; `release()` ends it. */
+  tryAcquire(): boolean {
+    if (!this.free) return false
+    this.#held = true
+    return true
+  }
+
   /** Resolves when it is this caller's turn to hold the writer; `release()` ends it. An abort
    * while waiting gives up the place in the queue and rejects. */
   acquire(signal?: AbortSignal, sql?: string): Promise<void> {
-    if (this.free) {
-      this.#held = true
-      return Promise.resolve()
-    }
+    if (this.tryAcquire()) return Promise.resolve()
     return new Promise((resolve, reject) => {
       const entry = { hold: true, start: () => resolve() }
       if (signal) {
@@ -157,11 +161,12 @@ export class Transaction {
   }
 
   async #runLevel<T>(body: (tx: Transaction) => Promise<T>, ends: Ends, begun: Promise<unknown>, signal?: AbortSignal): Promise<T> {
+    let begin: { failed: boolean; error?: unknown } | undefined
     const beginFailure = begun.then(
-      () => undefined,
-      (error: unknown) => error,
+      () => void (begin = { failed: false }),
+      (error: unknown) => void (begin = { failed: true, error }),
     )
-    const outcome = await this.#runBody(body, signal)
+    const outcome = signal ? await this.#runBodyWithSignal(body, signal) : await this.#runBody(body)
     this.#finished = true
     if (!outcome.ok && outcome.aborted) {
       // Don't wait for the body: stop the statement it is running (the writer is this
@@ -172,10 +177,12 @@ export class Transaction {
       throw outcome.error
     }
     // A level that never began has nothing to commit or roll back; its error is the answer.
-    const notBegun = await beginFailure
-    if (notBegun) throw notBegun
+    // (Awaits are skipped when there is nothing to wait for: each costs a turn of the
+    // microtask queue on every transaction; experiments/021.)
+    if (begin === undefined) await beginFailure
+    if (begin!.failed) throw begin!.error
     // Statements and nested transactions the body started before it finished go first.
-    await this.#turns.acquire()
+    if (!this.#turns.tryAcquire()) await this.#turns.acquire()
     const failure = this.#root.aborted ?? this.#rolledBackError()
     if (failure) throw failure
     if (!outcome.ok) {
@@ -191,33 +198,49 @@ export class Transaction {
     return outcome.value
   }
 
-  #runBody<T>(body: (tx: Transaction) => Promise<T>, signal: AbortSignal | undefined): Promise<Outcome<T>> {
+  /** Calls the body in this level's context: its promise, or the outcome if it has none. */
+  #startBody<T>(body: (tx: Transaction) => Promise<T>): PromiseLike<T> | Outcome<T> {
+    let result: unknown
+    try {
+      result = this.#context.run(this, () => body(this))
+    } catch (error) {
+      return { ok: false, error }
+    }
+    if (isPromiseLike(result)) return result as PromiseLike<T>
+    return {
+      ok: false,
+      error: typeError(
+        `the transaction body must return a promise (make it an async function); it returned ${describe(result)}`,
+        'ERR_INVALID_RETURN_VALUE',
+      ),
+    }
+  }
+
+  async #runBody<T>(body: (tx: Transaction) => Promise<T>): Promise<Outcome<T>> {
+    const started = this.#startBody(body)
+    if (!isPromiseLike(started)) return started
+    try {
+      return { ok: true, value: await started }
+    } catch (error) {
+      return { ok: false, error }
+    }
+  }
+
+  /** As #runBody; an abort of `signal` ends it at once, without waiting for the body. */
+  #runBodyWithSignal<T>(body: (tx: Transaction) => Promise<T>, signal: AbortSignal): Promise<Outcome<T>> {
     return new Promise((resolve) => {
-      if (signal?.aborted) return resolve({ ok: false, aborted: true, error: abortError(signal, 'transaction') })
-      let result: unknown
-      try {
-        result = this.#context.run(this, () => body(this))
-      } catch (error) {
-        return resolve({ ok: false, error })
-      }
-      if (!isPromiseLike(result)) {
-        return resolve({
-          ok: false,
-          error: typeError(
-            `the transaction body must return a promise (make it an async function); it returned ${describe(result)}`,
-            'ERR_INVALID_RETURN_VALUE',
-          ),
-        })
-      }
-      const onAbort = () => resolve({ ok: false, aborted: true, error: abortError(signal!, 'transaction') })
-      signal?.addEventListener('abort', onAbort, { once: true })
-      result.then(
+      if (signal.aborted) return resolve({ ok: false, aborted: true, error: abortError(signal, 'transaction') })
+      const started = this.#startBody(body)
+      if (!isPromiseLike(started)) return resolve(started)
+      const onAbort = () => resolve({ ok: false, aborted: true, error: abortError(signal, 'transaction') })
+      signal.addEventListener('abort', onAbort, { once: true })
+      started.then(
         (value) => {
-          signal?.removeEventListener('abort', onAbort)
-          resolve({ ok: true, value: value as T })
+          signal.removeEventListener('abort', onAbort)
+          resolve({ ok: true, value })
         },
         (error) => {
-          signal?.removeEventListener('abort', onAbort)
+          signal.removeEventListener('abort', onAbort)
           resolve({ ok: false, error })
         },
       )
@@ -247,6 +270,8 @@ export class Transaction {
     } catch (error) {
       return Promise.reject(error)
     }
+    // Nothing ahead and nothing to abort: the engine's own promise is the answer.
+    if (this.#turns.free && !signal) return this.#send<T>(sql, kind, packed)
     if (!this.#turns.free) packed = copyPacked(packed)
     return new Promise<T>((resolve, reject) => {
       // A read on the writer is not interrupted (that could disturb the transaction); an abort
