@@ -72,12 +72,13 @@ export class Database {
 
   /** Counters for live queries, SQLite's memory use and the WAL's size. */
   async diagnostics(): Promise<Diagnostics> {
-    const native = this.#closing ? [0, 0, 0, 0, 0, 0, 0, 0] : this.#engine.diagnostics()
+    const native = this.#closing ? [0, 0, 0, 0, 0, 0, 0, 0, 0, 0] : this.#engine.diagnostics()
     const wal = await stat(`${this.path}-wal`).catch(() => undefined)
     return {
       streams: this.#streams.counters(native),
       sqlite: { pageCacheBytes: native[5]!, schemaBytes: native[6]!, statementBytes: native[7]! },
       walBytes: wal?.size ?? 0,
+      groupCommit: { groups: native[8]!, writes: native[9]! },
     }
   }
 

@@ -51,7 +51,8 @@ export interface NativeDatabase {
   jobCalls(): JobCalls
   streamStart(id: number, sql: string, params: Uint8Array, paramsLength: number): void
   streamStop(id: number): void
-  /** [queries, requeries, skippedByColumns, unchangedSuppressed, fallbackAll, pageCacheBytes, schemaBytes, statementBytes] */
+  /** [queries, requeries, skippedByColumns, unchangedSuppressed, fallbackAll, pageCacheBytes, schemaBytes, statementBytes,
+   * groups committed, writes in them] */
   diagnostics(): number[]
   cancel(id: number): void
   /** Queues a rekey on the writer; an empty key decrypts. */

@@ -34,6 +34,9 @@ export interface Diagnostics {
   sqlite: { pageCacheBytes: number; schemaBytes: number; statementBytes: number }
   /** Size of the WAL file now (0 when there is none). */
   walBytes: number
+  /** Standalone writes queued together and committed in one transaction (README "Writes"):
+   * how many such groups, and the writes in them. */
+  groupCommit: { groups: number; writes: number }
 }
 
 

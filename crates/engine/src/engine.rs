@@ -13,6 +13,7 @@ use sqlite3mc_sys as ffi;
 use crate::connection::{Connection, OpenOptions, Role};
 use crate::encryption::{self, KeyConfig, ReaderGate};
 use crate::error::DbError;
+use crate::group_commit;
 use crate::jobs::{Outcome, Worker};
 use crate::live::dependencies::ChangeSet;
 use crate::live::registry::{Counters, Registry};
@@ -101,6 +102,8 @@ pub struct Shared {
     /// interval so 0 means "now").
     memory_due: Vec<std::sync::atomic::AtomicU64>,
     started: std::time::Instant,
+    /// Standalone writes committed together (group_commit.rs), for diagnostics.
+    group_commits: Mutex<group_commit::Committed>,
 }
 
 /// What `diagnostics()` reports from the engine.
@@ -110,6 +113,7 @@ pub struct Diagnostics {
     pub page_cache_bytes: i64,
     pub schema_bytes: i64,
     pub statement_bytes: i64,
+    pub group_commits: group_commit::Committed,
 }
 
 impl Shared {
@@ -283,6 +287,7 @@ impl Engine {
             memory: (0..=opts.readers).map(|_| Default::default()).collect(),
             memory_due: (0..=opts.readers).map(|_| Default::default()).collect(),
             started: std::time::Instant::now(),
+            group_commits: Default::default(),
             // The key lives in the gate from here on: rekey replaces it there.
             gate: ReaderGate::new(opts.key.take()),
             park,
@@ -349,6 +354,7 @@ impl Engine {
             page_cache_bytes: sum(0),
             schema_bytes: sum(1),
             statement_bytes: sum(2),
+            group_commits: *self.shared.group_commits.lock().unwrap(),
         }
     }
 
@@ -610,7 +616,9 @@ fn writer_loop(slot: &mut Option<Worker>, opts: &EngineOptions, shared: &Shared,
     }
     // Whether the change hooks are on (live queries exist); see Connection::set_tracking.
     let mut tracking = false;
-    while let Some(job) = next_job(&rx) {
+    // A job taken while gathering a group that could not join it: it runs next.
+    let mut held: Option<Job> = None;
+    while let Some(job) = held.take().or_else(|| next_job(&rx)) {
         if let Request::Rekey(key) = &job.request {
             let outcome = rekey(slot, opts, shared, key.clone());
             tracking = false; // a reopened writer connection starts without the hooks
@@ -626,26 +634,36 @@ fn writer_loop(slot: &mut Option<Worker>, opts: &EngineOptions, shared: &Shared,
             tracking = wanted;
             worker.conn.set_tracking(tracking);
         }
-        let mut outcome = if job.in_transaction && worker.conn.autocommit() {
-            Outcome::Error(DbError::new(
-                "ERR_TRANSACTION_ROLLED_BACK",
-                "the transaction is not open: it failed to begin, or SQLite rolled it back after an earlier error",
-            ))
+        // Standalone writes queued behind this one commit with it (group_commit.rs).
+        let mut jobs = vec![job];
+        if group_commit::may_join(&jobs[0]) {
+            while jobs.len() < group_commit::MAX_GROUP {
+                match rx.try_recv() {
+                    Ok(next) if group_commit::may_join(&next) => jobs.push(next),
+                    Ok(next) => {
+                        held = Some(next);
+                        break;
+                    }
+                    Err(_) => break,
+                }
+            }
+        }
+        let mut outcomes = if jobs.len() > 1 {
+            let mut committed = group_commit::Committed::default();
+            let outcomes = group_commit::run(worker, &jobs, &mut committed, &mut |worker, job| run(worker, job, shared));
+            let mut total = shared.group_commits.lock().unwrap();
+            total.groups += committed.groups;
+            total.writes += committed.writes;
+            outcomes
         } else {
-            run(worker, &job, shared)
+            vec![run_writer_job(worker, &jobs[0], shared)]
         };
-        let user_statement = !matches!(job.request, Request::Control);
-        if user_statement && job.in_transaction && !matches!(outcome, Outcome::Error(_)) && worker.conn.autocommit() {
-            outcome = Outcome::Error(DbError::new(
-                "ERR_TRANSACTION_CONTROL",
-                "this statement ended the transaction (COMMIT, ROLLBACK or END inside db.transaction()); \
-                 end a transaction by returning from or throwing in its body",
-            ));
+        for outcome in &mut outcomes {
+            if let Outcome::Error(e) = outcome {
+                e.no_transaction = worker.conn.autocommit();
+            }
         }
-        if let Outcome::Error(e) = &mut outcome {
-            e.no_transaction = worker.conn.autocommit();
-        }
-        // Before the write completes: by the time JS sees it, the re-runs it causes are queued.
+        // Before the writes complete: by the time JS sees them, the re-runs they cause are queued.
         if let Some(changes) = worker.conn.take_committed() {
             shared.publish(&changes);
             shared.record_memory(0, &worker.conn);
@@ -654,8 +672,30 @@ fn writer_loop(slot: &mut Option<Worker>, opts: &EngineOptions, shared: &Shared,
             // have read the state before this job's commit.
             shared.publish(&ChangeSet::everything());
         }
-        shared.complete(job.id, outcome);
+        for (job, outcome) in jobs.iter().zip(outcomes) {
+            shared.complete(job.id, outcome);
+        }
     }
+}
+
+/// One writer job, with the checks that keep a transaction's statements inside it.
+fn run_writer_job(worker: &mut Worker, job: &Job, shared: &Shared) -> Outcome {
+    if job.in_transaction && worker.conn.autocommit() {
+        return Outcome::Error(DbError::new(
+            "ERR_TRANSACTION_ROLLED_BACK",
+            "the transaction is not open: it failed to begin, or SQLite rolled it back after an earlier error",
+        ));
+    }
+    let outcome = run(worker, job, shared);
+    let user_statement = !matches!(job.request, Request::Control);
+    if user_statement && job.in_transaction && !matches!(outcome, Outcome::Error(_)) && worker.conn.autocommit() {
+        return Outcome::Error(DbError::new(
+            "ERR_TRANSACTION_CONTROL",
+            "this statement ended the transaction (COMMIT, ROLLBACK or END inside db.transaction()); \
+             end a transaction by returning from or throwing in its body",
+        ));
+    }
+    outcome
 }
 
 fn writer_lost() -> DbError {

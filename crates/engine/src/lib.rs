@@ -6,6 +6,7 @@ mod connection;
 mod encryption;
 mod engine;
 mod error;
+mod group_commit;
 mod handover;
 mod job_calls;
 mod jobs;
@@ -142,8 +143,9 @@ impl NativeDatabase {
         self.engine.stream_stop(id);
     }
 
-    /// Live-query counters and SQLite's memory use: `[queries, requeries, skippedByColumns,
-    /// unchangedSuppressed, fallbackAll, pageCacheBytes, schemaBytes, statementBytes]`.
+    /// Live-query counters, SQLite's memory use and group commits: `[queries, requeries, skippedByColumns,
+    /// unchangedSuppressed, fallbackAll, pageCacheBytes, schemaBytes, statementBytes, groups,
+    /// groupedWrites]`.
     #[napi]
     pub fn diagnostics(&self) -> Vec<f64> {
         let d = self.engine.diagnostics();
@@ -157,6 +159,8 @@ impl NativeDatabase {
             d.page_cache_bytes as f64,
             d.schema_bytes as f64,
             d.statement_bytes as f64,
+            d.group_commits.groups as f64,
+            d.group_commits.writes as f64,
         ]
     }
 

@@ -94,6 +94,7 @@ extern "C" {
     pub fn sqlite3_changes64(db: *mut sqlite3) -> i64;
     pub fn sqlite3_total_changes64(db: *mut sqlite3) -> i64;
     pub fn sqlite3_last_insert_rowid(db: *mut sqlite3) -> i64;
+    pub fn sqlite3_set_last_insert_rowid(db: *mut sqlite3, rowid: i64);
 
     pub fn sqlite3_prepare_v3(
         db: *mut sqlite3,
