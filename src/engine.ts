@@ -5,11 +5,6 @@ import { ResqliteError, abortError } from './errors'
 import { binding, Done, JobKind, Mailbox, type JobCalls, type NativeDatabase } from './native'
 import type { Packed } from './params'
 
-/** How long after sending a write the event loop keeps polling for its completion instead of
- * sleeping (experiments/019). */
-const WRITE_POLL_MS = 0.05
-
-
 export interface EngineOptions {
   readers: number
   busyTimeout: number
@@ -69,9 +64,6 @@ export class Engine {
   readonly #mailbox = new ArrayBuffer(Mailbox.Bytes)
   readonly #words = new Int32Array(this.#mailbox, 0, Mailbox.Words)
   readonly #slots = new Float64Array(this.#mailbox, Mailbox.Words * 4)
-  #polledInFlight = 0
-  #spinUntil = 0
-  #spinning = false
   /** The engine keeps the process alive (jobs or live queries pending, or polling just ended). */
   #referenced = false
   readonly #safeIntegers: boolean
@@ -135,48 +127,11 @@ export class Engine {
     })
   }
 
-  /** While a write is in flight, for at most WRITE_POLL_MS after the last one was sent, the
-   * event loop polls (setImmediate) instead of sleeping in epoll: the writer, spinning for its
-   * next job, answers a short write within microseconds, and waking a sleeping loop costs
-   * more than that (experiments/019). Meanwhile the engine skips the wake-up and this thread
-   * takes finished jobs itself when `queued` says there are some (experiments/021). Other
-   * events are handled as usual. */
+  /** A write is in flight: the engine keeps the event loop turning and takes its completion
+   * from the mailbox each turn, until nothing is in flight or completing (poller.rs;
+   * experiments/019, 021, 023). */
   #pollWhileWaiting(): void {
-    this.#polledInFlight++
-    this.#spinUntil = performance.now() + WRITE_POLL_MS
-    if (!this.#spinning) {
-      this.#spinning = true
-      Atomics.store(this.#words, Mailbox.Polling, 1)
-      setImmediate(this.#spin)
-    }
-  }
-
-  readonly #spin = (): void => {
-    // After completions, one more turn: the code they resume may send the next write.
-    const took = Atomics.load(this.#words, Mailbox.Queued) !== 0 && this.#takeCompletions()
-    const now = performance.now()
-    if (took) this.#spinUntil = now + WRITE_POLL_MS
-    if ((took || this.#polledInFlight > 0) && now < this.#spinUntil) {
-      setImmediate(this.#spin)
-      return
-    }
-    this.#spinning = false
-    this.#unrefIfIdle()
-    // Cleared before the last look at `queued` (the engine sets `queued` before it reads
-    // `polling`): a completion queued meanwhile is either seen here or woken for.
-    Atomics.store(this.#words, Mailbox.Polling, 0)
-    if (Atomics.load(this.#words, Mailbox.Queued) !== 0) this.#takeCompletions()
-  }
-
-  /** Takes every completion queued (a mailbox-full per call). */
-  #takeCompletions(): boolean {
-    let took = false
-    for (let objects = this.#calls.take(); objects !== undefined; objects = this.#calls.take()) {
-      this.#onComplete(objects)
-      took = true
-      if (Atomics.load(this.#words, Mailbox.Queued) === 0) break
-    }
-    return took
+    this.#words[Mailbox.WritesInFlight]!++
   }
 
   /** Starts a live query on the readers; `sink` receives every result that differs from the
@@ -252,19 +207,21 @@ export class Engine {
     this.#referenced = true
   }
 
-  /** Lets the process exit once nothing is pending. While this thread polls, its immediates
-   * keep the process alive anyway, so the unref waits for the polling to end: awaited writes
-   * one after another then cost no ref/unref pair each (experiments/021). */
+  /** Lets the process exit once nothing is pending. While the engine polls, the unref waits
+   * for the polling to end (the engine then calls the handler with no batch): awaited writes
+   * one after another cost no ref/unref pair each (experiments/021). */
   #unrefIfIdle(): void {
-    if (this.#referenced && !this.#spinning && this.#jobs.size + this.#streams.size === 0) {
+    if (this.#referenced && Atomics.load(this.#words, Mailbox.Polling) === 0 && this.#jobs.size + this.#streams.size === 0) {
       this.#native.unref()
       this.#referenced = false
     }
   }
 
   /** Called with each batch of finished jobs: their numbers are in the mailbox's slots, their
-   * other values (buffers, texts, messages) in `objects`, in order. */
-  readonly #onComplete = (objects: unknown[]): void => {
+   * other values (buffers, texts, messages) in `objects`, in order. Called with none when the
+   * engine stops polling. */
+  readonly #onComplete = (objects: unknown[] | undefined): void => {
+    if (objects === undefined) return this.#unrefIfIdle()
     const turnStart = performance.now()
     const count = this.#words[Mailbox.Count]!
     const slots = this.#slots
@@ -298,7 +255,7 @@ export class Engine {
       }
       this.#jobs.delete(id)
       this.#unrefIfIdle()
-      if (job.polled) this.#polledInFlight--
+      if (job.polled) this.#words[Mailbox.WritesInFlight]!--
       if (job.onAbort) job.signal!.removeEventListener('abort', job.onAbort)
       if (job.settled) continue
       try {

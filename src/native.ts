@@ -16,12 +16,13 @@ export const enum Done {
   ChangesBig = 9, // a: changes (in the slot), b: lastInsertRowid beyond 2^53, as a bigint
 }
 
-/** The mailbox's layout: i32 words [queued, polling, count, unused], then 256 slots of four
- * f64 each (handover.rs). */
+/** The mailbox's layout: i32 words [queued, polling, count, writes in flight], then 256 slots
+ * of four f64 each (handover.rs). */
 export const enum Mailbox {
   Queued = 0,
   Polling = 1,
   Count = 2,
+  WritesInFlight = 3, // kept by JS
   Words = 4,
   Bytes = 16 + 256 * 4 * 8,
 }
@@ -43,8 +44,6 @@ export const enum JobKind {
 export interface JobCalls {
   read(id: number, kind: JobKind, sql: string, params: Uint8Array, paramsLength: number, cancellable: boolean): void
   write(id: number, kind: JobKind, sql: string, params: Uint8Array, paramsLength: number, inTransaction: boolean): boolean
-  /** Finished jobs, handed over as to the completion handler (undefined if none): taken while polling. */
-  take(): unknown[] | undefined
 }
 
 export interface NativeDatabase {
@@ -71,7 +70,7 @@ interface Binding {
     busyTimeout: number,
     readonly: boolean,
     safeIntegers: boolean,
-    onComplete: (objects: unknown[]) => void,
+    onComplete: (objects: unknown[] | undefined) => void,
     mailbox: ArrayBuffer, // see Mailbox and Engine.#mailbox
     openId: number,
     cipher: string, // '' with an empty key: no encryption

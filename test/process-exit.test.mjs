@@ -109,7 +109,7 @@ test('a worker thread that ends, or is terminated mid-query, without closing lea
 import { Database } from ${JSON.stringify(ESM_ENTRY)};
 const file = process.argv[2];
 const setup = await Database.open(file);
-await setup.execute('CREATE TABLE t (v); INSERT INTO t VALUES (1), (2), (3)');
+await setup.execute('CREATE TABLE t (v); INSERT INTO t VALUES (1), (2), (3); CREATE TABLE w (v)');
 await setup.close();
 const body = \`
 import { Database } from \${JSON.stringify(${JSON.stringify(ESM_ENTRY)})};
@@ -119,6 +119,9 @@ const n = (await db.selectOne('SELECT count(*) AS n FROM t')).n;
 if (workerData.busy) {
   // ~0.1-1 s of work: still running when the worker is terminated, done while main lives on.
   db.select("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 2000000) SELECT count(*) FROM c").catch(() => {});
+  // Writes in flight too: the event loop is polling for their completions when it is torn down.
+  const write = (i) => db.execute('INSERT INTO w VALUES (?)', [i]).then(() => write(i + 1), () => {});
+  write(0);
 }
 parentPort.postMessage(n);
 \`;

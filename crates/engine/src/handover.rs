@@ -5,8 +5,8 @@
 //! thread is polling for them, so it needs no wake-up) — and the rest holds the numbers of the
 //! completions being handed over: `[id, kind, a, b]` per completion. Values that are not
 //! numbers (row buffers, texts, error messages, a bigint rowid) travel in a plain array, in
-//! completion order. While the JS thread polls it takes completions itself (`take`, in
-//! job_calls.rs); otherwise a thread-safe function wakes it and calls its handler.
+//! completion order. While the loop polls (poller.rs) an idle handle takes completions each
+//! turn; otherwise a thread-safe function wakes the loop and calls the handler.
 
 use std::ffi::c_void;
 use std::ptr;
@@ -35,6 +35,7 @@ const DONE_CHANGES_BIG: u32 = 9; // a: changes; objects: lastInsertRowid as a bi
 const QUEUED: usize = 0;
 const POLLING: usize = 1;
 const COUNT: usize = 2; // completions in the slots now
+const WRITES_IN_FLIGHT: usize = 3; // kept by JS: writer jobs sent and not yet completed
 const WORDS_BYTES: usize = 16;
 const SLOTS: usize = 256;
 pub const MAILBOX_BYTES: usize = WORDS_BYTES + SLOTS * 4 * 8;
@@ -76,6 +77,21 @@ impl Mailbox {
     fn word(&self, index: usize) -> &AtomicI32 {
         // SAFETY: in bounds (checked size), 4-aligned (V8 aligns ArrayBuffer data), alive.
         unsafe { &*(self.0 as *const AtomicI32).add(index) }
+    }
+
+    /// Completions are queued.
+    pub fn queued(&self) -> bool {
+        self.word(QUEUED).load(Ordering::SeqCst) != 0
+    }
+
+    /// JS thread: the loop is polling (the engine need not wake it) or no longer.
+    pub fn set_polling(&self, on: bool) {
+        self.word(POLLING).store(on as i32, Ordering::SeqCst);
+    }
+
+    /// JS thread: writer jobs in flight, as JS counts them.
+    pub fn writes_in_flight(&self) -> i32 {
+        self.word(WRITES_IN_FLIGHT).load(Ordering::Relaxed)
     }
 
     /// JS thread only: completion `slot`'s four numbers.
@@ -145,18 +161,14 @@ pub unsafe extern "C" fn deliver_completions(env: sys::napi_env, js_cb: sys::nap
     }
 }
 
-/// The JS thread takes completions while it polls: the object array, or undefined if none.
+/// Up to a mailbox-full of completions, handed over (the object array), if any are queued;
+/// the poller's way to take them (poller.rs).
 ///
 /// # Safety
-/// JS thread.
-pub unsafe fn take(env: sys::napi_env, shared: &Shared, mailbox: Mailbox) -> sys::napi_value {
+/// JS thread, inside a handle scope.
+pub unsafe fn take(env: sys::napi_env, shared: &Shared, mailbox: Mailbox) -> Option<sys::napi_value> {
     let (completions, _) = shared.take_completions(SLOTS);
-    if completions.is_empty() {
-        let mut undefined = ptr::null_mut();
-        sys::napi_get_undefined(env, &mut undefined);
-        return undefined;
-    }
-    hand_over(env, mailbox, completions)
+    (!completions.is_empty()).then(|| hand_over(env, mailbox, completions))
 }
 
 /// Writes the completions' numbers into the mailbox and returns their other values.

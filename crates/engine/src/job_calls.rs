@@ -1,4 +1,4 @@
-//! The calls JS makes once per job — `read`, `write` and `take` — written against N-API
+//! The calls JS makes once per job — `read` and `write` — written against N-API
 //! directly. napi-rs's method wrapper (unwrapping `this`, checking its type tag, registering
 //! the borrow) cost more than the rest of a round trip's native work (experiments/021).
 //!
@@ -11,17 +11,16 @@ use std::ptr;
 use napi::sys;
 
 use crate::engine::Job;
-use crate::{handover, NativeDatabase};
+use crate::NativeDatabase;
 
-/// `{ read, write, take }` bound to `db`.
+/// `{ read, write }` bound to `db`.
 ///
 /// # Safety
 /// JS thread; `db` must outlive every call of the returned functions.
 pub unsafe fn job_calls(env: sys::napi_env, db: *const NativeDatabase) -> sys::napi_value {
     let mut object = ptr::null_mut();
     sys::napi_create_object(env, &mut object);
-    let calls: [(&std::ffi::CStr, sys::napi_callback); 3] =
-        [(c"read", Some(read)), (c"write", Some(write)), (c"take", Some(take))];
+    let calls: [(&std::ffi::CStr, sys::napi_callback); 2] = [(c"read", Some(read)), (c"write", Some(write))];
     for (name, callback) in calls {
         let mut function = ptr::null_mut();
         sys::napi_create_function(env, name.as_ptr(), name.count_bytes() as isize, callback, db as *mut c_void, &mut function);
@@ -47,18 +46,13 @@ unsafe extern "C" fn write(env: sys::napi_env, info: sys::napi_callback_info) ->
         Ok(v) => v,
         Err(message) => return throw(env, message),
     };
+    let sent = db.engine.write(Job { in_transaction, ..job });
+    if sent {
+        db.poll_for_completions();
+    }
     let mut result = ptr::null_mut();
-    sys::napi_get_boolean(env, db.engine.write(Job { in_transaction, ..job }), &mut result);
+    sys::napi_get_boolean(env, sent, &mut result);
     result
-}
-
-/// `take()`: finished jobs, handed over as to the completion handler, or undefined if none.
-unsafe extern "C" fn take(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
-    let mut data = ptr::null_mut();
-    let mut argc = 0;
-    sys::napi_get_cb_info(env, info, &mut argc, ptr::null_mut(), ptr::null_mut(), &mut data);
-    let db = &*(data as *const NativeDatabase);
-    handover::take(env, &db.engine.shared, db.mailbox)
 }
 
 /// The six arguments of `read` and `write`: the job (neither flag set) and the last argument.

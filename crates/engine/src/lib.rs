@@ -13,6 +13,7 @@ mod jobs;
 mod json_encoder;
 mod live;
 mod params;
+mod poller;
 mod row_encoder;
 mod statement_cache;
 mod step;
@@ -28,16 +29,24 @@ use napi_derive::napi;
 use crate::encryption::KeyConfig;
 use crate::engine::{Engine, EngineOptions, Job, Request, Shared};
 use crate::handover::{deliver_completions, finalize_context, CallbackContext, Mailbox, TsfnWaker};
+use crate::poller::Poller;
 
 #[napi]
 pub struct NativeDatabase {
     engine: Engine,
     tsfn: sys::napi_threadsafe_function,
-    mailbox: Mailbox,
     /// Keeps the mailbox's ArrayBuffer alive until `release`.
     mailbox_ref: sys::napi_ref,
-    /// Argument of the env cleanup hook (a Weak<Shared>), removed with the hook on release.
-    cleanup: *mut std::sync::Weak<Shared>,
+    /// Takes completions while writes are in flight; null once released.
+    poller: *const Poller,
+    /// Argument of the env cleanup hook, removed with the hook on release.
+    cleanup: *mut Teardown,
+}
+
+/// What the env cleanup hook detaches when a worker's environment ends before `close()`.
+struct Teardown {
+    shared: std::sync::Weak<Shared>,
+    poller: *const Poller,
 }
 
 fn check(status: sys::napi_status) -> Result<()> {
@@ -115,15 +124,18 @@ impl NativeDatabase {
         // SAFETY: context lives until finalize_context. The TSFN callback runs on this (the JS)
         // thread, so it cannot run before this constructor returns and the store is seen.
         unsafe { (*context).shared = Arc::downgrade(&engine.shared) };
+        // SAFETY: JS thread; on_complete is the handler function.
+        let poller = unsafe { Poller::start(raw_env, on_complete.raw(), Arc::downgrade(&engine.shared), mailbox) }
+            .map_err(|message| Error::new(Status::GenericFailure, message))?;
         // A worker thread may end without closing the database: detach from its environment
         // then, so no reader calls into a thread-safe function that no longer exists.
-        let cleanup = Box::into_raw(Box::new(Arc::downgrade(&engine.shared)));
+        let cleanup = Box::into_raw(Box::new(Teardown { shared: Arc::downgrade(&engine.shared), poller }));
         // SAFETY: JS thread; the hook and its argument live until `release` removes them.
         check(unsafe { sys::napi_add_env_cleanup_hook(raw_env, Some(detach_on_teardown), cleanup as *mut c_void) })?;
-        Ok(NativeDatabase { engine, tsfn, mailbox, mailbox_ref, cleanup })
+        Ok(NativeDatabase { engine, tsfn, mailbox_ref, poller, cleanup })
     }
 
-    /// `{ read, write, take }`, the calls made once per job (job_calls.rs). Keep them with this
+    /// `{ read, write }`, the calls made once per job (job_calls.rs). Keep them with this
     /// object: they use it without holding it.
     #[napi]
     pub fn job_calls(&self, env: Env) -> Result<Unknown<'_>> {
@@ -217,9 +229,21 @@ impl NativeDatabase {
                 sys::napi_release_threadsafe_function(self.tsfn, sys::ThreadsafeFunctionReleaseMode::release);
                 sys::napi_remove_env_cleanup_hook(env.raw(), Some(detach_on_teardown), self.cleanup as *mut c_void);
                 drop(Box::from_raw(self.cleanup));
+                Poller::close(self.poller);
                 sys::napi_delete_reference(env.raw(), self.mailbox_ref);
             }
             self.tsfn = ptr::null_mut();
+            self.poller = ptr::null();
+        }
+    }
+}
+
+impl NativeDatabase {
+    /// A write was sent: the loop polls for its completion (poller.rs).
+    fn poll_for_completions(&self) {
+        if !self.poller.is_null() {
+            // SAFETY: not yet released, so the poller is alive; JS thread.
+            unsafe { (*self.poller).arm() };
         }
     }
 }
@@ -239,9 +263,10 @@ pub(crate) fn request(kind: u32) -> Request {
 }
 
 unsafe extern "C" fn detach_on_teardown(arg: *mut c_void) {
-    let weak = Box::from_raw(arg as *mut std::sync::Weak<Shared>);
-    if let Some(shared) = weak.upgrade() {
+    let teardown = Box::from_raw(arg as *mut Teardown);
+    if let Some(shared) = teardown.shared.upgrade() {
         shared.detach();
     }
+    Poller::close(teardown.poller);
 }
 

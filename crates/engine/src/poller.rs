@@ -1,0 +1,193 @@
+//! While a write is in flight, the JS thread's event loop keeps turning instead of sleeping in
+//! epoll, and a libuv idle handle takes finished jobs from the mailbox each turn and hands them
+//! to the JS handler (experiments/019, 021, 023). Waking a sleeping loop costs more than a
+//! short write; an idle handle also makes the loop poll with a zero timeout, so other events
+//! are still handled every turn.
+//!
+//! The handle runs from the first write sent until nothing is in flight and nothing has
+//! completed for WINDOW (or WINDOW has passed since the last write was sent). While it runs the
+//! engine does not wake the loop (handover.rs: the `polling` word). Everything here happens on
+//! the JS thread.
+
+use std::cell::Cell;
+use std::ffi::c_void;
+use std::ptr;
+use std::sync::Weak;
+use std::time::{Duration, Instant};
+
+use napi::sys;
+
+use crate::engine::Shared;
+use crate::handover::{self, Mailbox};
+
+/// How long the loop keeps turning after the last write was sent or the last job completed.
+const WINDOW: Duration = Duration::from_micros(50);
+
+/// libuv's handle type number for `uv_idle_t` (uv.h: UV_HANDLE_TYPE_MAP order).
+const UV_IDLE: i32 = 6;
+
+extern "C" {
+    fn uv_handle_size(kind: i32) -> usize;
+    fn uv_idle_init(uv_loop: *mut c_void, handle: *mut c_void) -> i32;
+    fn uv_idle_start(handle: *mut c_void, cb: unsafe extern "C" fn(*mut c_void)) -> i32;
+    fn uv_idle_stop(handle: *mut c_void) -> i32;
+    fn uv_close(handle: *mut c_void, cb: unsafe extern "C" fn(*mut c_void));
+    fn uv_unref(handle: *mut c_void);
+}
+
+pub struct Poller {
+    env: sys::napi_env,
+    /// The `uv_idle_t`, its first field (`data`) pointing back here.
+    handle: *mut c_void,
+    handler: sys::napi_ref,
+    context: sys::napi_async_context,
+    shared: Weak<Shared>,
+    mailbox: Mailbox,
+    running: Cell<bool>,
+    closing: Cell<bool>,
+    until: Cell<Instant>,
+}
+
+impl Poller {
+    /// A stopped poller on the JS thread's loop, calling `handler` with completions. Freed by
+    /// `close` (through libuv's close callback), never otherwise.
+    ///
+    /// # Safety
+    /// JS thread; `handler` a function.
+    pub unsafe fn start(env: sys::napi_env, handler: sys::napi_value, shared: Weak<Shared>, mailbox: Mailbox) -> Result<*const Poller, String> {
+        let mut uv_loop = ptr::null_mut();
+        if sys::napi_get_uv_event_loop(env, &mut uv_loop) != sys::Status::napi_ok {
+            return Err("no event loop".into());
+        }
+        let mut handler_ref = ptr::null_mut();
+        sys::napi_create_reference(env, handler, 1, &mut handler_ref);
+        let mut name = ptr::null_mut();
+        sys::napi_create_string_utf8(env, c"resqlite".as_ptr(), 8, &mut name);
+        let mut context = ptr::null_mut();
+        sys::napi_async_init(env, ptr::null_mut(), name, &mut context);
+        let size = uv_handle_size(UV_IDLE);
+        let handle = std::alloc::alloc_zeroed(std::alloc::Layout::from_size_align(size, 16).map_err(|e| e.to_string())?) as *mut c_void;
+        let poller = Box::into_raw(Box::new(Poller {
+            env,
+            handle,
+            handler: handler_ref,
+            context,
+            shared,
+            mailbox,
+            running: Cell::new(false),
+            closing: Cell::new(false),
+            until: Cell::new(Instant::now()),
+        }));
+        uv_idle_init(uv_loop as *mut c_void, handle);
+        *(handle as *mut *mut Poller) = poller;
+        // The jobs in flight keep the process alive (the engine's ref), not this handle.
+        uv_unref(handle);
+        Ok(poller)
+    }
+
+    /// A write was sent: keep the loop turning for at least WINDOW more.
+    pub fn arm(&self) {
+        if self.closing.get() {
+            return;
+        }
+        self.until.set(Instant::now() + WINDOW);
+        if !self.running.get() {
+            self.running.set(true);
+            self.mailbox.set_polling(true);
+            // SAFETY: an initialised, open handle on this thread's loop.
+            unsafe { uv_idle_start(self.handle, on_idle) };
+        }
+    }
+
+    /// Stops the handle and frees it and this poller once libuv has closed it.
+    ///
+    /// # Safety
+    /// JS thread; once.
+    pub unsafe fn close(this: *const Poller) {
+        let p = &*this;
+        p.closing.set(true);
+        p.stop();
+        sys::napi_delete_reference(p.env, p.handler);
+        sys::napi_async_destroy(p.env, p.context);
+        uv_close(p.handle, on_closed);
+    }
+
+    fn stop(&self) {
+        if self.running.replace(false) {
+            // SAFETY: as in arm.
+            unsafe { uv_idle_stop(self.handle) };
+            self.mailbox.set_polling(false);
+        }
+    }
+
+    /// Hands every queued completion to the handler; true if there were any.
+    unsafe fn deliver(&self) -> bool {
+        let Some(shared) = self.shared.upgrade() else { return false };
+        let mut delivered = false;
+        while !self.closing.get() && self.mailbox.queued() {
+            let mut scope = ptr::null_mut();
+            sys::napi_open_handle_scope(self.env, &mut scope);
+            let objects = handover::take(self.env, &shared, self.mailbox);
+            if let Some(objects) = objects {
+                self.call_handler(objects);
+                delivered = true;
+            }
+            sys::napi_close_handle_scope(self.env, scope);
+            if objects.is_none() {
+                break;
+            }
+        }
+        delivered
+    }
+
+    /// Calls the handler as a callback from the event loop: the microtasks it queues run
+    /// before this returns, and a throw is an uncaught exception, as from any callback.
+    unsafe fn call_handler(&self, argument: sys::napi_value) {
+        let (mut handler, mut global, mut result) = (ptr::null_mut(), ptr::null_mut(), ptr::null_mut());
+        sys::napi_get_reference_value(self.env, self.handler, &mut handler);
+        sys::napi_get_global(self.env, &mut global);
+        let mut argv = [argument];
+        if sys::napi_make_callback(self.env, self.context, global, handler, 1, argv.as_mut_ptr(), &mut result) == sys::Status::napi_pending_exception {
+            let mut error = ptr::null_mut();
+            sys::napi_get_and_clear_last_exception(self.env, &mut error);
+            sys::napi_fatal_exception(self.env, error);
+        }
+    }
+}
+
+/// Each turn of the loop while running: take what finished; stop when the window has passed
+/// with nothing in flight or completing.
+unsafe extern "C" fn on_idle(handle: *mut c_void) {
+    let p = &**(handle as *const *const Poller);
+    let took = p.mailbox.queued() && p.deliver();
+    if p.closing.get() {
+        return;
+    }
+    let now = Instant::now();
+    if took {
+        p.until.set(now + WINDOW);
+    }
+    if (took || p.mailbox.writes_in_flight() > 0) && now < p.until.get() {
+        return;
+    }
+    p.stop();
+    // `polling` is cleared before this last look (the engine sets `queued` before it reads
+    // `polling`): a completion queued meanwhile is either seen here or woken for.
+    p.deliver();
+    if !p.closing.get() {
+        // Tell JS polling ended (it may let the process exit now): an empty batch.
+        let mut scope = ptr::null_mut();
+        sys::napi_open_handle_scope(p.env, &mut scope);
+        let mut undefined = ptr::null_mut();
+        sys::napi_get_undefined(p.env, &mut undefined);
+        p.call_handler(undefined);
+        sys::napi_close_handle_scope(p.env, scope);
+    }
+}
+
+unsafe extern "C" fn on_closed(handle: *mut c_void) {
+    let poller = *(handle as *const *mut Poller);
+    drop(Box::from_raw(poller));
+    let size = uv_handle_size(UV_IDLE);
+    std::alloc::dealloc(handle as *mut u8, std::alloc::Layout::from_size_align_unchecked(size, 16));
+}
