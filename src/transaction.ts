@@ -160,13 +160,29 @@ export class Transaction {
     }
   }
 
+  // One async function for the whole level (the body's await included): every async frame is
+  // garbage on every transaction (experiments/023).
   async #runLevel<T>(body: (tx: Transaction) => Promise<T>, ends: Ends, begun: Promise<unknown>, signal?: AbortSignal): Promise<T> {
     let begin: { failed: boolean; error?: unknown } | undefined
     const beginFailure = begun.then(
       () => void (begin = { failed: false }),
       (error: unknown) => void (begin = { failed: true, error }),
     )
-    const outcome = signal ? await this.#runBodyWithSignal(body, signal) : await this.#runBody(body)
+    let outcome: Outcome<T>
+    if (signal) {
+      outcome = await this.#runBodyWithSignal(body, signal)
+    } else {
+      const started = this.#startBody(body)
+      if (isPromiseLike(started)) {
+        try {
+          outcome = { ok: true, value: await started }
+        } catch (error) {
+          outcome = { ok: false, error }
+        }
+      } else {
+        outcome = started
+      }
+    }
     this.#finished = true
     if (!outcome.ok && outcome.aborted) {
       // Don't wait for the body: stop the statement it is running (the writer is this
@@ -216,17 +232,7 @@ export class Transaction {
     }
   }
 
-  async #runBody<T>(body: (tx: Transaction) => Promise<T>): Promise<Outcome<T>> {
-    const started = this.#startBody(body)
-    if (!isPromiseLike(started)) return started
-    try {
-      return { ok: true, value: await started }
-    } catch (error) {
-      return { ok: false, error }
-    }
-  }
-
-  /** As #runBody; an abort of `signal` ends it at once, without waiting for the body. */
+  /** Runs the body; an abort of `signal` ends the wait at once, without waiting for the body. */
   #runBodyWithSignal<T>(body: (tx: Transaction) => Promise<T>, signal: AbortSignal): Promise<Outcome<T>> {
     return new Promise((resolve) => {
       if (signal.aborted) return resolve({ ok: false, aborted: true, error: abortError(signal, 'transaction') })
