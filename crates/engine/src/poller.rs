@@ -4,10 +4,10 @@
 //! short write; an idle handle also makes the loop poll with a zero timeout, so other events
 //! are still handled every turn.
 //!
-//! The handle runs from the first write sent until nothing is in flight and nothing has
-//! completed for WINDOW (or WINDOW has passed since the last write was sent). While it runs the
-//! engine does not wake the loop (handover.rs: the `polling` word). Everything here happens on
-//! the JS thread.
+//! The handle runs from a write being sent until nothing is in flight, or until WINDOW has
+//! passed since the last write was sent or the last job completed. While it runs the engine
+//! does not wake the loop (handover.rs: the `polling` word). Everything here happens on the JS
+//! thread.
 
 use std::cell::Cell;
 use std::ffi::c_void;
@@ -45,6 +45,8 @@ pub struct Poller {
     mailbox: Mailbox,
     running: Cell<bool>,
     closing: Cell<bool>,
+    /// Inside `napi_make_callback`.
+    calling: Cell<bool>,
     until: Cell<Instant>,
 }
 
@@ -65,8 +67,11 @@ impl Poller {
         sys::napi_create_string_utf8(env, c"resqlite".as_ptr(), 8, &mut name);
         let mut context = ptr::null_mut();
         sys::napi_async_init(env, ptr::null_mut(), name, &mut context);
-        let size = uv_handle_size(UV_IDLE);
-        let handle = std::alloc::alloc_zeroed(std::alloc::Layout::from_size_align(size, 16).map_err(|e| e.to_string())?) as *mut c_void;
+        let layout = handle_layout();
+        let handle = std::alloc::alloc_zeroed(layout) as *mut c_void;
+        if handle.is_null() {
+            std::alloc::handle_alloc_error(layout);
+        }
         let poller = Box::into_raw(Box::new(Poller {
             env,
             handle,
@@ -76,6 +81,7 @@ impl Poller {
             mailbox,
             running: Cell::new(false),
             closing: Cell::new(false),
+            calling: Cell::new(false),
             until: Cell::new(Instant::now()),
         }));
         uv_idle_init(uv_loop as *mut c_void, handle);
@@ -99,7 +105,9 @@ impl Poller {
         }
     }
 
-    /// Stops the handle and frees it and this poller once libuv has closed it.
+    /// Stops the handle and frees it and this poller once libuv has closed it. Called from
+    /// inside the handler (the database's close completing), it finishes once the handler
+    /// has returned: the callback's async context is still in use until then.
     ///
     /// # Safety
     /// JS thread; once.
@@ -107,9 +115,15 @@ impl Poller {
         let p = &*this;
         p.closing.set(true);
         p.stop();
-        sys::napi_delete_reference(p.env, p.handler);
-        sys::napi_async_destroy(p.env, p.context);
-        uv_close(p.handle, on_closed);
+        if !p.calling.get() {
+            p.finish_close();
+        }
+    }
+
+    unsafe fn finish_close(&self) {
+        sys::napi_delete_reference(self.env, self.handler);
+        sys::napi_async_destroy(self.env, self.context);
+        uv_close(self.handle, on_closed);
     }
 
     fn stop(&self) {
@@ -147,10 +161,16 @@ impl Poller {
         sys::napi_get_reference_value(self.env, self.handler, &mut handler);
         sys::napi_get_global(self.env, &mut global);
         let mut argv = [argument];
-        if sys::napi_make_callback(self.env, self.context, global, handler, 1, argv.as_mut_ptr(), &mut result) == sys::Status::napi_pending_exception {
+        self.calling.set(true);
+        let status = sys::napi_make_callback(self.env, self.context, global, handler, 1, argv.as_mut_ptr(), &mut result);
+        self.calling.set(false);
+        if status == sys::Status::napi_pending_exception {
             let mut error = ptr::null_mut();
             sys::napi_get_and_clear_last_exception(self.env, &mut error);
             sys::napi_fatal_exception(self.env, error);
+        }
+        if self.closing.get() {
+            self.finish_close(); // closed from inside the handler
         }
     }
 }
@@ -188,6 +208,12 @@ unsafe extern "C" fn on_idle(handle: *mut c_void) {
 unsafe extern "C" fn on_closed(handle: *mut c_void) {
     let poller = *(handle as *const *mut Poller);
     drop(Box::from_raw(poller));
-    let size = uv_handle_size(UV_IDLE);
-    std::alloc::dealloc(handle as *mut u8, std::alloc::Layout::from_size_align_unchecked(size, 16));
+    std::alloc::dealloc(handle as *mut u8, handle_layout());
+}
+
+/// Memory for a `uv_idle_t`, whose size only libuv knows.
+fn handle_layout() -> std::alloc::Layout {
+    // SAFETY: a plain query of a constant.
+    let size = unsafe { uv_handle_size(UV_IDLE) };
+    std::alloc::Layout::from_size_align(size, 16).expect("uv_idle_t size")
 }
