@@ -6,6 +6,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicPtr, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender};
 use sqlite3mc_sys as ffi;
@@ -14,6 +15,7 @@ use crate::connection::{Connection, OpenOptions, Role};
 use crate::encryption::{self, KeyConfig, ReaderGate};
 use crate::error::DbError;
 use crate::group_commit;
+use crate::spin::SpinPolicy;
 use crate::jobs::{Outcome, Worker};
 use crate::live::dependencies::ChangeSet;
 use crate::live::registry::{Counters, Registry};
@@ -595,19 +597,23 @@ fn aborted() -> Outcome {
 
 /// How long the writer keeps looking for the next job before it sleeps: an awaited write
 /// sequence sends its next job within microseconds of the completion (experiments/013).
-const WRITER_SPIN: std::time::Duration = std::time::Duration::from_micros(50);
+const WRITER_SPIN: Duration = Duration::from_micros(50);
 
-/// The next job: spin briefly for one arriving right away, then sleep until one does.
-fn next_job(rx: &Receiver<Job>) -> Option<Job> {
-    let until = std::time::Instant::now() + WRITER_SPIN;
-    loop {
-        match rx.try_recv() {
-            Ok(job) => return Some(job),
-            Err(crossbeam_channel::TryRecvError::Disconnected) => return None,
-            Err(crossbeam_channel::TryRecvError::Empty) if std::time::Instant::now() < until => std::hint::spin_loop(),
-            Err(crossbeam_channel::TryRecvError::Empty) => return rx.recv().ok(),
+/// The next job: spin briefly for one arriving right away (when the CPUs have room for it,
+/// spin.rs), then sleep until one does.
+fn next_job(rx: &Receiver<Job>, spin: &SpinPolicy) -> Option<Job> {
+    let start = Instant::now();
+    if spin.allowed(start) {
+        loop {
+            match rx.try_recv() {
+                Ok(job) => return Some(job),
+                Err(crossbeam_channel::TryRecvError::Disconnected) => return None,
+                Err(crossbeam_channel::TryRecvError::Empty) if start.elapsed() < WRITER_SPIN => std::hint::spin_loop(),
+                Err(crossbeam_channel::TryRecvError::Empty) => break,
+            }
         }
     }
+    rx.recv().ok()
 }
 
 fn writer_loop(slot: &mut Option<Worker>, opts: &EngineOptions, shared: &Shared, rx: Receiver<Job>) {
@@ -618,7 +624,8 @@ fn writer_loop(slot: &mut Option<Worker>, opts: &EngineOptions, shared: &Shared,
     let mut tracking = false;
     // A job taken while gathering a group that could not join it: it runs next.
     let mut held: Option<Job> = None;
-    while let Some(job) = held.take().or_else(|| next_job(&rx)) {
+    let spin = SpinPolicy::new();
+    while let Some(job) = held.take().or_else(|| next_job(&rx, &spin)) {
         if let Request::Rekey(key) = &job.request {
             let outcome = rekey(slot, opts, shared, key.clone());
             tracking = false; // a reopened writer connection starts without the hooks

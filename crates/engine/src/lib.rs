@@ -15,6 +15,7 @@ mod live;
 mod params;
 mod poller;
 mod row_encoder;
+mod spin;
 mod statement_cache;
 mod step;
 

@@ -19,6 +19,7 @@ use napi::sys;
 
 use crate::engine::Shared;
 use crate::handover::{self, Mailbox};
+use crate::spin::SpinPolicy;
 
 /// How long the loop keeps turning after the last write was sent or the last job completed.
 const WINDOW: Duration = Duration::from_micros(50);
@@ -44,6 +45,7 @@ pub struct Poller {
     shared: Weak<Shared>,
     mailbox: Mailbox,
     running: Cell<bool>,
+    spin: SpinPolicy,
     closing: Cell<bool>,
     /// Inside `napi_make_callback`.
     calling: Cell<bool>,
@@ -80,6 +82,7 @@ impl Poller {
             shared,
             mailbox,
             running: Cell::new(false),
+            spin: SpinPolicy::new(),
             closing: Cell::new(false),
             calling: Cell::new(false),
             until: Cell::new(Instant::now()),
@@ -91,13 +94,15 @@ impl Poller {
         Ok(poller)
     }
 
-    /// A write was sent: keep the loop turning for at least WINDOW more.
+    /// A write was sent: keep the loop turning for at least WINDOW more — when the CPUs have
+    /// room for it (spin.rs); otherwise the engine wakes the loop as when nothing polls.
     pub fn arm(&self) {
         if self.closing.get() {
             return;
         }
-        self.until.set(Instant::now() + WINDOW);
-        if !self.running.get() {
+        let now = Instant::now();
+        self.until.set(now + WINDOW);
+        if !self.running.get() && self.spin.allowed(now) {
             self.running.set(true);
             self.mailbox.set_polling(true);
             // SAFETY: an initialised, open handle on this thread's loop.
