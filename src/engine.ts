@@ -43,7 +43,7 @@ interface Job {
   parts?: RowsAssembler
   /** Rejected early (aborted, or a part failed to decode): later completions are ignored. */
   settled?: boolean
-  /** A writer job, counted while in flight (see #pollWhileWaiting). */
+  /** A write, counted in the mailbox's writes in flight until it completes. */
   polled?: boolean
   /** A transaction's writer job: told when an error left the writer outside any transaction. */
   onNoTransaction?: (error: ResqliteError) => void
@@ -58,9 +58,10 @@ export class Engine {
   readonly #calls: JobCalls
   readonly #jobs = new Map<number, Job>()
   readonly #streams = new Map<number, { sql: string; sink: StreamSink }>()
-  /** Shared with the engine (crates/engine/src/handover.rs): while this thread polls
-   * (`polling` 1), the engine sets `queued` instead of waking the event loop, and this thread
-   * takes the completions; their numbers arrive in `#slots` (experiments/021). */
+  /** Shared with the engine (crates/engine/src/handover.rs): completions' numbers arrive in
+   * `#slots`; `#words` holds the engine's signals and the count of writes in flight this
+   * thread keeps, which tells the engine's poller how long to keep the loop turning
+   * (poller.rs; experiments/021, 023). */
   readonly #mailbox = new ArrayBuffer(Mailbox.Bytes)
   readonly #words = new Int32Array(this.#mailbox, 0, Mailbox.Words)
   readonly #slots = new Float64Array(this.#mailbox, Mailbox.Words * 4)
@@ -123,15 +124,8 @@ export class Engine {
       const id = this.#newId()
       this.#track(id, { kind, sql, resolve, reject, onNoTransaction, polled: true })
       this.#calls.write(id, kind, sql, packed.bytes, packed.length, onNoTransaction !== undefined)
-      this.#pollWhileWaiting()
+      this.#words[Mailbox.WritesInFlight]!++
     })
-  }
-
-  /** A write is in flight: the engine keeps the event loop turning and takes its completion
-   * from the mailbox each turn, until nothing is in flight or completing (poller.rs;
-   * experiments/019, 021, 023). */
-  #pollWhileWaiting(): void {
-    this.#words[Mailbox.WritesInFlight]!++
   }
 
   /** Starts a live query on the readers; `sink` receives every result that differs from the

@@ -160,8 +160,8 @@ export class Transaction {
     }
   }
 
-  // One async function for the whole level (the body's await included): every async frame is
-  // garbage on every transaction (experiments/023).
+  // The body is awaited here rather than in a helper: every async frame is garbage on every
+  // transaction (experiments/023).
   async #runLevel<T>(body: (tx: Transaction) => Promise<T>, ends: Ends, begun: Promise<unknown>, signal?: AbortSignal): Promise<T> {
     let begin: { failed: boolean; error?: unknown } | undefined
     const beginFailure = begun.then(

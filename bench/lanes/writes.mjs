@@ -79,50 +79,33 @@ const batchInsertWide = async (d, cfg) => [
   }),
 ]
 
-// 100 single-row inserts, each its own (autocommit) transaction: issued at once (async
-// libraries, Promise.all) or in a loop (sync).
-const insertConcurrent = async (d, cfg) => [
+// 100 single-row inserts, each its own (autocommit) transaction: a loop in sync libraries;
+// in async ones issued at once (concurrent) or each awaited before the next (sequential).
+const singleInserts = (id, seed, asyncLabel, runAsync) => async (d, cfg) => [
   await writeLane(d, cfg, {
-    id: 'insert-concurrent',
+    id,
     per: [SMALL_WRITES, 'rows'],
     expect: { ops: SMALL_WRITES, rows: SMALL_WRITES },
-    title: `${SMALL_WRITES} single inserts (${d.sync ? 'loop' : 'concurrent'})`,
+    title: `${SMALL_WRITES} single inserts (${d.sync ? 'loop' : asyncLabel})`,
     table: 'write_t',
     setup: async () => {
       const ins = await d.prepare(INSERT_T)
-      const rows = narrowRows(SMALL_WRITES, 23)
+      const rows = narrowRows(SMALL_WRITES, seed)
       return d.sync
         ? () => {
             for (const r of rows) ins.run(r)
           }
-        : async () => {
-            await Promise.all(rows.map((r) => ins.run(r)))
-          }
+        : () => runAsync(ins, rows)
     },
   }),
 ]
 
-// The same, each awaited before the next.
-const insertSequential = async (d, cfg) => [
-  await writeLane(d, cfg, {
-    id: 'insert-sequential',
-    per: [SMALL_WRITES, 'rows'],
-    expect: { ops: SMALL_WRITES, rows: SMALL_WRITES },
-    title: `${SMALL_WRITES} single inserts (${d.sync ? 'loop' : 'each awaited'})`,
-    table: 'write_t',
-    setup: async () => {
-      const ins = await d.prepare(INSERT_T)
-      const rows = narrowRows(SMALL_WRITES, 24)
-      return d.sync
-        ? () => {
-            for (const r of rows) ins.run(r)
-          }
-        : async () => {
-            for (const r of rows) await ins.run(r)
-          }
-    },
-  }),
-]
+const insertConcurrent = singleInserts('insert-concurrent', 23, 'concurrent', async (ins, rows) => {
+  await Promise.all(rows.map((r) => ins.run(r)))
+})
+const insertSequential = singleInserts('insert-sequential', 24, 'each awaited', async (ins, rows) => {
+  for (const r of rows) await ins.run(r)
+})
 
 // One sample = 100 transactions one after another, each: BEGIN, 2 inserts, select the first
 // inserted row back (read-your-writes), COMMIT. Returns the 100 selected rows.

@@ -2,7 +2,7 @@
 //!
 //! The engine and the JS thread share a mailbox: a small ArrayBuffer the JS side allocated.
 //! Its first words are signals — `queued` (the engine has completions) and `polling` (the JS
-//! thread is polling for them, so it needs no wake-up) — and the rest holds the numbers of the
+//! thread's loop is polling for them, so it needs no wake-up) — and the rest holds the numbers of the
 //! completions being handed over: `[id, kind, a, b]` per completion. Values that are not
 //! numbers (row buffers, texts, error messages, a bigint rowid) travel in a plain array, in
 //! completion order. While the loop polls (poller.rs) an idle handle takes completions each
@@ -137,38 +137,43 @@ pub unsafe extern "C" fn finalize_context(_env: sys::napi_env, _data: *mut c_voi
     drop(Box::from_raw(context as *mut CallbackContext));
 }
 
-/// The TSFN's JS-thread callback: hands every queued completion to the JS handler, up to a
-/// mailbox-full per call.
+/// The TSFN's JS-thread callback: hands every queued completion to the JS handler.
 pub unsafe extern "C" fn deliver_completions(env: sys::napi_env, js_cb: sys::napi_value, context: *mut c_void, _data: *mut c_void) {
     if env.is_null() {
         return; // the environment is shutting down
     }
     let context = &*(context as *const CallbackContext);
     let Some(shared) = context.shared.upgrade() else { return };
-    loop {
-        let (completions, more) = shared.take_completions(SLOTS);
-        if completions.is_empty() {
-            return; // the polling JS thread took them first
-        }
-        let mut argv = [hand_over(env, context.mailbox, completions)];
-        let mut undefined = ptr::null_mut();
-        sys::napi_get_undefined(env, &mut undefined);
-        let mut result = ptr::null_mut();
-        // An exception thrown by the handler surfaces as an uncaught exception, like any callback's.
-        if sys::napi_call_function(env, undefined, js_cb, 1, argv.as_mut_ptr(), &mut result) != sys::Status::napi_ok || !more {
-            return;
-        }
-    }
+    let mut undefined = ptr::null_mut();
+    sys::napi_get_undefined(env, &mut undefined);
+    // An exception thrown by the handler surfaces as an uncaught exception, like any callback's.
+    deliver(env, &shared, context.mailbox, &mut |objects| {
+        let (mut argv, mut result) = ([objects], ptr::null_mut());
+        sys::napi_call_function(env, undefined, js_cb, 1, argv.as_mut_ptr(), &mut result) == sys::Status::napi_ok
+    });
 }
 
-/// Up to a mailbox-full of completions, handed over (the object array), if any are queued;
-/// the poller's way to take them (poller.rs).
+/// Hands every queued completion over, a mailbox-full per `call` (each batch in a handle scope
+/// of its own), until none is left or `call` returns false; true if any was handed over. The
+/// TSFN callback and the poller (poller.rs) both deliver through this.
 ///
 /// # Safety
-/// JS thread, inside a handle scope.
-pub unsafe fn take(env: sys::napi_env, shared: &Shared, mailbox: Mailbox) -> Option<sys::napi_value> {
-    let (completions, _) = shared.take_completions(SLOTS);
-    (!completions.is_empty()).then(|| hand_over(env, mailbox, completions))
+/// JS thread.
+pub unsafe fn deliver(env: sys::napi_env, shared: &Shared, mailbox: Mailbox, call: &mut dyn FnMut(sys::napi_value) -> bool) -> bool {
+    let mut delivered = false;
+    loop {
+        let mut scope = ptr::null_mut();
+        sys::napi_open_handle_scope(env, &mut scope);
+        let (completions, more) = shared.take_completions(SLOTS);
+        let go_on = !completions.is_empty() && {
+            delivered = true;
+            call(hand_over(env, mailbox, completions)) && more
+        };
+        sys::napi_close_handle_scope(env, scope);
+        if !go_on {
+            return delivered;
+        }
+    }
 }
 
 /// Writes the completions' numbers into the mailbox and returns their other values.

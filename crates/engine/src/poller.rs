@@ -142,21 +142,12 @@ impl Poller {
     /// Hands every queued completion to the handler; true if there were any.
     unsafe fn deliver(&self) -> bool {
         let Some(shared) = self.shared.upgrade() else { return false };
-        let mut delivered = false;
-        while !self.closing.get() && self.mailbox.queued() {
-            let mut scope = ptr::null_mut();
-            sys::napi_open_handle_scope(self.env, &mut scope);
-            let objects = handover::take(self.env, &shared, self.mailbox);
-            if let Some(objects) = objects {
+        !self.closing.get()
+            && self.mailbox.queued()
+            && handover::deliver(self.env, &shared, self.mailbox, &mut |objects| {
                 self.call_handler(objects);
-                delivered = true;
-            }
-            sys::napi_close_handle_scope(self.env, scope);
-            if objects.is_none() {
-                break;
-            }
-        }
-        delivered
+                !self.closing.get()
+            })
     }
 
     /// Calls the handler as a callback from the event loop: the microtasks it queues run
@@ -184,7 +175,7 @@ impl Poller {
 /// with nothing in flight or completing.
 unsafe extern "C" fn on_idle(handle: *mut c_void) {
     let p = &**(handle as *const *const Poller);
-    let took = p.mailbox.queued() && p.deliver();
+    let took = p.deliver();
     if p.closing.get() {
         return;
     }
