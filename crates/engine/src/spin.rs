@@ -4,34 +4,74 @@
 //! it waits for take turns on one CPU, and an awaited round trip took 25 × better-sqlite3 with
 //! one busy process on this 2-core machine, against 10 × with no spinning at all
 //! (experiments/025). So each spinning thread looks, at most every CHECK_EVERY, at how many
-//! tasks the kernel has runnable (`/proc/loadavg`, the caller included): more than there are
-//! CPUs, and it waits the blocking way until the next look.
+//! tasks the kernel has runnable (`/proc/loadavg`, the caller included). One crowded look is
+//! not enough: most are a V8 helper thread of this very process running for a fraction of a
+//! millisecond, so a second look CONFIRM_AFTER later decides (experiments/026). A confirmed
+//! crowd stops spinning until the next look; a crowd still there then, or back as soon as
+//! spinning resumes, doubles that wait, up to LONGEST_REFUSAL: a lasting load is rarely spun
+//! against.
 
 use std::cell::Cell;
 use std::time::{Duration, Instant};
 
 const CHECK_EVERY: Duration = Duration::from_millis(5);
+const CONFIRM_AFTER: Duration = Duration::from_millis(1);
+const LONGEST_REFUSAL: Duration = Duration::from_millis(80);
 
 /// One thread's spinning policy.
 pub struct SpinPolicy {
     cpus: usize,
     next_check: Cell<Instant>,
-    allowed: Cell<bool>,
+    state: Cell<State>,
+    /// How long the next refusal lasts: doubled while spinning keeps being refused.
+    refusal: Cell<Duration>,
+}
+
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum State {
+    /// Spinning; the last look found room.
+    Allowed,
+    /// Spinning; the last look found the CPUs crowded, the next one decides.
+    Suspect,
+    /// Not spinning until the next look.
+    Refused,
+    /// Spinning again: a look while refused found room, none has since spinning resumed.
+    Probation,
 }
 
 impl SpinPolicy {
     pub fn new() -> Self {
         let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-        SpinPolicy { cpus, next_check: Cell::new(Instant::now()), allowed: Cell::new(true) }
+        SpinPolicy { cpus, next_check: Cell::new(Instant::now()), state: Cell::new(State::Allowed), refusal: Cell::new(CHECK_EVERY) }
     }
 
     /// Spinning is allowed now (the CPUs are not oversubscribed).
     pub fn allowed(&self, now: Instant) -> bool {
         if now >= self.next_check.get() {
-            self.next_check.set(now + CHECK_EVERY);
-            self.allowed.set(runnable_tasks().is_none_or(|n| n <= self.cpus));
+            let crowded = runnable_tasks().is_some_and(|n| n > self.cpus);
+            let (state, wait) = self.next(crowded);
+            self.state.set(state);
+            self.next_check.set(now + wait);
         }
-        self.allowed.get()
+        self.state.get() != State::Refused
+    }
+
+    /// The state after a look, and how long until the next one.
+    fn next(&self, crowded: bool) -> (State, Duration) {
+        match (self.state.get(), crowded) {
+            (State::Allowed | State::Suspect | State::Probation, false) => {
+                self.refusal.set(CHECK_EVERY);
+                (State::Allowed, CHECK_EVERY)
+            }
+            (State::Refused, false) => (State::Probation, CHECK_EVERY),
+            (State::Allowed, true) => (State::Suspect, CONFIRM_AFTER),
+            (State::Suspect, true) => (State::Refused, self.refusal.get()),
+            (State::Refused | State::Probation, true) => {
+                let refusal = (self.refusal.get() * 2).min(LONGEST_REFUSAL);
+                self.refusal.set(refusal);
+                (State::Refused, refusal)
+            }
+        }
     }
 }
 
@@ -61,14 +101,56 @@ mod tests {
     }
 
     #[test]
-    fn the_policy_looks_again_only_after_check_every() {
+    fn the_policy_looks_again_only_when_its_wait_is_over() {
         let policy = SpinPolicy::new();
         let now = Instant::now();
         policy.allowed(now);
-        policy.allowed.set(false);
-        assert!(!policy.allowed(now + Duration::from_millis(1)), "no new look within CHECK_EVERY");
-        policy.next_check.set(now);
+        policy.state.set(State::Refused);
+        policy.next_check.set(now + CHECK_EVERY);
+        assert!(!policy.allowed(now + Duration::from_millis(1)), "no new look before next_check");
         policy.allowed(now + CHECK_EVERY); // looks again
         assert!(policy.next_check.get() > now + CHECK_EVERY);
+    }
+
+    /// Feeds looks to the policy: the states and waits it goes through.
+    fn walk(policy: &SpinPolicy, looks: &[bool]) -> Vec<(State, Duration)> {
+        looks
+            .iter()
+            .map(|&crowded| {
+                let step = policy.next(crowded);
+                policy.state.set(step.0);
+                step
+            })
+            .collect()
+    }
+
+    #[test]
+    fn one_crowded_look_is_not_enough_to_stop_spinning() {
+        let policy = SpinPolicy::new();
+        let ms = Duration::from_millis;
+        assert_eq!(
+            walk(&policy, &[true, false, true, true]),
+            [(State::Suspect, CONFIRM_AFTER), (State::Allowed, CHECK_EVERY), (State::Suspect, CONFIRM_AFTER), (State::Refused, ms(5))]
+        );
+    }
+
+    #[test]
+    fn refusals_grow_while_the_cpus_stay_crowded_and_reset_once_spinning_found_room() {
+        let policy = SpinPolicy::new();
+        let ms = Duration::from_millis;
+        walk(&policy, &[true, true]); // refused for 5 ms
+        assert_eq!(
+            walk(&policy, &[true, false, true, true, true, true]),
+            [
+                (State::Refused, ms(10)),
+                (State::Probation, CHECK_EVERY), // room while not spinning: try again
+                (State::Refused, ms(20)),        // crowded again as soon as it spun
+                (State::Refused, ms(40)),
+                (State::Refused, LONGEST_REFUSAL),
+                (State::Refused, LONGEST_REFUSAL),
+            ]
+        );
+        assert_eq!(walk(&policy, &[false, false]), [(State::Probation, CHECK_EVERY), (State::Allowed, CHECK_EVERY)]);
+        assert_eq!(walk(&policy, &[true, true]), [(State::Suspect, CONFIRM_AFTER), (State::Refused, ms(5))]);
     }
 }
