@@ -5,25 +5,31 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Database, ResqliteError } from '../dist/esm/index.mjs';
 import { openDb, SLOW_SQL, timeQuery, calibrate } from './helpers.mjs';
 
-
-
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-
+// Run one after the other, two reads take twice as long as one; in parallel, about as long.
+// Time is the observable, so the machine's other load can take a core away for a moment:
+// the check is retried (each try times a single read, then a pair, side by side) and passes
+// on the first pair under 1.8 × the fastest single read. Reads that never overlap can't pass:
+// their pair takes at least twice the fastest single. (With a busy process hogging one of two
+// cores, parallel reads measured 1.5–1.7 ×.)
 test('two slow reads with readers: 2 take about the time of one', async (t) => {
   const db = await openDb(t, { readers: 2 });
   const n = await calibrate(db, 300);
-  const single = median([await timeQuery(db, n), await timeQuery(db, n), await timeQuery(db, n)]);
-  assert.ok(single >= 120, `calibration failed: the slow read took only ${single.toFixed(0)} ms`);
+  const singles = [];
   const pairs = [];
-  for (let i = 0; i < 3; i++) {
+  for (let attempt = 0; attempt < 8; attempt++) {
+    singles.push(await timeQuery(db, n));
     const t0 = performance.now();
     await Promise.all([timeQuery(db, n), timeQuery(db, n)]);
     pairs.push(performance.now() - t0);
+    if (Math.min(...pairs) < 1.8 * Math.min(...singles)) break;
   }
+  const single = Math.min(...singles);
   const best = Math.min(...pairs);
+  assert.ok(single >= 120, `calibration failed: the slow read took only ${single.toFixed(0)} ms`);
   assert.ok(
-    best < 1.6 * single,
-    `two parallel reads took ${best.toFixed(0)} ms vs ${single.toFixed(0)} ms for one (ratio ${(best / single).toFixed(2)}; must be < 1.6)`,
+    best < 1.8 * single,
+    `two parallel reads took ${best.toFixed(0)} ms at best vs ${single.toFixed(0)} ms for one (ratio ${(best / single).toFixed(2)}; must be < 1.8); ` +
+      `pairs ${pairs.map((x) => x.toFixed(0)).join(', ')}, singles ${singles.map((x) => x.toFixed(0)).join(', ')}`,
   );
 });
 
