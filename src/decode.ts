@@ -40,12 +40,15 @@ function cell(k: number): unknown {
   return R.int64(k)
 }
 
-/** The row maker for a result's column names; `header` holds their lengths from index 6. */
+/** Where the column names' lengths start in a result's u32 header (layout: RowsResult). */
+const NAME_LENGTHS_AT = 6
+
+/** The row maker for a result's column names; `header` holds their lengths from NAME_LENGTHS_AT. */
 function rowMaker(text: string, header: Uint32Array, cols: number): { names: string[]; make: MakeRow } {
   // The key holds every name's length as well as the names: 'a'+'bc' and 'ab'+'c' differ.
   let key = ''
   let total = 0
-  for (let i = 6; i < 6 + cols; i++) {
+  for (let i = NAME_LENGTHS_AT; i < NAME_LENGTHS_AT + cols; i++) {
     key += String.fromCharCode(header[i]! & 0xffff, header[i]! >>> 16)
     total += header[i]!
   }
@@ -54,7 +57,7 @@ function rowMaker(text: string, header: Uint32Array, cols: number): { names: str
   if (maker === undefined) {
     const list: string[] = []
     let at = 0
-    for (let i = 6; i < 6 + cols; i++) {
+    for (let i = NAME_LENGTHS_AT; i < NAME_LENGTHS_AT + cols; i++) {
       list.push(text.slice(at, at + header[i]!))
       at += header[i]!
     }

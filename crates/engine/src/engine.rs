@@ -657,7 +657,7 @@ fn writer_loop(slot: &mut Option<Worker>, opts: &EngineOptions, shared: &Shared,
         }
         let mut outcomes = if jobs.len() > 1 {
             let mut committed = group_commit::Committed::default();
-            let outcomes = group_commit::run(worker, &jobs, &mut committed, &mut |worker, job| run(worker, job, shared));
+            let outcomes = group_commit::run(worker, &jobs, &mut committed, &mut |worker, job| run_writer_job(worker, job, shared));
             let mut total = shared.group_commits.lock().unwrap();
             total.groups += committed.groups;
             total.writes += committed.writes;

@@ -84,6 +84,16 @@ impl Mailbox {
         self.word(QUEUED).load(Ordering::SeqCst) != 0
     }
 
+    /// Engine: completions are queued, or no longer.
+    fn set_queued(&self, queued: bool) {
+        self.word(QUEUED).store(queued as i32, Ordering::SeqCst);
+    }
+
+    /// The JS thread's loop is polling: it needs no wake-up.
+    fn polling(&self) -> bool {
+        self.word(POLLING).load(Ordering::SeqCst) != 0
+    }
+
     /// JS thread: the loop is polling (the engine need not wake it) or no longer.
     pub fn set_polling(&self, on: bool) {
         self.word(POLLING).store(on as i32, Ordering::SeqCst);
@@ -118,11 +128,11 @@ impl Waker for TsfnWaker {
     }
 
     fn set_queued(&self, queued: bool) {
-        self.mailbox.word(QUEUED).store(queued as i32, Ordering::SeqCst);
+        self.mailbox.set_queued(queued);
     }
 
     fn js_polling(&self) -> bool {
-        self.mailbox.word(POLLING).load(Ordering::SeqCst) != 0
+        self.mailbox.polling()
     }
 }
 

@@ -49,16 +49,14 @@ impl SpinPolicy {
     pub fn allowed(&self, now: Instant) -> bool {
         if now >= self.next_check.get() {
             let crowded = runnable_tasks().is_some_and(|n| n > self.cpus);
-            let (state, wait) = self.next(crowded);
-            self.state.set(state);
-            self.next_check.set(now + wait);
+            self.next_check.set(now + self.look(crowded));
         }
         self.state.get() != State::Refused
     }
 
-    /// The state after a look, and how long until the next one.
-    fn next(&self, crowded: bool) -> (State, Duration) {
-        match (self.state.get(), crowded) {
+    /// Moves to the state after a look; returns how long until the next one.
+    fn look(&self, crowded: bool) -> Duration {
+        let (state, wait) = match (self.state.get(), crowded) {
             (State::Allowed | State::Suspect | State::Probation, false) => {
                 self.refusal.set(CHECK_EVERY);
                 (State::Allowed, CHECK_EVERY)
@@ -71,7 +69,9 @@ impl SpinPolicy {
                 self.refusal.set(refusal);
                 (State::Refused, refusal)
             }
-        }
+        };
+        self.state.set(state);
+        wait
     }
 }
 
@@ -117,9 +117,8 @@ mod tests {
         looks
             .iter()
             .map(|&crowded| {
-                let step = policy.next(crowded);
-                policy.state.set(step.0);
-                step
+                let wait = policy.look(crowded);
+                (policy.state.get(), wait)
             })
             .collect()
     }
