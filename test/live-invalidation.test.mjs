@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { Database } from '../dist/esm/index.mjs';
 import { openDb, tempDir } from './helpers.mjs';
-import { collect, counters, assertQuiet, settle, waitCounters } from './live-helpers.mjs';
+import { collect, counters, assertQuiet, settle, waitCounters, waitUntil } from './live-helpers.mjs';
 
 /** Subscribes and waits for the first rows; returns the collector. */
 async function live(db, sql, params) {
@@ -339,4 +339,57 @@ test('without watchExternalChanges, another connection\'s commit re-runs nothing
   assert.equal((await counters(db)).requeries, before.requeries);
   // the data is there for a fresh select: only the stream does not know
   assert.deepStrictEqual(await db.select('SELECT v FROM t'), [{ v: 'from outside' }]);
+});
+
+// experiments/027: an UPDATE compares only the columns its SET lists name (its triggers' and
+// foreign-key actions' included). What else can change a column must still be seen.
+test('an UPDATE re-runs streams on the columns its trigger sets, even a trigger created after the UPDATE was first run', async (t) => {
+  const db = await openDb(t);
+  await db.execute('CREATE TABLE t (id INTEGER PRIMARY KEY, a INTEGER, b INTEGER, c INTEGER); INSERT INTO t VALUES (1, 0, 0, 0)');
+  const UPDATE_A = 'UPDATE t SET a = ? WHERE id = 1';
+  const baseline = await counters(db);
+  const cb = await live(db, 'SELECT b FROM t');
+  const cc = await live(db, 'SELECT c FROM t');
+  // the UPDATE is prepared and cached while no trigger exists: its SET list names a only
+  const before = await counters(db);
+  await db.execute(UPDATE_A, [1]);
+  const after = await counters(db);
+  assert.equal(after.requeries, before.requeries, 'b and c are unchanged');
+  assert.equal(after.skippedByColumns, before.skippedByColumns + 2);
+  // a trigger made by this database: the cached UPDATE now also sets b
+  await db.execute('CREATE TRIGGER t_b AFTER UPDATE OF a ON t BEGIN UPDATE t SET b = new.a + 100 WHERE id = new.id; END');
+  assert.equal((await counters(db)).requeries, after.requeries + 2, 'the schema change re-runs both streams');
+  await settle(db, [cb, cc], baseline);
+  // SQLite prepares the UPDATE again on its first run after the change; the second run must
+  // still know the trigger's SET list
+  for (const a of [2, 3]) {
+    const seen = cb.deliveries.length;
+    await db.execute(UPDATE_A, [a]);
+    await waitUntil(() => cb.deliveries.length > seen, `the stream on b to re-run after the trigger set b (a = ${a})`);
+    assert.deepStrictEqual(cb.deliveries.at(-1), [{ b: 100 + a }]);
+  }
+  // a trigger made by another connection: SQLite re-prepares the cached UPDATE as it runs
+  const other = await Database.open(db.path);
+  t.after(() => other.close());
+  await other.execute('CREATE TRIGGER t_c AFTER UPDATE OF a ON t BEGIN UPDATE t SET c = new.a + 200 WHERE id = new.id; END');
+  for (const a of [4, 5]) {
+    const seen = cc.deliveries.length;
+    await db.execute(UPDATE_A, [a]);
+    await waitUntil(() => cc.deliveries.length > seen, `the stream on c to re-run after another connection's trigger set c (a = ${a})`);
+    assert.deepStrictEqual(cc.deliveries.at(-1), [{ c: 200 + a }]);
+  }
+});
+
+test('an UPDATE of a column a generated column is computed from re-runs streams on the generated column', async (t) => {
+  const db = await openDb(t);
+  await db.execute(`CREATE TABLE t (id INTEGER PRIMARY KEY, a INTEGER, b INTEGER,
+    v INTEGER GENERATED ALWAYS AS (a * 2) VIRTUAL, s INTEGER GENERATED ALWAYS AS (a * 3) STORED);
+    INSERT INTO t (id, a, b) VALUES (1, 1, 1)`);
+  const cv = await live(db, 'SELECT v FROM t');
+  const cs = await live(db, 'SELECT s FROM t');
+  const cb = await live(db, 'SELECT b FROM t');
+  await db.execute('UPDATE t SET a = 5 WHERE id = 1');
+  assert.deepStrictEqual(await nextIsFresh(db, cv, 'SELECT v FROM t', undefined, 'the virtual generated column'), [{ v: 10 }]);
+  assert.deepStrictEqual(await nextIsFresh(db, cs, 'SELECT s FROM t', undefined, 'the stored generated column'), [{ s: 15 }]);
+  await assertQuiet(cb, 50, 'the stream on b');
 });

@@ -11,6 +11,7 @@ use crate::error::{DbError, DbResult};
 use crate::live::capture::{authorize, AuthEvent, Capture};
 use crate::live::dependencies::{ChangeSet, Dependencies};
 use crate::live::tracker::{ChangeTracker, Tracking, WriteEffects};
+use crate::live::Hooks;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Role {
@@ -44,11 +45,6 @@ pub struct Connection {
     /// State of the live-query hooks, boxed so the address SQLite holds stays put. Dropped
     /// after the connection closes (fields drop after `Drop::drop`).
     hooks: Box<Hooks>,
-}
-
-struct Hooks {
-    capture: std::cell::RefCell<Capture>,
-    tracker: std::cell::RefCell<ChangeTracker>,
 }
 
 // SAFETY: a Connection is moved to its thread once and used only there
@@ -161,7 +157,7 @@ impl Connection {
     }
 
     fn tracking(&self) -> Tracking<'_> {
-        Tracking { conn: self, tracker: &self.hooks.tracker }
+        Tracking { conn: self, hooks: &self.hooks }
     }
 
     /// Forgets what the authorizer recorded so far: call before preparing or running.
@@ -190,7 +186,7 @@ impl Connection {
 
     /// After a statement ran on the writer: applies its effects, and those of statements
     /// SQLite prepared while it ran (a re-prepare after a schema change, a virtual table's own).
-    pub fn after_statement(&self, effects: &WriteEffects, succeeded: bool) {
+    fn after_statement(&self, effects: &WriteEffects, succeeded: bool) {
         if self.role != Role::Writer {
             return;
         }
@@ -199,7 +195,26 @@ impl Connection {
         if !self.hooks.capture.borrow().events.is_empty() {
             let during = self.captured_effects();
             self.hooks.tracker.borrow_mut().apply(&during, false, autocommit);
+            self.tracking().recompiled();
         }
+    }
+
+    /// Steps a statement on the writer (`steps`), its written tables known to the change
+    /// hooks, then applies its effects (`after_statement`). `steps` returns whether it ran to
+    /// its end.
+    pub fn run_statement<T>(&self, effects: &WriteEffects, steps: impl FnOnce() -> DbResult<T>) -> DbResult<T> {
+        let stepped = self.tracking().running(effects, || {
+            self.clear_capture();
+            steps()
+        });
+        self.after_statement(effects, stepped.is_ok());
+        stepped
+    }
+
+    /// Bumped when a schema may have changed: cached statements prepared before are out of
+    /// date (their effects name columns by the old schema).
+    pub fn schema_generation(&self) -> u64 {
+        self.hooks.tracker.borrow().generation()
     }
 
     /// After a writer job: what it committed, if anything.
@@ -282,17 +297,14 @@ impl Connection {
             self.clear_capture();
             let Some((stmt, consumed)) = self.prepare_at(rest, 0)? else { return Ok(()) };
             let effects = self.captured_effects();
-            // SAFETY: stmt is valid until it drops at the end of this iteration.
-            let rc = loop {
+            self.run_statement(&effects, || loop {
+                // SAFETY: stmt is valid until it drops at the end of this iteration.
                 match unsafe { ffi::sqlite3_step(stmt.0) } {
                     ffi::SQLITE_ROW => continue,
-                    rc => break rc,
+                    ffi::SQLITE_DONE => return Ok(()),
+                    _ => return Err(self.last_error()),
                 }
-            };
-            self.after_statement(&effects, rc == ffi::SQLITE_DONE);
-            if rc != ffi::SQLITE_DONE {
-                return Err(self.last_error());
-            }
+            })?;
             rest = &rest[consumed..];
         }
     }

@@ -229,13 +229,10 @@ impl Worker {
 fn run_to_end(conn: &Connection, stmt: *mut ffi::sqlite3_stmt, effects: &WriteEffects) -> DbResult<i64> {
     // SAFETY: valid handle.
     let before = unsafe { ffi::sqlite3_total_changes64(conn.raw()) };
-    conn.clear_capture();
-    let stepped = (|| {
+    conn.run_statement(effects, || {
         while step(conn, stmt)? {}
         Ok(())
-    })();
-    conn.after_statement(effects, stepped.is_ok());
-    stepped?;
+    })?;
     // SAFETY: valid handle.
     unsafe {
         Ok(if ffi::sqlite3_total_changes64(conn.raw()) == before { 0 } else { ffi::sqlite3_changes64(conn.raw()) })

@@ -69,14 +69,16 @@ impl StatementCache {
         StatementCache { lru: LruCache::new(NonZeroUsize::new(STATEMENT_CACHE_CAPACITY).unwrap()) }
     }
 
-    /// The cached statement for `sql`, preparing it on a miss. An evicted statement is
-    /// finalized by its Drop.
+    /// The cached statement for `sql`, preparing it on a miss, or again when the schema may
+    /// have changed since it was (its effects name tables and columns by the old schema). An
+    /// evicted or replaced statement is finalized by its Drop.
     pub fn get(&mut self, conn: &Connection, sql: &str) -> DbResult<&Statement> {
-        if !self.lru.contains(sql) {
+        let generation = conn.schema_generation();
+        if self.lru.get(sql).is_none_or(|stmt| stmt.effects.generation != generation) {
             let stmt = prepare(conn, sql)?;
-            self.lru.push(sql.into(), stmt);
+            self.lru.put(sql.into(), stmt);
         }
-        Ok(self.lru.get(sql).expect("just inserted"))
+        Ok(self.lru.peek(sql).expect("just inserted"))
     }
 }
 

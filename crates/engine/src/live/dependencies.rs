@@ -170,8 +170,8 @@ impl ChangeSet {
         ChangeSet { everything: true, ..Default::default() }
     }
 
-    fn entry(&mut self, table: &str) -> &mut TableChange {
-        let table = name_id(table);
+    /// `table`: the id of its key (`table_key`).
+    fn entry(&mut self, table: NameId) -> &mut TableChange {
         let i = match self.tables.iter().position(|(t, _)| *t == table) {
             Some(i) => i,
             None => {
@@ -190,15 +190,15 @@ impl ChangeSet {
         }
     }
 
-    pub fn add_rows(&mut self, table: &str) {
+    /// `table`: the id of its key (`table_key`).
+    pub fn add_rows(&mut self, table: NameId) {
         *self.entry(table) = TableChange::Rows;
     }
 
-    /// `columns`: lowercased names.
-    pub fn add_columns<'a>(&mut self, table: &str, columns: impl IntoIterator<Item = &'a str>) {
+    /// `table`: the id of its key; `columns`: the ids of lowercased names.
+    pub fn add_columns(&mut self, table: NameId, columns: impl IntoIterator<Item = NameId>) {
         if let TableChange::Columns(set) = self.entry(table) {
-            for c in columns {
-                let id = name_id(c);
+            for id in columns {
                 if !set.contains(&id) {
                     set.push(id);
                 }
@@ -219,23 +219,27 @@ mod tests {
         Dependencies::from_events(&events, false)
     }
 
+    fn table(db: &str, table: &str) -> NameId {
+        name_id(&table_key(db, table))
+    }
+
     #[test]
     fn columns_decide_for_updates_and_rows_for_inserts() {
         let d = deps(&[("T", "Name"), ("t", "id"), ("u", "")]);
         let mut c = ChangeSet::default();
-        c.add_columns(&table_key("main", "t"), ["other"]);
+        c.add_columns(table("main", "t"), [name_id("other")]);
         assert_eq!(d.affected_by(&c), Affected::SkippedByColumns);
-        c.add_columns(&table_key("main", "t"), ["name"]);
+        c.add_columns(table("main", "t"), [name_id("name")]);
         assert_eq!(d.affected_by(&c), Affected::Rerun);
 
         let mut count_only = ChangeSet::default();
-        count_only.add_columns(&table_key("main", "u"), ["x"]);
+        count_only.add_columns(table("main", "u"), [name_id("x")]);
         assert_eq!(d.affected_by(&count_only), Affected::SkippedByColumns);
-        count_only.add_rows(&table_key("MAIN", "U"));
+        count_only.add_rows(table("MAIN", "U"));
         assert_eq!(d.affected_by(&count_only), Affected::Rerun);
 
         let mut other = ChangeSet::default();
-        other.add_rows(&table_key("aux", "t"));
+        other.add_rows(table("aux", "t"));
         assert_eq!(d.affected_by(&other), Affected::Unaffected);
         other.add_schema("main");
         assert_eq!(d.affected_by(&other), Affected::Rerun);

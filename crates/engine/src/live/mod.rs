@@ -6,3 +6,15 @@ pub mod capture;
 pub mod dependencies;
 pub mod registry;
 pub mod tracker;
+
+use std::cell::RefCell;
+
+use capture::Capture;
+use tracker::ChangeTracker;
+
+/// A connection's live-query state that SQLite's callbacks reach: boxed in the connection,
+/// so the address SQLite holds stays put.
+pub struct Hooks {
+    pub capture: RefCell<Capture>,
+    pub tracker: RefCell<ChangeTracker>,
+}

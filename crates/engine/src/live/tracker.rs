@@ -2,16 +2,24 @@
 //! change (triggers and foreign-key cascades included); the commit hook moves the open
 //! transaction's changes to the committed list; the rollback hook and `ROLLBACK TO` discard
 //! what they undid. After each job the writer publishes what was committed.
+//!
+//! Which columns an UPDATE changed is learned by comparing the row's old and new values, in
+//! the columns the statement's SET lists name only (the authorizer reports them when it is
+//! prepared, triggers' and foreign-key actions' included): comparing every column of a wide
+//! table cost more than the write itself (experiments/027).
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::ffi::CStr;
 use std::os::raw::{c_char, c_int, c_void};
 use std::ptr;
+use std::rc::Rc;
 
 use sqlite3mc_sys as ffi;
 
 use super::capture::{is_schema_change, is_write, AuthEvent};
-use super::dependencies::{table_key, ChangeSet, TableKey};
+use super::dependencies::{name_id, table_key, ChangeSet, NameId, TableKey};
+use super::Hooks;
 use crate::connection::Connection;
 
 /// Columns of one table changed by UPDATEs: a bit per column index; tables wider than this
@@ -23,12 +31,41 @@ enum Changed {
     Columns(u128),
 }
 
+/// A changed table: looked up before its statement ran, or known by name only (a write the
+/// statement's authorizer events did not announce); then its columns are looked up when the
+/// change is published.
+enum TableRef {
+    Known(Rc<TableColumns>),
+    Named(TableKey),
+}
+
 enum Change {
-    Table { key: TableKey, changed: Changed },
+    Table { table: TableRef, changed: Changed },
     /// A definition changed in this schema (lowercased).
     Schema(Box<str>),
     /// Unknown changes: tracking began inside the transaction.
     Everything,
+}
+
+/// A table's columns by index (pragma table_xinfo's order, which is the pre-update hook's).
+pub struct TableColumns {
+    /// The table key's id.
+    id: NameId,
+    /// Lowercased names.
+    names: Vec<Box<str>>,
+    ids: Vec<NameId>,
+    /// It has generated columns: they change with the columns they are computed from, which
+    /// no SET list names.
+    generated: bool,
+}
+
+/// A table the running statement writes, named as the pre-update hook names it.
+pub struct Target {
+    db: Box<[u8]>,
+    table: Box<[u8]>,
+    columns: Rc<TableColumns>,
+    /// The only columns an UPDATE of it can change (indexes); None: any column may.
+    set: Option<Box<[usize]>>,
 }
 
 #[derive(Default)]
@@ -42,13 +79,21 @@ pub struct ChangeTracker {
     /// The table of `pending`'s last entry, by SQLite's name pointers: consecutive rows of one
     /// statement merge into one entry without building its key again.
     last: Option<(*const c_char, *const c_char)>,
-    /// Column names per table, to name UPDATE's changed column indexes; cleared when a
-    /// schema changes.
-    columns: HashMap<TableKey, Vec<Box<str>>>,
+    /// Tables' columns, looked up when first needed; cleared when a schema changes.
+    tables: HashMap<TableKey, Rc<TableColumns>>,
     /// Whether a table is virtual (its writes never reach the pre-update hook).
     virtual_tables: HashMap<TableKey, bool>,
     /// Tracking began inside the open transaction: its commit changes everything.
     incomplete: bool,
+    /// The change hooks are installed.
+    on: bool,
+    /// Counts the times a schema may have changed. A cached statement prepared before the
+    /// latest is prepared again (statement_cache.rs): its SET lists may be out of date.
+    generation: u64,
+    /// `PRAGMA schema_version` when last read.
+    schema_version: Option<i64>,
+    /// The tables the running statement writes (while tracking).
+    running: Option<Rc<[Target]>>,
 }
 
 /// What running a statement does beyond its row changes, learned when it was prepared.
@@ -58,6 +103,21 @@ pub struct WriteEffects {
     schemas: Vec<Box<str>>,
     /// Virtual tables it writes: the pre-update hook never sees those writes.
     virtual_writes: Vec<TableKey>,
+    /// The tables it writes (its triggers' and foreign-key actions' too) and the columns its
+    /// UPDATEs set there.
+    writes: Vec<Written>,
+    /// The tracker's generation when it was prepared.
+    pub generation: u64,
+    /// `writes` looked up, on the first run while tracking.
+    targets: RefCell<Option<Rc<[Target]>>>,
+}
+
+/// A table a statement writes: schema and table as SQLite spells them, and the (lowercased)
+/// columns its UPDATEs set.
+struct Written {
+    db: Box<str>,
+    table: Box<str>,
+    set: Vec<Box<str>>,
 }
 
 #[derive(Clone, Copy)]
@@ -75,6 +135,17 @@ impl ChangeTracker {
 
     pub fn mark_incomplete(&mut self) {
         self.incomplete = true;
+    }
+
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// Forgets what it knows of tables; statements prepared before are prepared again.
+    fn schema_changed(&mut self) {
+        self.tables.clear();
+        self.virtual_tables.clear();
+        self.generation += 1;
     }
 
     fn savepoint(&mut self, op: Savepoint, name: &str) {
@@ -119,12 +190,11 @@ impl ChangeTracker {
         }
         let mut changes = Vec::new();
         for schema in &effects.schemas {
-            self.columns.clear();
-            self.virtual_tables.clear();
+            self.schema_changed();
             changes.push(Change::Schema(schema.clone()));
         }
         for key in &effects.virtual_writes {
-            changes.push(Change::Table { key: key.clone(), changed: Changed::Rows });
+            changes.push(Change::Table { table: TableRef::Named(key.clone()), changed: Changed::Rows });
         }
         if changes.is_empty() {
             return; // the common case: keep merging the next rows into the last entry
@@ -153,23 +223,24 @@ impl ChangeTracker {
 /// The tracker's hooks, and the queries it needs for them, on the writer's connection.
 pub struct Tracking<'a> {
     pub conn: &'a Connection,
-    pub tracker: &'a std::cell::RefCell<ChangeTracker>,
+    pub hooks: &'a Hooks,
 }
 
 impl Tracking<'_> {
     /// Installs (or removes) the pre-update, commit and rollback hooks.
     ///
-    /// SAFETY: `tracker` must outlive the connection's hooks (it lives in the connection).
+    /// SAFETY: `hooks` must outlive the connection's hooks (it lives in the connection).
     pub unsafe fn install(&self, on: bool) {
-        let ctx = self.tracker as *const _ as *mut c_void;
+        let ctx = self.hooks as *const Hooks as *mut c_void;
         ffi::sqlite3_preupdate_hook(self.conn.raw(), if on { Some(on_preupdate) } else { None }, ctx);
         ffi::sqlite3_commit_hook(self.conn.raw(), if on { Some(on_commit) } else { None }, ctx);
         ffi::sqlite3_rollback_hook(self.conn.raw(), if on { Some(on_rollback) } else { None }, ctx);
+        self.hooks.tracker.borrow_mut().on = on;
     }
 
     /// The effects of a statement from its authorizer events.
     pub fn effects(&self, events: &[AuthEvent]) -> WriteEffects {
-        let mut effects = WriteEffects::default();
+        let mut effects = WriteEffects { generation: self.hooks.tracker.borrow().generation, ..Default::default() };
         for e in events {
             if e.action == ffi::SQLITE_SAVEPOINT {
                 let op = match &*e.arg1 {
@@ -190,13 +261,24 @@ impl Tracking<'_> {
                 if !effects.virtual_writes.contains(&key) && self.is_virtual(&key, &e.db, &e.arg1) {
                     effects.virtual_writes.push(key);
                 }
+                let i = match effects.writes.iter().position(|w| w.db == e.db && w.table == e.arg1) {
+                    Some(i) => i,
+                    None => {
+                        effects.writes.push(Written { db: e.db.clone(), table: e.arg1.clone(), set: Vec::new() });
+                        effects.writes.len() - 1
+                    }
+                };
+                let column: Box<str> = e.arg2.to_ascii_lowercase().into();
+                if e.action == ffi::SQLITE_UPDATE && !effects.writes[i].set.contains(&column) {
+                    effects.writes[i].set.push(column);
+                }
             }
         }
         effects
     }
 
     fn is_virtual(&self, key: &TableKey, db: &str, table: &str) -> bool {
-        if let Some(&known) = self.tracker.borrow().virtual_tables.get(key) {
+        if let Some(&known) = self.hooks.tracker.borrow().virtual_tables.get(key) {
             return known;
         }
         let db = if db.is_empty() { "main" } else { db };
@@ -211,13 +293,93 @@ impl Tracking<'_> {
             .unwrap_or_default()
             .first()
             .is_some_and(|s| s.len() >= 14 && s[..14].eq_ignore_ascii_case("CREATE VIRTUAL"));
-        self.tracker.borrow_mut().virtual_tables.insert(key.clone(), is_virtual);
+        self.hooks.tracker.borrow_mut().virtual_tables.insert(key.clone(), is_virtual);
         is_virtual
+    }
+
+    /// A table's columns, looked up once per schema generation; None for a table that has
+    /// none (gone, or not a table).
+    fn table_columns(&self, key: &TableKey) -> Option<Rc<TableColumns>> {
+        if let Some(known) = self.hooks.tracker.borrow().tables.get(key) {
+            return Some(known.clone());
+        }
+        let mut parts = key.split('\u{1}');
+        let (db, table) = (parts.next()?, parts.next()?);
+        let from = format!("pragma_table_xinfo({}, {})", quote_literal(table), quote_literal(db));
+        let names: Vec<Box<str>> = self
+            .conn
+            .query_texts(&format!("SELECT name FROM {from}"))
+            .ok()?
+            .into_iter()
+            .map(|n| n.to_ascii_lowercase().into())
+            .collect();
+        if names.is_empty() {
+            return None;
+        }
+        // pragma table_xinfo's `hidden`: 2 a virtual, 3 a stored generated column.
+        let generated = self.conn.query_int(&format!("SELECT count(*) FROM {from} WHERE hidden IN (2, 3)")).map_or(true, |n| n > 0);
+        let ids = names.iter().map(|n| name_id(n)).collect();
+        let columns = Rc::new(TableColumns { id: name_id(key), names, ids, generated });
+        self.hooks.tracker.borrow_mut().tables.insert(key.clone(), columns.clone());
+        Some(columns)
+    }
+
+    /// Runs `steps` (a statement's) with the tables it writes known to the pre-update hook.
+    pub fn running<T>(&self, effects: &WriteEffects, steps: impl FnOnce() -> T) -> T {
+        struct Ended<'a>(&'a RefCell<ChangeTracker>);
+        impl Drop for Ended<'_> {
+            fn drop(&mut self) {
+                self.0.borrow_mut().running = None;
+            }
+        }
+        let tracker = &self.hooks.tracker;
+        let current = {
+            let t = tracker.borrow();
+            // A statement prepared before a schema change may name out-of-date columns: without
+            // targets the hook compares every column.
+            t.on && !effects.writes.is_empty() && effects.generation == t.generation
+        };
+        if !current {
+            return steps();
+        }
+        let targets = effects.targets.borrow().clone();
+        let targets = targets.unwrap_or_else(|| {
+            let looked_up = self.targets(&effects.writes);
+            *effects.targets.borrow_mut() = Some(looked_up.clone());
+            looked_up
+        });
+        tracker.borrow_mut().running = Some(targets);
+        let _ended = Ended(tracker);
+        steps()
+    }
+
+    fn targets(&self, writes: &[Written]) -> Rc<[Target]> {
+        let target = |w: &Written| {
+            let columns = self.table_columns(&table_key(&w.db, &w.table))?;
+            let set = if w.set.is_empty() || columns.generated {
+                None
+            } else {
+                w.set.iter().map(|name| columns.names.iter().position(|n| n == name)).collect()
+            };
+            Some(Target { db: w.db.as_bytes().into(), table: w.table.as_bytes().into(), columns, set })
+        };
+        writes.iter().filter_map(target).collect()
+    }
+
+    /// After a statement that SQLite compiled statements while it ran (a re-prepare after a
+    /// schema change, maybe by another connection; a virtual table's own): if the schema did
+    /// change, what is known of tables is out of date.
+    pub fn recompiled(&self) {
+        let version = self.conn.query_int("PRAGMA schema_version").ok();
+        let mut tracker = self.hooks.tracker.borrow_mut();
+        if version.is_none() || std::mem::replace(&mut tracker.schema_version, version) != version {
+            tracker.schema_changed();
+        }
     }
 
     /// After a job: the committed changes as a ChangeSet (None when nothing was committed).
     pub fn take_committed(&self, autocommit: bool) -> Option<ChangeSet> {
-        let changes = self.tracker.borrow_mut().take_committed(autocommit);
+        let changes = self.hooks.tracker.borrow_mut().take_committed(autocommit);
         if changes.is_empty() {
             return None;
         }
@@ -226,35 +388,45 @@ impl Tracking<'_> {
             match change {
                 Change::Schema(schema) => set.add_schema(&schema),
                 Change::Everything => set.everything = true,
-                Change::Table { key, changed: Changed::Rows } => set.add_rows(&key),
-                Change::Table { key, changed: Changed::Columns(bits) } => {
-                    if !self.add_column_names(&mut set, &key, bits) {
-                        set.add_rows(&key);
+                Change::Table { table, changed: Changed::Rows } => set.add_rows(table_id(&table)),
+                Change::Table { table, changed: Changed::Columns(bits) } => {
+                    let columns = match &table {
+                        TableRef::Known(columns) => Some(columns.clone()),
+                        TableRef::Named(key) => self.table_columns(key),
+                    };
+                    match columns {
+                        Some(c) if names_all(&c, bits) => {
+                            set.add_columns(c.id, set_bits(bits).map(|i| c.ids[i]))
+                        }
+                        _ => set.add_rows(table_id(&table)),
                     }
                 }
             }
         }
         Some(set)
     }
+}
 
-    /// Adds the set bits' columns to `set`; false when they cannot all be named.
-    fn add_column_names(&self, set: &mut ChangeSet, key: &TableKey, bits: u128) -> bool {
-        if !self.tracker.borrow().columns.contains_key(key) {
-            let mut parts = key.split('\u{1}');
-            let (Some(db), Some(table)) = (parts.next(), parts.next()) else { return false };
-            let sql = format!("SELECT name FROM pragma_table_xinfo({}, {})", quote_literal(table), quote_literal(db));
-            let names = self.conn.query_texts(&sql).unwrap_or_default();
-            let names = names.into_iter().map(|n| n.to_ascii_lowercase().into()).collect();
-            self.tracker.borrow_mut().columns.insert(key.clone(), names);
-        }
-        let tracker = self.tracker.borrow();
-        let names = &tracker.columns[key];
-        let changed = (0..MAX_COLUMN_BITS).filter(|i| bits & (1u128 << i) != 0);
-        if changed.clone().any(|i| i >= names.len()) {
-            return false;
-        }
-        set.add_columns(key, changed.map(|i| &*names[i]));
-        true
+/// The indexes of the bits set in `bits`, lowest first.
+fn set_bits(mut bits: u128) -> impl Iterator<Item = usize> {
+    std::iter::from_fn(move || {
+        let i = bits.trailing_zeros() as usize;
+        (bits != 0).then(|| {
+            bits &= bits - 1;
+            i
+        })
+    })
+}
+
+/// Every changed column in `bits` has a name in `columns`.
+fn names_all(columns: &TableColumns, bits: u128) -> bool {
+    columns.ids.len() >= MAX_COLUMN_BITS || bits >> columns.ids.len() == 0
+}
+
+fn table_id(table: &TableRef) -> NameId {
+    match table {
+        TableRef::Known(columns) => columns.id,
+        TableRef::Named(key) => name_id(key),
     }
 }
 
@@ -266,8 +438,8 @@ fn quote_literal(text: &str) -> String {
     format!("'{}'", text.replace('\'', "''"))
 }
 
-/// SAFETY (all hooks): `ctx` is the connection's `RefCell<ChangeTracker>`; SQLite calls the
-/// hooks on the writer's thread, inside a statement, when no Rust borrow of it is held.
+/// SAFETY (all hooks): `ctx` is the connection's `Hooks`; SQLite calls the hooks on the
+/// writer's thread, inside a statement, when no Rust borrow of the tracker is held.
 unsafe extern "C" fn on_preupdate(
     ctx: *mut c_void,
     db: *mut ffi::sqlite3,
@@ -277,17 +449,35 @@ unsafe extern "C" fn on_preupdate(
     old_rowid: i64,
     new_rowid: i64,
 ) {
-    let Ok(mut tracker) = (*(ctx as *const std::cell::RefCell<ChangeTracker>)).try_borrow_mut() else { return };
+    let hooks = &*(ctx as *const Hooks);
+    let Ok(mut tracker) = hooks.tracker.try_borrow_mut() else { return };
+    let merges = tracker.last == Some((db_name, table));
+    let running = tracker.running.clone();
+    // Statements compiled while this one runs: SQLite re-prepared it after a schema change,
+    // so the SET lists learned at its prepare may be out of date.
+    let recompiled = hooks.capture.try_borrow().map_or(true, |c| !c.events.is_empty() || c.overflow);
+    let target = match &running {
+        Some(targets) if !recompiled => {
+            let (db_name, table) = (CStr::from_ptr(db_name).to_bytes(), CStr::from_ptr(table).to_bytes());
+            targets.iter().find(|t| *t.db == *db_name && *t.table == *table)
+        }
+        _ => None,
+    };
     let changed = if op == ffi::SQLITE_INSERT || op == ffi::SQLITE_DELETE || old_rowid != new_rowid {
         Changed::Rows
     } else {
-        match changed_columns(db) {
+        let count = ffi::sqlite3_preupdate_count(db).max(0) as usize;
+        let bits = match target {
+            Some(Target { set: Some(set), columns, .. }) if columns.names.len() == count => changed_columns(db, set.iter().copied()),
+            _ => changed_columns(db, 0..count),
+        };
+        match bits {
             Some(0) => return, // an UPDATE that set every column to the value it had
             Some(bits) => Changed::Columns(bits),
             None => Changed::Rows,
         }
     };
-    if tracker.last == Some((db_name, table)) {
+    if merges {
         if let Some(Change::Table { changed: last, .. }) = tracker.pending.last_mut() {
             *last = match (&*last, changed) {
                 (Changed::Columns(a), Changed::Columns(b)) => Changed::Columns(a | b),
@@ -296,17 +486,22 @@ unsafe extern "C" fn on_preupdate(
             return;
         }
     }
-    let name = |p: *const c_char| CStr::from_ptr(p).to_string_lossy();
-    let key = table_key(&name(db_name), &name(table));
-    tracker.pending.push(Change::Table { key, changed });
+    let table_ref = match target {
+        Some(t) => TableRef::Known(t.columns.clone()),
+        None => {
+            let name = |p: *const c_char| CStr::from_ptr(p).to_string_lossy();
+            TableRef::Named(table_key(&name(db_name), &name(table)))
+        }
+    };
+    tracker.pending.push(Change::Table { table: table_ref, changed });
     tracker.last = Some((db_name, table));
 }
 
-/// The UPDATE's columns whose value differs, as bits; None when a column is beyond the bits.
-unsafe fn changed_columns(db: *mut ffi::sqlite3) -> Option<u128> {
-    let count = ffi::sqlite3_preupdate_count(db).max(0) as usize;
+/// Which of `columns` (indexes) the UPDATE changed the value of, as bits; None when one is
+/// beyond the bits.
+unsafe fn changed_columns(db: *mut ffi::sqlite3, columns: impl Iterator<Item = usize>) -> Option<u128> {
     let mut bits = 0u128;
-    for i in 0..count {
+    for i in columns {
         let (mut old, mut new) = (ptr::null_mut(), ptr::null_mut());
         if ffi::sqlite3_preupdate_old(db, i as c_int, &mut old) != ffi::SQLITE_OK
             || ffi::sqlite3_preupdate_new(db, i as c_int, &mut new) != ffi::SQLITE_OK
@@ -332,7 +527,7 @@ unsafe fn same_value(a: *mut ffi::sqlite3_value, b: *mut ffi::sqlite3_value) -> 
         ffi::SQLITE_FLOAT => ffi::sqlite3_value_double(a).to_bits() == ffi::sqlite3_value_double(b).to_bits(),
         _ => {
             let (pa, pb) = if t == ffi::SQLITE_TEXT {
-                (ffi::sqlite3_value_text(a) as *const u8, ffi::sqlite3_value_text(b) as *const u8)
+                (ffi::sqlite3_value_text(a), ffi::sqlite3_value_text(b))
             } else {
                 (ffi::sqlite3_value_blob(a) as *const u8, ffi::sqlite3_value_blob(b) as *const u8)
             };
@@ -352,14 +547,14 @@ unsafe fn same_value(a: *mut ffi::sqlite3_value, b: *mut ffi::sqlite3_value) -> 
 }
 
 unsafe extern "C" fn on_commit(ctx: *mut c_void) -> c_int {
-    if let Ok(mut tracker) = (*(ctx as *const std::cell::RefCell<ChangeTracker>)).try_borrow_mut() {
+    if let Ok(mut tracker) = (*(ctx as *const Hooks)).tracker.try_borrow_mut() {
         tracker.committed_now();
     }
     0 // let the commit proceed
 }
 
 unsafe extern "C" fn on_rollback(ctx: *mut c_void) {
-    if let Ok(mut tracker) = (*(ctx as *const std::cell::RefCell<ChangeTracker>)).try_borrow_mut() {
+    if let Ok(mut tracker) = (*(ctx as *const Hooks)).tracker.try_borrow_mut() {
         tracker.rolled_back();
     }
 }
