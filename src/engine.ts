@@ -197,7 +197,7 @@ export class Engine {
 
   #keepAlive(): void {
     if (this.#referenced) return
-    this.#native.ref()
+    this.#calls.ref()
     this.#referenced = true
   }
 
@@ -206,16 +206,16 @@ export class Engine {
    * one after another cost no ref/unref pair each (experiments/021). */
   #unrefIfIdle(): void {
     if (this.#referenced && Atomics.load(this.#words, Mailbox.Polling) === 0 && this.#jobs.size + this.#streams.size === 0) {
-      this.#native.unref()
+      this.#calls.unref()
       this.#referenced = false
     }
   }
 
-  /** Called with each batch of finished jobs: their numbers are in the mailbox's slots, their
-   * other values (buffers, texts, messages) in `objects`, in order. Called with none when the
-   * engine stops polling. */
-  readonly #onComplete = (objects: unknown[] | undefined): void => {
-    if (objects === undefined) return this.#unrefIfIdle()
+  /** Called with each batch of finished jobs (`batch` true): their numbers are in the mailbox's
+   * slots, their other values (buffers, texts, messages) are the other arguments, in order.
+   * Called with no arguments when the engine stops polling. */
+  readonly #onComplete = (batch?: true, ...objects: unknown[]): void => {
+    if (batch === undefined) return this.#unrefIfIdle()
     const turnStart = performance.now()
     const count = this.#words[Mailbox.Count]!
     const slots = this.#slots

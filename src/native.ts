@@ -44,6 +44,10 @@ export const enum JobKind {
 export interface JobCalls {
   read(id: number, kind: JobKind, sql: string, params: Uint8Array, paramsLength: number, cancellable: boolean): void
   write(id: number, kind: JobKind, sql: string, params: Uint8Array, paramsLength: number, inTransaction: boolean): boolean
+  /** Pending jobs keep the process alive. */
+  ref(): void
+  /** Nothing pending keeps the process alive any more. */
+  unref(): void
 }
 
 export interface NativeDatabase {
@@ -57,8 +61,6 @@ export interface NativeDatabase {
   /** Queues a rekey on the writer; an empty key decrypts. */
   rekey(id: number, cipher: string, cipherParams: string[], cipherValues: number[], key: Uint8Array): boolean
   interruptWriter(): void
-  ref(): void
-  unref(): void
   close(id: number): void
   release(): void
 }
@@ -70,7 +72,7 @@ interface Binding {
     busyTimeout: number,
     readonly: boolean,
     safeIntegers: boolean,
-    onComplete: (objects: unknown[] | undefined) => void,
+    onComplete: (batch?: true, ...objects: unknown[]) => void,
     mailbox: ArrayBuffer, // see Mailbox and Engine.#mailbox
     openId: number,
     cipher: string, // '' with an empty key: no encryption

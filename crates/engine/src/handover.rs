@@ -157,19 +157,20 @@ pub unsafe extern "C" fn deliver_completions(env: sys::napi_env, js_cb: sys::nap
     let mut undefined = ptr::null_mut();
     sys::napi_get_undefined(env, &mut undefined);
     // An exception thrown by the handler surfaces as an uncaught exception, like any callback's.
-    deliver(env, &shared, context.mailbox, &mut |objects| {
-        let (mut argv, mut result) = ([objects], ptr::null_mut());
-        sys::napi_call_function(env, undefined, js_cb, 1, argv.as_mut_ptr(), &mut result) == sys::Status::napi_ok
+    deliver(env, &shared, context.mailbox, &mut |argv| {
+        let mut result = ptr::null_mut();
+        sys::napi_call_function(env, undefined, js_cb, argv.len(), argv.as_ptr(), &mut result) == sys::Status::napi_ok
     });
 }
 
 /// Hands every queued completion over, a mailbox-full per `call` (each batch in a handle scope
 /// of its own), until none is left or `call` returns false; true if any was handed over. The
-/// TSFN callback and the poller (poller.rs) both deliver through this.
+/// TSFN callback and the poller (poller.rs) both deliver through this. `call` gets the JS
+/// handler's arguments: `true` (a batch), then the completions' other values.
 ///
 /// # Safety
 /// JS thread.
-pub unsafe fn deliver(env: sys::napi_env, shared: &Shared, mailbox: Mailbox, call: &mut dyn FnMut(sys::napi_value) -> bool) -> bool {
+pub unsafe fn deliver(env: sys::napi_env, shared: &Shared, mailbox: Mailbox, call: &mut dyn FnMut(&[sys::napi_value]) -> bool) -> bool {
     let mut delivered = false;
     loop {
         let mut scope = ptr::null_mut();
@@ -177,7 +178,7 @@ pub unsafe fn deliver(env: sys::napi_env, shared: &Shared, mailbox: Mailbox, cal
         let (completions, more) = shared.take_completions(SLOTS);
         let go_on = !completions.is_empty() && {
             delivered = true;
-            call(hand_over(env, mailbox, completions)) && more
+            call(&hand_over(env, mailbox, completions)) && more
         };
         sys::napi_close_handle_scope(env, scope);
         if !go_on {
@@ -186,15 +187,15 @@ pub unsafe fn deliver(env: sys::napi_env, shared: &Shared, mailbox: Mailbox, cal
     }
 }
 
-/// Writes the completions' numbers into the mailbox and returns their other values.
-unsafe fn hand_over(env: sys::napi_env, mailbox: Mailbox, completions: Vec<Completion>) -> sys::napi_value {
-    let mut objects = ptr::null_mut();
-    sys::napi_create_array(env, &mut objects);
-    let mut pushed = 0u32;
-    let mut push = |value: sys::napi_value| {
-        sys::napi_set_element(env, objects, pushed, value);
-        pushed += 1;
-    };
+/// Writes the completions' numbers into the mailbox and returns the handler's arguments:
+/// `true`, then the completions' other values. Arguments rather than an array: setting an
+/// array's elements through N-API cost ~1,300 instructions each (experiments/030).
+unsafe fn hand_over(env: sys::napi_env, mailbox: Mailbox, completions: Vec<Completion>) -> Vec<sys::napi_value> {
+    let mut batch = ptr::null_mut();
+    sys::napi_get_boolean(env, true, &mut batch);
+    let mut argv = Vec::with_capacity(1 + 2 * completions.len());
+    argv.push(batch);
+    let mut push = |value: sys::napi_value| argv.push(value);
     mailbox.word(COUNT).store(completions.len() as i32, Ordering::Relaxed);
     for (slot, c) in completions.into_iter().enumerate() {
         let (kind, a, b) = match values(env, c.outcome, &mut push) {
@@ -207,7 +208,7 @@ unsafe fn hand_over(env: sys::napi_env, mailbox: Mailbox, completions: Vec<Compl
         };
         mailbox.set_slot(slot, [c.id as f64, kind as f64, a, b]);
     }
-    objects
+    argv
 }
 
 /// A completion's kind and numbers; its other values go to `push`. On an error nothing has

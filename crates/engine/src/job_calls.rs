@@ -1,6 +1,7 @@
-//! The calls JS makes once per job — `read` and `write` — written against N-API
-//! directly. napi-rs's method wrapper (unwrapping `this`, checking its type tag, registering
-//! the borrow) cost more than the rest of a round trip's native work (experiments/021).
+//! The calls JS makes once per job — `read`, `write`, and `ref`/`unref` around pending jobs —
+//! written against N-API directly. napi-rs's method wrapper (unwrapping `this`, checking its
+//! type tag, registering the borrow) cost more than the rest of a round trip's native work
+//! (experiments/021, 030).
 //!
 //! They are plain functions whose data pointer is the `NativeDatabase`; JS keeps them next to
 //! that object (src/engine.ts), so they cannot be called once it is gone.
@@ -13,14 +14,15 @@ use napi::sys;
 use crate::engine::Job;
 use crate::NativeDatabase;
 
-/// `{ read, write }` bound to `db`.
+/// `{ read, write, ref, unref }` bound to `db`.
 ///
 /// # Safety
 /// JS thread; `db` must outlive every call of the returned functions.
 pub unsafe fn job_calls(env: sys::napi_env, db: *const NativeDatabase) -> sys::napi_value {
     let mut object = ptr::null_mut();
     sys::napi_create_object(env, &mut object);
-    let calls: [(&std::ffi::CStr, sys::napi_callback); 2] = [(c"read", Some(read)), (c"write", Some(write))];
+    let calls: [(&std::ffi::CStr, sys::napi_callback); 4] =
+        [(c"read", Some(read)), (c"write", Some(write)), (c"ref", Some(keep_alive)), (c"unref", Some(let_exit))];
     for (name, callback) in calls {
         let mut function = ptr::null_mut();
         sys::napi_create_function(env, name.as_ptr(), name.count_bytes() as isize, callback, db as *mut c_void, &mut function);
@@ -53,6 +55,25 @@ unsafe extern "C" fn write(env: sys::napi_env, info: sys::napi_callback_info) ->
     let mut result = ptr::null_mut();
     sys::napi_get_boolean(env, sent, &mut result);
     result
+}
+
+/// `ref()`: pending jobs keep the process alive.
+unsafe extern "C" fn keep_alive(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    set_keep_alive(env, info, true)
+}
+
+/// `unref()`: nothing pending keeps the process alive any more.
+unsafe extern "C" fn let_exit(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    set_keep_alive(env, info, false)
+}
+
+unsafe fn set_keep_alive(env: sys::napi_env, info: sys::napi_callback_info, on: bool) -> sys::napi_value {
+    let (mut argc, mut data) = (0, ptr::null_mut());
+    sys::napi_get_cb_info(env, info, &mut argc, ptr::null_mut(), ptr::null_mut(), &mut data);
+    if (*(data as *const NativeDatabase)).keep_alive(env, on) != sys::Status::napi_ok {
+        return throw(env, "the engine's wake-up function could not be (un)referenced");
+    }
+    ptr::null_mut()
 }
 
 /// The six arguments of `read` and `write`: the job (neither flag set) and the last argument.

@@ -196,25 +196,6 @@ impl NativeDatabase {
         self.engine.cancel(id);
     }
 
-    /// Keeps the process alive while jobs are pending.
-    #[napi(js_name = "ref")]
-    pub fn keep_alive(&self, env: Env) -> Result<()> {
-        if self.tsfn.is_null() {
-            return Ok(()); // released
-        }
-        // SAFETY: JS thread, live tsfn.
-        check(unsafe { sys::napi_ref_threadsafe_function(env.raw(), self.tsfn) })
-    }
-
-    #[napi]
-    pub fn unref(&self, env: Env) -> Result<()> {
-        if self.tsfn.is_null() {
-            return Ok(()); // released
-        }
-        // SAFETY: JS thread, live tsfn.
-        check(unsafe { sys::napi_unref_threadsafe_function(env.raw(), self.tsfn) })
-    }
-
     /// Finishes queued jobs, joins every thread off the JS thread, then completes `close_id`.
     #[napi]
     pub fn close(&mut self, close_id: u32) {
@@ -240,6 +221,21 @@ impl NativeDatabase {
 }
 
 impl NativeDatabase {
+    /// Keeps the process alive while jobs are pending (`on`), or lets it exit.
+    ///
+    /// # Safety
+    /// JS thread.
+    pub(crate) unsafe fn keep_alive(&self, env: sys::napi_env, on: bool) -> sys::napi_status {
+        if self.tsfn.is_null() {
+            return sys::Status::napi_ok; // released
+        }
+        if on {
+            sys::napi_ref_threadsafe_function(env, self.tsfn)
+        } else {
+            sys::napi_unref_threadsafe_function(env, self.tsfn)
+        }
+    }
+
     /// A write was sent: the loop polls for its completion (poller.rs).
     fn poll_for_completions(&self) {
         if !self.poller.is_null() {

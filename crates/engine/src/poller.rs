@@ -144,21 +144,20 @@ impl Poller {
         let Some(shared) = self.shared.upgrade() else { return false };
         !self.closing.get()
             && self.mailbox.queued()
-            && handover::deliver(self.env, &shared, self.mailbox, &mut |objects| {
-                self.call_handler(objects);
+            && handover::deliver(self.env, &shared, self.mailbox, &mut |argv| {
+                self.call_handler(argv);
                 !self.closing.get()
             })
     }
 
     /// Calls the handler as a callback from the event loop: the microtasks it queues run
     /// before this returns, and a throw is an uncaught exception, as from any callback.
-    unsafe fn call_handler(&self, argument: sys::napi_value) {
+    unsafe fn call_handler(&self, argv: &[sys::napi_value]) {
         let (mut handler, mut global, mut result) = (ptr::null_mut(), ptr::null_mut(), ptr::null_mut());
         sys::napi_get_reference_value(self.env, self.handler, &mut handler);
         sys::napi_get_global(self.env, &mut global);
-        let mut argv = [argument];
         self.calling.set(true);
-        let status = sys::napi_make_callback(self.env, self.context, global, handler, 1, argv.as_mut_ptr(), &mut result);
+        let status = sys::napi_make_callback(self.env, self.context, global, handler, argv.len(), argv.as_ptr(), &mut result);
         self.calling.set(false);
         if status == sys::Status::napi_pending_exception {
             let mut error = ptr::null_mut();
@@ -191,12 +190,10 @@ unsafe extern "C" fn on_idle(handle: *mut c_void) {
     // `polling`): a completion queued meanwhile is either seen here or woken for.
     p.deliver();
     if !p.closing.get() {
-        // Tell JS polling ended (it may let the process exit now): an empty batch.
+        // Tell JS polling ended (it may let the process exit now): a call without a batch.
         let mut scope = ptr::null_mut();
         sys::napi_open_handle_scope(p.env, &mut scope);
-        let mut undefined = ptr::null_mut();
-        sys::napi_get_undefined(p.env, &mut undefined);
-        p.call_handler(undefined);
+        p.call_handler(&[]);
         sys::napi_close_handle_scope(p.env, scope);
     }
 }
