@@ -54,6 +54,30 @@ test('transaction resolves with the body\'s return value after COMMIT', T, async
   assert.equal(await db.transaction(async (tx) => (await tx.selectOne('SELECT count(*) AS n FROM t')).n * 10), 20);
 });
 
+// BEGIN and SAVEPOINT are sent without waiting for them (experiments/014, 031): levels that
+// wait before their first statement, or send none, must still end.
+test('levels that wait before their first statement, or send none, commit', T, async (t) => {
+  const db = await tdb(t);
+  const r = await withTimeout(
+    db.transaction(async (tx) => {
+      await sleep(20);
+      const empty = await tx.transaction(async () => 'empty savepoint');
+      const late = await tx.transaction(async (sp) => {
+        await sleep(10);
+        await sp.execute(INSERT, ['late']);
+        return 'late';
+      });
+      await tx.transaction(async (sp) => sp.transaction(async () => {}));
+      return [empty, late];
+    }),
+    5000,
+    'the transaction',
+  );
+  assert.deepStrictEqual(r, ['empty savepoint', 'late']);
+  assert.deepStrictEqual(await values(db), ['late']);
+  assert.equal(await withTimeout(db.transaction(async () => 'no statement at all'), 5000, 'an empty transaction'), 'no statement at all');
+});
+
 test('tx.select / selectOne / selectBytes / execute / executeBatch see the transaction\'s own writes', T, async (t) => {
   const db = await tdb(t);
   const runOutside = outsideContext();
