@@ -200,8 +200,8 @@ impl Connection {
     }
 
     /// Steps a statement on the writer (`steps`), its written tables known to the change
-    /// hooks, then applies its effects (`after_statement`). `steps` returns whether it ran to
-    /// its end.
+    /// hooks, then applies its effects (`after_statement`): as having succeeded when `steps`
+    /// returned Ok.
     pub fn run_statement<T>(&self, effects: &WriteEffects, steps: impl FnOnce() -> DbResult<T>) -> DbResult<T> {
         let stepped = self.tracking().running(effects, || {
             self.clear_capture();

@@ -4,8 +4,8 @@
 //! Its first words are signals — `queued` (the engine has completions) and `polling` (the JS
 //! thread's loop is polling for them, so it needs no wake-up) — and the rest holds the numbers of the
 //! completions being handed over: `[id, kind, a, b]` per completion. Values that are not
-//! numbers (row buffers, texts, error messages, a bigint rowid) travel in a plain array, in
-//! completion order. While the loop polls (poller.rs) an idle handle takes completions each
+//! numbers (row buffers, texts, error messages, a bigint rowid) are the handler's arguments,
+//! in completion order. While the loop polls (poller.rs) an idle handle takes completions each
 //! turn; otherwise a thread-safe function wakes the loop and calls the handler.
 
 use std::ffi::c_void;

@@ -136,7 +136,7 @@ impl NativeDatabase {
         Ok(NativeDatabase { engine, tsfn, mailbox_ref, poller, cleanup })
     }
 
-    /// `{ read, write }`, the calls made once per job (job_calls.rs). Keep them with this
+    /// `{ read, write, ref, unref }`, the calls made per job (job_calls.rs). Keep them with this
     /// object: they use it without holding it.
     #[napi]
     pub fn job_calls(&self, env: Env) -> Result<Unknown<'_>> {

@@ -268,9 +268,11 @@ impl Tracking<'_> {
                         effects.writes.len() - 1
                     }
                 };
-                let column: Box<str> = e.arg2.to_ascii_lowercase().into();
-                if e.action == ffi::SQLITE_UPDATE && !effects.writes[i].set.contains(&column) {
-                    effects.writes[i].set.push(column);
+                if e.action == ffi::SQLITE_UPDATE {
+                    let column: Box<str> = e.arg2.to_ascii_lowercase().into();
+                    if !effects.writes[i].set.contains(&column) {
+                        effects.writes[i].set.push(column);
+                    }
                 }
             }
         }
@@ -452,20 +454,12 @@ unsafe extern "C" fn on_preupdate(
     let hooks = &*(ctx as *const Hooks);
     let Ok(mut tracker) = hooks.tracker.try_borrow_mut() else { return };
     let merges = tracker.last == Some((db_name, table));
-    let running = tracker.running.clone();
-    // Statements compiled while this one runs: SQLite re-prepared it after a schema change,
-    // so the SET lists learned at its prepare may be out of date.
-    let recompiled = hooks.capture.try_borrow().map_or(true, |c| !c.events.is_empty() || c.overflow);
-    let target = match &running {
-        Some(targets) if !recompiled => {
-            let (db_name, table) = (CStr::from_ptr(db_name).to_bytes(), CStr::from_ptr(table).to_bytes());
-            targets.iter().find(|t| *t.db == *db_name && *t.table == *table)
-        }
-        _ => None,
-    };
-    let changed = if op == ffi::SQLITE_INSERT || op == ffi::SQLITE_DELETE || old_rowid != new_rowid {
-        Changed::Rows
-    } else {
+    let in_place_update = !(op == ffi::SQLITE_INSERT || op == ffi::SQLITE_DELETE || old_rowid != new_rowid);
+    // The statement's target is needed to compare an UPDATE's columns or to start a new entry;
+    // rows merging into the last entry (a batch of INSERTs) skip the lookup.
+    let running = if in_place_update || !merges { tracker.running.clone() } else { None };
+    let target = running.as_deref().and_then(|targets| find_target(hooks, targets, db_name, table));
+    let changed = if in_place_update {
         let count = ffi::sqlite3_preupdate_count(db).max(0) as usize;
         let bits = match target {
             Some(Target { set: Some(set), columns, .. }) if columns.names.len() == count => changed_columns(db, set.iter().copied()),
@@ -476,6 +470,8 @@ unsafe extern "C" fn on_preupdate(
             Some(bits) => Changed::Columns(bits),
             None => Changed::Rows,
         }
+    } else {
+        Changed::Rows
     };
     if merges {
         if let Some(Change::Table { changed: last, .. }) = tracker.pending.last_mut() {
@@ -495,6 +491,18 @@ unsafe extern "C" fn on_preupdate(
     };
     tracker.pending.push(Change::Table { table: table_ref, changed });
     tracker.last = Some((db_name, table));
+}
+
+/// The running statement's target for this table, unless SQLite compiled statements while it
+/// runs: it re-prepared it after a schema change, so the SET lists learned at its prepare may
+/// be out of date.
+unsafe fn find_target<'a>(hooks: &Hooks, targets: &'a [Target], db_name: *const c_char, table: *const c_char) -> Option<&'a Target> {
+    let recompiled = hooks.capture.try_borrow().map_or(true, |c| !c.events.is_empty() || c.overflow);
+    if recompiled {
+        return None;
+    }
+    let (db_name, table) = (CStr::from_ptr(db_name).to_bytes(), CStr::from_ptr(table).to_bytes());
+    targets.iter().find(|t| *t.db == *db_name && *t.table == *table)
 }
 
 /// Which of `columns` (indexes) the UPDATE changed the value of, as bits; None when one is
