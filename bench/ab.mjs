@@ -18,12 +18,21 @@
 // inside native/resqlite.node (engine + SQLite) and in total. The writer and readers spin
 // briefly for work (experiments/013), so repeat runs differ a little: run it twice.
 import { execFileSync, spawnSync } from 'node:child_process'
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync, copyFileSync } from 'node:fs'
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs'
+import os from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import os from 'node:os'
-import { bootstrapRoundsRatioCI, median } from './stats.mjs'
 import { casesOf } from './compare.mjs'
+import { bootstrapRoundsRatioCI, median } from './stats.mjs'
 
 const BENCH = dirname(fileURLToPath(import.meta.url))
 const ROOT = dirname(BENCH)
@@ -40,12 +49,14 @@ if (refs.length !== 2) {
 const only = opt('only', 'select')
 const rounds = Number(opt('rounds', '4'))
 const callgrind = argv.includes('--callgrind')
-const sh = (cmd, args, o = {}) => (execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], ...o }) ?? '').trim()
+const sh = (cmd, args, o = {}) =>
+  (execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], ...o }) ?? '').trim()
 
 // ---- check out and build each ref once
 function prepare(ref) {
   if (ref === 'WORKTREE') {
-    if (!existsSync(join(ROOT, 'native/resqlite.node'))) throw new Error('WORKTREE: build this checkout first (npm run build)')
+    if (!existsSync(join(ROOT, 'native/resqlite.node')))
+      throw new Error('WORKTREE: build this checkout first (npm run build)')
     return { ref, sha: `${sh('git', ['-C', ROOT, 'rev-parse', '--short', 'HEAD'])}+worktree`, dir: ROOT }
   }
   const sha = sh('git', ['-C', ROOT, 'rev-parse', '--verify', `${ref}^{commit}`])
@@ -65,7 +76,15 @@ function prepare(ref) {
 const sides = { A: prepare(refs[0]), B: prepare(refs[1]) }
 const work = mkdtempSync(join(os.tmpdir(), 'resqlite-abrun-'))
 const f = (x) => (x >= 100 ? x.toFixed(1) : x >= 1 ? x.toFixed(2) : x.toFixed(3))
-const lines = [`# A/B: A = ${sides.A.ref} (${sides.A.sha}), B = ${sides.B.ref} (${sides.B.sha}); lanes ${only}`, '', `date ${new Date().toISOString()}; ${os.cpus()[0]?.model}, ${os.cpus().length} cores; load ${os.loadavg().map((x) => x.toFixed(2)).join(' / ')}`, '']
+const lines = [
+  `# A/B: A = ${sides.A.ref} (${sides.A.sha}), B = ${sides.B.ref} (${sides.B.sha}); lanes ${only}`,
+  '',
+  `date ${new Date().toISOString()}; ${os.cpus()[0]?.model}, ${os.cpus().length} cores; load ${os
+    .loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' / ')}`,
+  '',
+]
 
 if (!callgrind) {
   // ---- interleaved wall-time runs
@@ -74,13 +93,30 @@ if (!callgrind) {
     for (const side of r % 2 ? ['B', 'A'] : ['A', 'B']) {
       const out = join(work, `${side}${r}`)
       console.error(`round ${r + 1}/${rounds}: ${side} (${sides[side].ref})`)
-      spawnSync(process.execPath, [join(BENCH, 'run.mjs'), `--only=${only}`, '--libs=resqlite', `--resqlite=${sides[side].dir}`, `--out=${out}`, `--label=ab-${side}`], { stdio: ['ignore', 'ignore', 'inherit'] })
+      spawnSync(
+        process.execPath,
+        [
+          join(BENCH, 'run.mjs'),
+          `--only=${only}`,
+          '--libs=resqlite',
+          `--resqlite=${sides[side].dir}`,
+          `--out=${out}`,
+          `--label=ab-${side}`,
+        ],
+        { stdio: ['ignore', 'ignore', 'inherit'] },
+      )
       const file = readdirSync(out).find((x) => x.endsWith('.json'))
       runs[side].push(casesOf(JSON.parse(readFileSync(join(out, file), 'utf8'))))
     }
   }
-  lines.push(`${rounds} rounds, order A B, B A, …; ratio = median(B) / median(A) over pooled samples; 95 % CI by bootstrap over rounds, then samples within them; below 1: B is faster`, '')
-  lines.push('| case | metric | A median ms | B median ms | B / A | 95 % CI | per round | verdict |', '|---|---|---|---|---|---|---|---|')
+  lines.push(
+    `${rounds} rounds, order A B, B A, …; ratio = median(B) / median(A) over pooled samples; 95 % CI by bootstrap over rounds, then samples within them; below 1: B is faster`,
+    '',
+  )
+  lines.push(
+    '| case | metric | A median ms | B median ms | B / A | 95 % CI | per round | verdict |',
+    '|---|---|---|---|---|---|---|---|',
+  )
   for (const key of runs.A[0].keys()) {
     for (const metric of ['wall', 'js']) {
       const perRoundSamples = (side) => runs[side].map((m) => m.get(key)?.samples?.[metric] ?? [])
@@ -90,13 +126,18 @@ if (!callgrind) {
       const ci = bootstrapRoundsRatioCI(perRoundSamples('A'), perRoundSamples('B'))
       const perRound = runs.A.map((m, i) => f(runs.B[i].get(key)[metric].median / m.get(key)[metric].median))
       const verdict = ci.hi < 1 ? 'B faster' : ci.lo > 1 ? 'B slower' : 'no difference shown'
-      lines.push(`| ${key.split('|')[1]} | ${metric} | ${f(median(a))} | ${f(median(b))} | ${f(ci.ratio)} | ${f(ci.lo)} – ${f(ci.hi)} | ${perRound.join(' ')} | ${verdict} |`)
+      lines.push(
+        `| ${key.split('|')[1]} | ${metric} | ${f(median(a))} | ${f(median(b))} | ${f(ci.ratio)} | ${f(ci.lo)} – ${f(ci.hi)} | ${perRound.join(' ')} | ${verdict} |`,
+      )
     }
   }
 } else {
   // ---- instruction counts under callgrind
   execFileSync(NODE24, [join(BENCH, 'data.mjs'), join(work, 'base.db')], { stdio: 'inherit' })
-  lines.push('Instructions (callgrind Ir), lanes run once each with a fixed number of calls (2 warm-up + 10 per case).', '')
+  lines.push(
+    'Instructions (callgrind Ir), lanes run once each with a fixed number of calls (2 warm-up + 10 per case).',
+    '',
+  )
   lines.push('| side | lanes | in resqlite.node | total | run |', '|---|---|---|---|---|')
   for (const side of ['A', 'B', 'B', 'A']) {
     const db = join(work, `${side}.db`)
@@ -105,12 +146,27 @@ if (!callgrind) {
     const totals = { native: 0, all: 0 }
     for (const lane of only.split(',')) {
       console.error(`callgrind ${side} (${sides[side].ref}): ${lane}`)
-      const p = spawnSync('valgrind', ['--tool=callgrind', `--callgrind-out-file=${out}`, NODE24, '--expose-gc', join(BENCH, 'child.mjs'), 'resqlite', lane, db, 'callgrind'], {
-        env: { ...process.env, RESQLITE_ROOT: sides[side].dir },
-        encoding: 'utf8',
-        maxBuffer: 256 * 1024 * 1024,
-      })
-      if (!p.stdout.includes('RESULT ') || p.stdout.includes('"error"')) throw new Error(`callgrind run failed: ${p.stdout.slice(0, 500)} ${p.stderr.slice(-2000)}`)
+      const p = spawnSync(
+        'valgrind',
+        [
+          '--tool=callgrind',
+          `--callgrind-out-file=${out}`,
+          NODE24,
+          '--expose-gc',
+          join(BENCH, 'child.mjs'),
+          'resqlite',
+          lane,
+          db,
+          'callgrind',
+        ],
+        {
+          env: { ...process.env, RESQLITE_ROOT: sides[side].dir },
+          encoding: 'utf8',
+          maxBuffer: 256 * 1024 * 1024,
+        },
+      )
+      if (!p.stdout.includes('RESULT ') || p.stdout.includes('"error"'))
+        throw new Error(`callgrind run failed: ${p.stdout.slice(0, 500)} ${p.stderr.slice(-2000)}`)
       const ir = selfCostByObject(readFileSync(out, 'utf8'))
       for (const [ob, n] of ir) {
         totals.all += n
@@ -118,7 +174,9 @@ if (!callgrind) {
       }
       rmSync(out, { force: true })
     }
-    lines.push(`| ${side} (${sides[side].sha}) | ${only} | ${totals.native.toLocaleString('en')} | ${totals.all.toLocaleString('en')} | ${lines.filter((l) => l.startsWith(`| ${side} `)).length + 1} |`)
+    lines.push(
+      `| ${side} (${sides[side].sha}) | ${only} | ${totals.native.toLocaleString('en')} | ${totals.all.toLocaleString('en')} | ${lines.filter((l) => l.startsWith(`| ${side} `)).length + 1} |`,
+    )
   }
 }
 rmSync(work, { recursive: true, force: true })
@@ -126,7 +184,10 @@ const text = lines.join('\n')
 console.log(text)
 const dir = join(BENCH, 'results', 'scratch')
 mkdirSync(dir, { recursive: true })
-const file = join(dir, `${new Date().toISOString().replace(/:/g, '-')}-ab-${callgrind ? 'callgrind-' : ''}${sides.A.sha.slice(0, 7)}-${sides.B.sha.slice(0, 7)}.md`)
+const file = join(
+  dir,
+  `${new Date().toISOString().replace(/:/g, '-')}-ab-${callgrind ? 'callgrind-' : ''}${sides.A.sha.slice(0, 7)}-${sides.B.sha.slice(0, 7)}.md`,
+)
 writeFileSync(file, `${text}\n`)
 console.log(`\nwrote ${file}`)
 

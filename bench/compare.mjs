@@ -17,7 +17,8 @@ export const LEGACY_IDS = { 'batch-insert': 'batch-insert.10000', 'wide.1000': '
 export function casesOf(file) {
   const out = new Map()
   for (const r of file.results ?? []) {
-    for (const c of r.cases ?? []) out.set(`${r.lib}|${LEGACY_IDS[c.id] ?? c.id}`, { lib: r.lib, ...c, id: LEGACY_IDS[c.id] ?? c.id })
+    for (const c of r.cases ?? [])
+      out.set(`${r.lib}|${LEGACY_IDS[c.id] ?? c.id}`, { lib: r.lib, ...c, id: LEGACY_IDS[c.id] ?? c.id })
   }
   return out
 }
@@ -54,7 +55,11 @@ export function compare(before, after, { libs } = {}) {
   }
   const tally = (lib) => {
     const mine = rows.filter((r) => r.lib === lib)
-    return { wins: mine.filter((r) => r.verdict === 'win').length, regressions: mine.filter((r) => r.verdict === 'regression').length, noise: mine.filter((r) => r.verdict === 'noise').length }
+    return {
+      wins: mine.filter((r) => r.verdict === 'win').length,
+      regressions: mine.filter((r) => r.verdict === 'regression').length,
+      noise: mine.filter((r) => r.verdict === 'noise').length,
+    }
   }
   const byLib = Object.fromEntries([...new Set(rows.map((r) => r.lib))].map((lib) => [lib, tally(lib)]))
   return { rows, byLib }
@@ -62,7 +67,9 @@ export function compare(before, after, { libs } = {}) {
 
 export function formatComparison({ rows, byLib }, beforeName) {
   const f = (x) => (x >= 100 ? x.toFixed(1) : x >= 1 ? x.toFixed(2) : x.toFixed(3))
-  const lines = [`compared to ${beforeName}: a change counts beyond max(${MIN_PCT} %, 3 × MAD %, 95 % CI %) and ${FLOOR_MS} ms`]
+  const lines = [
+    `compared to ${beforeName}: a change counts beyond max(${MIN_PCT} %, 3 × MAD %, 95 % CI %) and ${FLOOR_MS} ms`,
+  ]
   for (const [lib, t] of Object.entries(byLib)) {
     lines.push(`  ${lib}: ${t.wins} wins, ${t.regressions} regressions, ${t.noise} within noise`)
   }
@@ -70,7 +77,9 @@ export function formatComparison({ rows, byLib }, beforeName) {
   if (flagged.length) {
     lines.push('')
     for (const r of flagged) {
-      lines.push(`  ${r.verdict === 'win' ? 'WIN       ' : 'REGRESSION'} ${r.lib} / ${r.id} (${r.metric}): ${f(r.before)} → ${f(r.after)} ms (${r.changePct >= 0 ? '+' : ''}${r.changePct.toFixed(1)} %, threshold ±${r.thresholdPct.toFixed(1)} %)`)
+      lines.push(
+        `  ${r.verdict === 'win' ? 'WIN       ' : 'REGRESSION'} ${r.lib} / ${r.id} (${r.metric}): ${f(r.before)} → ${f(r.after)} ms (${r.changePct >= 0 ? '+' : ''}${r.changePct.toFixed(1)} %, threshold ±${r.thresholdPct.toFixed(1)} %)`,
+      )
     }
   }
   return lines.join('\n')

@@ -1,7 +1,8 @@
 // Seeded data generation: one base database file, copied for every (library, lane) child.
 // Run under Node 24 (it uses better-sqlite3 13): node bench/data.mjs <path>
-import { createRequire } from 'node:module'
+
 import { rmSync } from 'node:fs'
+import { createRequire } from 'node:module'
 
 export const NARROW_ROWS = 100_000 // table t: lanes select, bytes, point, batch, stall, scaling
 export const WIDE_ROWS = 1_000 // table w (20 columns) and the other shape tables
@@ -78,14 +79,40 @@ const SHAPES = {
     row: (rand, id) => [id, ...Array.from({ length: 5 }, () => text(rand, 20, 200))],
   },
   numeric: {
-    columns: ['id INTEGER PRIMARY KEY', ...[1, 2, 3, 4, 5].map((i) => `i${i} INTEGER`), ...[1, 2, 3, 4, 5].map((i) => `r${i} REAL`)],
-    row: (rand, id) => [id, ...Array.from({ length: 5 }, (_, i) => Math.floor(rand() * 10 ** (3 + 2 * i))), ...Array.from({ length: 5 }, () => rand() * 1e6 - 5e5)],
+    columns: [
+      'id INTEGER PRIMARY KEY',
+      ...[1, 2, 3, 4, 5].map((i) => `i${i} INTEGER`),
+      ...[1, 2, 3, 4, 5].map((i) => `r${i} REAL`),
+    ],
+    row: (rand, id) => [
+      id,
+      ...Array.from({ length: 5 }, (_, i) => Math.floor(rand() * 10 ** (3 + 2 * i))),
+      ...Array.from({ length: 5 }, () => rand() * 1e6 - 5e5),
+    ],
   },
   nullable: {
-    columns: ['id INTEGER PRIMARY KEY', 'i1 INTEGER', 'i2 INTEGER', 'i3 INTEGER', 'i4 INTEGER', 't1 TEXT', 't2 TEXT', 't3 TEXT', 't4 TEXT', 'r1 REAL', 'r2 REAL'],
+    columns: [
+      'id INTEGER PRIMARY KEY',
+      'i1 INTEGER',
+      'i2 INTEGER',
+      'i3 INTEGER',
+      'i4 INTEGER',
+      't1 TEXT',
+      't2 TEXT',
+      't3 TEXT',
+      't4 TEXT',
+      'r1 REAL',
+      'r2 REAL',
+    ],
     row(rand, id) {
       const half = (v) => (rand() < 0.5 ? null : v)
-      return [id, ...[1, 2, 3, 4].map(() => half(Math.floor(rand() * 1e6))), ...[1, 2, 3, 4].map(() => half(word(rand, 4, 30))), half(rand() * 100), half(rand() * 100)]
+      return [
+        id,
+        ...[1, 2, 3, 4].map(() => half(Math.floor(rand() * 1e6))),
+        ...[1, 2, 3, 4].map(() => half(word(rand, 4, 30))),
+        half(rand() * 100),
+        half(rand() * 100),
+      ]
     },
   },
 }
@@ -99,7 +126,8 @@ function generateChat(db, rand) {
   const insU = db.prepare('INSERT INTO users VALUES (?, ?, ?, ?)')
   const insC = db.prepare('INSERT INTO conversations VALUES (?, ?, ?)')
   const insM = db.prepare('INSERT INTO messages VALUES (?, ?, ?, ?, ?)')
-  for (let id = 1; id <= CHAT.users; id++) insU.run(id, word(rand, 4, 12), `${word(rand, 4, 10)}@example.com`, 1_700_000_000 + id)
+  for (let id = 1; id <= CHAT.users; id++)
+    insU.run(id, word(rand, 4, 12), `${word(rand, 4, 10)}@example.com`, 1_700_000_000 + id)
   for (let id = 1; id <= CHAT.conversations; id++) insC.run(id, text(rand, 5, 40), 1_700_000_000 + id)
   // Every conversation gets at least minPerConversation messages (so "last 20" always returns
   // 20 rows); the rest are Zipf-distributed over conversations.
@@ -111,9 +139,12 @@ function generateChat(db, rand) {
 }
 
 function generateFeed(db, rand) {
-  db.exec(`CREATE TABLE posts (id INTEGER PRIMARY KEY, author_id INTEGER NOT NULL, body TEXT NOT NULL, created_at INTEGER NOT NULL, likes INTEGER NOT NULL)`)
+  db.exec(
+    `CREATE TABLE posts (id INTEGER PRIMARY KEY, author_id INTEGER NOT NULL, body TEXT NOT NULL, created_at INTEGER NOT NULL, likes INTEGER NOT NULL)`,
+  )
   const ins = db.prepare('INSERT INTO posts VALUES (?, ?, ?, ?, ?)')
-  for (let id = 1; id <= FEED_POSTS; id++) ins.run(id, 1 + Math.floor(rand() * CHAT.users), text(rand, 40, 280), 1_700_000_000 + id, 0)
+  for (let id = 1; id <= FEED_POSTS; id++)
+    ins.run(id, 1 + Math.floor(rand() * CHAT.users), text(rand, 40, 280), 1_700_000_000 + id, 0)
 }
 
 export function generate(path) {

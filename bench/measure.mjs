@@ -5,7 +5,7 @@
 // every call; after each timed sample (outside timing) the lane's `count(result)` reports rows,
 // and a sample that did a different amount of work fails the lane. So a driver that returns
 // early, drops rows or skips a statement cannot produce a number.
-import { performance, monitorEventLoopDelay } from 'node:perf_hooks'
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks'
 import { setTimeout as sleep } from 'node:timers/promises'
 
 export const CONFIGS = {
@@ -58,7 +58,8 @@ export function counting(d, ctr) {
 
 export function checkCounts(expect, got, when) {
   for (const [k, v] of Object.entries(expect)) {
-    if (got[k] !== v) throw new Error(`work check failed ${when}: ${k} = ${got[k]}, expected ${v} (${JSON.stringify(got)})`)
+    if (got[k] !== v)
+      throw new Error(`work check failed ${when}: ${k} = ${got[k]}, expected ${v} (${JSON.stringify(got)})`)
   }
 }
 
@@ -86,7 +87,8 @@ async function timedCall(d, op) {
 //   stall    also record the longest event-loop delay around each call (1 ms resolution,
 //            minus that 1 ms)
 export async function measure(d, op, cfg, { expect, count, reset, stall = false } = {}) {
-  if (!expect || !count || !d.ctr) throw new Error('measure: a lane must declare expect and count, on a counting() driver')
+  if (!expect || !count || !d.ctr)
+    throw new Error('measure: a lane must declare expect and count, on a counting() driver')
   const t = now()
   for (let i = 0; i < cfg.warmupIters || now() - t < cfg.warmupMs; i++) {
     if (reset) await reset()
@@ -129,7 +131,9 @@ export async function measure(d, op, cfg, { expect, count, reset, stall = false 
 // budget one measure() call would get. Returns { name: measurement } like measure().
 export async function measureAlternating(d, variants, cfg) {
   const names = Object.keys(variants)
-  for (const k of names) if (!variants[k].expect || !variants[k].count) throw new Error(`measureAlternating: variant ${k} must declare expect and count`)
+  for (const k of names)
+    if (!variants[k].expect || !variants[k].count)
+      throw new Error(`measureAlternating: variant ${k} must declare expect and count`)
   const t = now()
   for (let i = 0; i < cfg.warmupIters || now() - t < cfg.warmupMs * names.length; i++) {
     for (const k of names) {
@@ -138,7 +142,9 @@ export async function measureAlternating(d, variants, cfg) {
     }
   }
   globalThis.gc?.()
-  const out = Object.fromEntries(names.map((k) => [k, { n: 0, samples: { wall: [], js: [] }, expect: variants[k].expect, checkedSamples: 0 }]))
+  const out = Object.fromEntries(
+    names.map((k) => [k, { n: 0, samples: { wall: [], js: [] }, expect: variants[k].expect, checkedSamples: 0 }]),
+  )
   const start = now()
   const n = () => out[names[0]].n
   while (n() < cfg.maxIters && (n() < cfg.minIters || now() - start < cfg.budgetMs * names.length)) {

@@ -5,7 +5,14 @@ import { readFileSync, writeFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 export const REFERENCE_LIB = 'better-sqlite3'
 
-export const fmt = (x) => (x === undefined || x === null || Number.isNaN(x) ? '–' : Math.abs(x) >= 100 ? x.toFixed(1) : Math.abs(x) >= 1 ? x.toFixed(2) : x.toFixed(3))
+export const fmt = (x) =>
+  x === undefined || x === null || Number.isNaN(x)
+    ? '–'
+    : Math.abs(x) >= 100
+      ? x.toFixed(1)
+      : Math.abs(x) >= 1
+        ? x.toFixed(2)
+        : x.toFixed(3)
 const fmtInt = (x) => Math.round(x).toLocaleString('en')
 const ratio = (a, b) => (a && b && b > 0 ? a / b : undefined)
 
@@ -23,7 +30,8 @@ function extra(c) {
   if (c.afterAck) parts.push(`after ack ${fmt(c.afterAck.median)} / p90 ${fmt(c.afterAck.p90)} ms`)
   if (c.plainWrite) parts.push(`write alone ${fmt(c.plainWrite.median)} ms`)
   if (c.plainJs) parts.push(`JS per write alone ${fmt(c.plainJs.median)} ms`)
-  if (c.counts) parts.push(`requeries ${fmt(c.counts.requeries)}, emissions ${fmt(c.counts.emissions)} per ${c.counts.per}`)
+  if (c.counts)
+    parts.push(`requeries ${fmt(c.counts.requeries)}, emissions ${fmt(c.counts.emissions)} per ${c.counts.per}`)
   return parts.join('; ')
 }
 
@@ -39,7 +47,18 @@ function caseRows(res) {
       if (!c) continue
       out.push({
         c,
-        cells: [c.title, lib, fmt(c.wall.median), fmt(c.wall.p90), fmt(c.js.median), fmt(c.js.p90), fmt(ratio(c.wall.median, ref?.wall.median)), fmt(ratio(c.js.median, ref?.js.median)), String(c.n), extra(c)],
+        cells: [
+          c.title,
+          lib,
+          fmt(c.wall.median),
+          fmt(c.wall.p90),
+          fmt(c.js.median),
+          fmt(c.js.p90),
+          fmt(ratio(c.wall.median, ref?.wall.median)),
+          fmt(ratio(c.js.median, ref?.js.median)),
+          String(c.n),
+          extra(c),
+        ],
       })
     }
   }
@@ -52,18 +71,36 @@ export function textTable(head, body) {
   const line = (r) => r.map((v, i) => (i < 2 || i === r.length - 1 ? v.padEnd(w[i]) : v.padStart(w[i]))).join('  ')
   return [line(head), w.map((n) => '-'.repeat(n)).join('  '), ...body.map(line)].join('\n')
 }
-export const mdTable = (head, body) => [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`, ...body.map((r) => `| ${r.join(' | ')} |`)].join('\n')
+export const mdTable = (head, body) =>
+  [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`, ...body.map((r) => `| ${r.join(' | ')} |`)].join(
+    '\n',
+  )
 
 export function consoleReport(res) {
-  const lines = [`\nresqlite bench (${res.config}) — ms per sample; JS = JS-thread time; ×bs3 = ratio to better-sqlite3's median\n`, textTable(HEADER, caseRows(res).map((r) => r.cells))]
-  if (res.targets.some((t) => t.value !== undefined)) lines.push(`\ntargets (resqlite vs a peer or itself, from the medians)\n\n${textTable(['target', 'measured', 'goal', 'result'], targetRows(res))}`)
+  const lines = [
+    `\nresqlite bench (${res.config}) — ms per sample; JS = JS-thread time; ×bs3 = ratio to better-sqlite3's median\n`,
+    textTable(
+      HEADER,
+      caseRows(res).map((r) => r.cells),
+    ),
+  ]
+  if (res.targets.some((t) => t.value !== undefined))
+    lines.push(
+      `\ntargets (resqlite vs a peer or itself, from the medians)\n\n${textTable(['target', 'measured', 'goal', 'result'], targetRows(res))}`,
+    )
   if (res.problems.length) lines.push(`\nproblems:\n${res.problems.map((p) => `- ${p}`).join('\n')}`)
   lines.push(`\ntotal ${res.durationS.toFixed(0)} s`)
   return lines.join('\n')
 }
 
 export const goalText = (t) => (t.op === 'reported' ? 'reported' : `${t.op} ${t.goal}`)
-const targetRows = (res) => res.targets.map((t) => [t.name, fmt(t.value), goalText(t), t.value === undefined ? 'n/a' : t.op === 'reported' ? '' : t.pass ? 'PASS' : 'FAIL'])
+const targetRows = (res) =>
+  res.targets.map((t) => [
+    t.name,
+    fmt(t.value),
+    goalText(t),
+    t.value === undefined ? 'n/a' : t.op === 'reported' ? '' : t.pass ? 'PASS' : 'FAIL',
+  ])
 
 // Wall-time ratio of every library to better-sqlite3, one row per case: the at-a-glance view.
 function ratioSummary(res) {
@@ -72,14 +109,22 @@ function ratioSummary(res) {
   const body = ids.map((id) => {
     const ref = cases.find((c) => c.id === id && c.lib === REFERENCE_LIB)
     const title = cases.find((c) => c.id === id).title
-    return [`\`${id}\``, title, ...res.libraries.map((lib) => {
-      const c = cases.find((x) => x.id === id && x.lib === lib)
-      if (!c) return '–'
-      // Memory: RSS growth in MB, not a ratio (growth near zero makes ratios meaningless).
-      if (c.rss) return `+${fmt(c.rss.median)} MB`
-      const r = ratio(c.wall.median, ref?.wall.median)
-      return lib === REFERENCE_LIB ? `${fmt(c.wall.median)} ms` : r === undefined ? `${fmt(c.wall.median)} ms` : `${fmt(r)}×`
-    })]
+    return [
+      `\`${id}\``,
+      title,
+      ...res.libraries.map((lib) => {
+        const c = cases.find((x) => x.id === id && x.lib === lib)
+        if (!c) return '–'
+        // Memory: RSS growth in MB, not a ratio (growth near zero makes ratios meaningless).
+        if (c.rss) return `+${fmt(c.rss.median)} MB`
+        const r = ratio(c.wall.median, ref?.wall.median)
+        return lib === REFERENCE_LIB
+          ? `${fmt(c.wall.median)} ms`
+          : r === undefined
+            ? `${fmt(c.wall.median)} ms`
+            : `${fmt(r)}×`
+      }),
+    ]
   })
   return mdTable(['case', 'what', ...res.libraries], body)
 }
@@ -94,9 +139,17 @@ export function markdownReport(res) {
 - Node (lanes): ${env.nodeLanes}; orchestrator: ${env.nodeOrchestrator}
 - CPU: ${env.cpu}, ${env.cores} cores; OS: ${env.os}; load average at start ${env.loadStart.join(' / ')}, at end ${env.loadEnd.join(' / ')}
 - resqlite ${env.resqliteVersion}${env.resqliteCommit ? ` (commit ${env.resqliteCommit}${env.resqliteDirty ? ', with uncommitted changes' : ''})` : ''}${env.resqliteNativeSha1 ? ` (native sha1 ${env.resqliteNativeSha1})` : ''}${env.resqliteRoot ? `, build at ${env.resqliteRoot}` : ''}
-- libraries: ${Object.entries(env.libraries).map(([lib, v]) => `${lib} ${v?.library ?? '?'} (SQLite ${v?.sqlite ?? '?'})`).join('; ')}
+- libraries: ${Object.entries(env.libraries)
+    .map(([lib, v]) => `${lib} ${v?.library ?? '?'} (SQLite ${v?.sqlite ?? '?'})`)
+    .join('; ')}
 - every connection WAL + synchronous=NORMAL; each (lane, library) in its own process on a copy of one generated database; lanes: ${res.lanes.join(', ')}
-${Object.keys(res.laneLibraries ?? {}).length ? `- lanes run for some libraries only: ${Object.entries(res.laneLibraries).map(([l, ls]) => `${l} (${ls.join(', ') || 'none'})`).join('; ')}\n` : ''}
+${
+  Object.keys(res.laneLibraries ?? {}).length
+    ? `- lanes run for some libraries only: ${Object.entries(res.laneLibraries)
+        .map(([l, ls]) => `${l} (${ls.join(', ') || 'none'})`)
+        .join('; ')}\n`
+    : ''
+}
 ## Peers
 
 ${res.peers.map((p) => `- **${p.lib}**: ${p.present ? 'present' : `absent — ${p.reason}`}${p.note ? ` (${p.note})` : ''}`).join('\n')}
@@ -111,7 +164,15 @@ Times in ms per sample: one call, or the batch the lane names. JS = time the JS 
 (sync libraries: = wall; async: event-loop utilization \`active\` over the call). ×bs3 = the
 median's ratio to better-sqlite3's. n = samples; each sample's operation and row counts were
 checked against what the lane declares.
-${groups.map((g) => `\n### ${g}\n\n${mdTable(HEADER, rows.filter((r) => r.c.group === g).map((r) => r.cells))}\n`).join('')}
+${groups
+  .map(
+    (g) =>
+      `\n### ${g}\n\n${mdTable(
+        HEADER,
+        rows.filter((r) => r.c.group === g).map((r) => r.cells),
+      )}\n`,
+  )
+  .join('')}
 ${res.targets.some((t) => t.value !== undefined) ? `\n## Targets (resqlite vs a peer or itself, from the medians above)\n\n${mdTable(['target', 'measured', 'goal', 'result'], targetRows(res))}\n` : ''}
 ${res.comparison ? `\n## Compared to ${res.comparison.to}\n\n\`\`\`\n${res.comparison.text}\n\`\`\`\n` : ''}
 ${res.problems.length ? `## Problems\n\n${res.problems.map((p) => `- ${p}`).join('\n')}\n` : ''}`

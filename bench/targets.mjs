@@ -26,46 +26,155 @@ function target(name, caseId, peer, metric, op, goal, compute) {
 }
 const ratioOf = (a, b) => (a !== undefined && b !== undefined && b !== 0 ? a / b : undefined)
 
-const vsPeer = (name, id, peer, metric, op, goal) => target(name, id, peer, metric, op, goal, (get) => ratioOf(pick(get('resqlite', id) ?? {}, metric), pick(get(peer, id) ?? {}, metric)))
-const selfRatio = (name, idA, idB, metric, op, goal) => target(name, `${idA} / ${idB}`, 'resqlite', metric, op, goal, (get) => ratioOf(pick(get('resqlite', idA) ?? {}, metric), pick(get('resqlite', idB) ?? {}, metric)))
-const value = (name, id, field, op, goal) => target(name, id, null, field, op, goal, (get) => (get('resqlite', id) ? pick(get('resqlite', id), field) : undefined))
-const derived = (name, id, metric, compute) => target(name, id, null, metric, 'reported', '', (get) => (get('resqlite', id) ? compute(get('resqlite', id)) : undefined))
+const vsPeer = (name, id, peer, metric, op, goal) =>
+  target(name, id, peer, metric, op, goal, (get) =>
+    ratioOf(pick(get('resqlite', id) ?? {}, metric), pick(get(peer, id) ?? {}, metric)),
+  )
+const selfRatio = (name, idA, idB, metric, op, goal) =>
+  target(name, `${idA} / ${idB}`, 'resqlite', metric, op, goal, (get) =>
+    ratioOf(pick(get('resqlite', idA) ?? {}, metric), pick(get('resqlite', idB) ?? {}, metric)),
+  )
+const value = (name, id, field, op, goal) =>
+  target(name, id, null, field, op, goal, (get) => (get('resqlite', id) ? pick(get('resqlite', id), field) : undefined))
+const derived = (name, id, metric, compute) =>
+  target(name, id, null, metric, 'reported', '', (get) =>
+    get('resqlite', id) ? compute(get('resqlite', id)) : undefined,
+  )
 
 export const TARGETS = [
   vsPeer('select 1,000: wall vs better-sqlite3 .all()', 'select.1000', 'better-sqlite3', 'wall', '<=', 0.8),
   vsPeer('select 10,000: wall vs better-sqlite3 .all()', 'select.10000', 'better-sqlite3', 'wall', '<=', 0.8),
   vsPeer('select 1,000: JS-thread vs better-sqlite3 .all()', 'select.1000', 'better-sqlite3', 'js', '<=', 0.2),
   vsPeer('select 10,000: JS-thread vs better-sqlite3 .all()', 'select.10000', 'better-sqlite3', 'js', '<=', 0.2),
-  vsPeer('selectBytes 10,000: wall vs better-sqlite3 all+stringify+Buffer.from', 'bytes.10000', 'better-sqlite3', 'wall', '<=', 0.25),
-  vsPeer('selectBytes 10,000: JS-thread vs better-sqlite3 all+stringify+Buffer.from', 'bytes.10000', 'better-sqlite3', 'js', '<=', 0.05),
+  vsPeer(
+    'selectBytes 10,000: wall vs better-sqlite3 all+stringify+Buffer.from',
+    'bytes.10000',
+    'better-sqlite3',
+    'wall',
+    '<=',
+    0.25,
+  ),
+  vsPeer(
+    'selectBytes 10,000: JS-thread vs better-sqlite3 all+stringify+Buffer.from',
+    'bytes.10000',
+    'better-sqlite3',
+    'js',
+    '<=',
+    0.05,
+  ),
   vsPeer('point query q/s vs better-sqlite3', 'point', 'better-sqlite3', 'rate', '>=', 0.8),
   vsPeer('point query q/s vs sqlite3', 'point', 'sqlite3', 'rate', '>=', 3),
   value('longest stall, 100,000-row select (p90 of runs, ms)', 'stall', 'stall.p90', '<=', 5),
   vsPeer('batch insert 10,000 rows: wall vs better-sqlite3', 'batch-insert.10000', 'better-sqlite3', 'wall', '<=', 1),
-  vsPeer('100 concurrent single inserts: wall vs better-sqlite3 loop', 'insert-concurrent', 'better-sqlite3', 'wall', '<=', 1),
-  vsPeer('100 sequential single inserts: wall vs better-sqlite3 loop', 'insert-sequential', 'better-sqlite3', 'wall', '<=', 1.5),
-  vsPeer('interactive transaction (2 inserts + select): wall vs better-sqlite3', 'tx-interactive', 'better-sqlite3', 'wall', '<=', 2),
-  vsPeer('batch insert 10,000 rows × 20 columns: wall vs better-sqlite3', 'batch-insert-wide', 'better-sqlite3', 'wall', '<=', 1),
+  vsPeer(
+    '100 concurrent single inserts: wall vs better-sqlite3 loop',
+    'insert-concurrent',
+    'better-sqlite3',
+    'wall',
+    '<=',
+    1,
+  ),
+  vsPeer(
+    '100 sequential single inserts: wall vs better-sqlite3 loop',
+    'insert-sequential',
+    'better-sqlite3',
+    'wall',
+    '<=',
+    1.5,
+  ),
+  vsPeer(
+    'interactive transaction (2 inserts + select): wall vs better-sqlite3',
+    'tx-interactive',
+    'better-sqlite3',
+    'wall',
+    '<=',
+    2,
+  ),
+  vsPeer(
+    'batch insert 10,000 rows × 20 columns: wall vs better-sqlite3',
+    'batch-insert-wide',
+    'better-sqlite3',
+    'wall',
+    '<=',
+    1,
+  ),
 
   // Encryption at rest (issue 5): resqlite encrypted (default cipher) / resqlite plaintext,
   // measured in alternation in one process (lanes/encryption.mjs).
-  selfRatio('select 10,000 rows: wall encrypted vs plaintext', 'enc.select.encrypted', 'enc.select.plain', 'wall', '<=', 1.15),
-  selfRatio('batch insert 10,000 rows: wall encrypted vs plaintext', 'enc.batch.encrypted', 'enc.batch.plain', 'wall', '<=', 1.3),
-  selfRatio('open + first query: wall encrypted vs plaintext', 'enc.open.encrypted', 'enc.open.plain', 'wall', 'reported', ''),
+  selfRatio(
+    'select 10,000 rows: wall encrypted vs plaintext',
+    'enc.select.encrypted',
+    'enc.select.plain',
+    'wall',
+    '<=',
+    1.15,
+  ),
+  selfRatio(
+    'batch insert 10,000 rows: wall encrypted vs plaintext',
+    'enc.batch.encrypted',
+    'enc.batch.plain',
+    'wall',
+    '<=',
+    1.3,
+  ),
+  selfRatio(
+    'open + first query: wall encrypted vs plaintext',
+    'enc.open.encrypted',
+    'enc.open.plain',
+    'wall',
+    'reported',
+    '',
+  ),
 
   // Live queries (issue 4, lanes/live-queries.mjs).
-  value('live-latency: rows delivered after the write is acknowledged (median ms)', 'live-latency', 'afterAck', '<=', 0.1),
-  derived('live-latency: median wall − median plain write (ms)', 'live-latency', 'wall − plainWrite', (c) => c.wall.median - c.plainWrite.median),
+  value(
+    'live-latency: rows delivered after the write is acknowledged (median ms)',
+    'live-latency',
+    'afterAck',
+    '<=',
+    0.1,
+  ),
+  derived(
+    'live-latency: median wall − median plain write (ms)',
+    'live-latency',
+    'wall − plainWrite',
+    (c) => c.wall.median - c.plainWrite.median,
+  ),
   vsPeer('live-latency: wall vs better-sqlite3 re-run', 'live-latency', 'better-sqlite3', 'wall', 'reported', ''),
   vsPeer('live-latency: wall vs sqlite3 update hook', 'live-latency', 'sqlite3', 'wall', 'reported', ''),
-  value('live-unrelated: re-queries (10 streams, writes to an unread column)', 'live-unrelated', 'counts.requeries', '==', 0),
+  value(
+    'live-unrelated: re-queries (10 streams, writes to an unread column)',
+    'live-unrelated',
+    'counts.requeries',
+    '==',
+    0,
+  ),
   value('live-unrelated: emissions', 'live-unrelated', 'counts.emissions', '==', 0),
   value('live-fanout: re-queries per write (100 identical streams)', 'live-fanout', 'counts.requeries', '==', 1),
   value('live-fanout: emissions per write', 'live-fanout', 'counts.emissions', '==', 100),
   value('live-unchanged: emissions (writes leaving the result equal)', 'live-unchanged', 'counts.emissions', '==', 0),
-  derived('live-unchanged: JS-thread per write, with the stream / without (medians)', 'live-unchanged', 'js / plainJs', (c) => ratioOf(c.js.median, c.plainJs.median)),
-  selfRatio('live-columns: writes/s, disjoint vs overlapping columns', 'live-columns.disjoint', 'live-columns.overlapping', 'rate', '>=', 2),
-  selfRatio('live-columns: writes/s, disjoint columns vs no streams', 'live-columns.disjoint', 'live-columns.none', 'rate', '>=', 0.8),
+  derived(
+    'live-unchanged: JS-thread per write, with the stream / without (medians)',
+    'live-unchanged',
+    'js / plainJs',
+    (c) => ratioOf(c.js.median, c.plainJs.median),
+  ),
+  selfRatio(
+    'live-columns: writes/s, disjoint vs overlapping columns',
+    'live-columns.disjoint',
+    'live-columns.overlapping',
+    'rate',
+    '>=',
+    2,
+  ),
+  selfRatio(
+    'live-columns: writes/s, disjoint columns vs no streams',
+    'live-columns.disjoint',
+    'live-columns.none',
+    'rate',
+    '>=',
+    0.8,
+  ),
   vsPeer('live-churn: wall vs better-sqlite3', 'live-churn', 'better-sqlite3', 'wall', 'reported', ''),
   vsPeer('live-churn: wall vs sqlite3', 'live-churn', 'sqlite3', 'wall', 'reported', ''),
 ]

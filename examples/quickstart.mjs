@@ -44,6 +44,8 @@ for await (const [row] of live) {
   } else break // leaving the loop unsubscribes
 }
 const { streams } = await db.diagnostics()
-console.log(`diagnostics → ${streams.requeries} re-run, ${streams.emissions} rows delivered, ${streams.active} subscribed`)
+console.log(
+  `diagnostics → ${streams.requeries} re-run, ${streams.emissions} rows delivered, ${streams.active} subscribed`,
+)
 
 await db.close()

@@ -13,7 +13,8 @@ const debug = process.argv.includes('--debug')
 const run = (cmd, args) => execFileSync(cmd, args, { cwd: root, stdio: 'inherit' })
 
 run('cargo', ['build', '-p', 'resqlite-engine', ...(debug ? [] : ['--release'])])
-const lib = { darwin: 'libresqlite_engine.dylib', win32: 'resqlite_engine.dll' }[process.platform] ?? 'libresqlite_engine.so'
+const lib =
+  { darwin: 'libresqlite_engine.dylib', win32: 'resqlite_engine.dll' }[process.platform] ?? 'libresqlite_engine.so'
 mkdirSync(join(root, 'native'), { recursive: true })
 copyFileSync(join(root, 'target', debug ? 'debug' : 'release', lib), join(root, 'native', 'resqlite.node'))
 

@@ -3,19 +3,32 @@
 import * as os from 'node:os'
 
 import { CIPHERS, DEFAULT_CIPHER } from './cipher'
-import type { CheckedCipher, EngineOptions, Encryption } from './engine'
-import { ResqliteError, abortError, describe, rangeError, typeError } from './errors'
+import type { CheckedCipher, Encryption, EngineOptions } from './engine'
+import { abortError, describe, ResqliteError, rangeError, typeError } from './errors'
 import type { Packed } from './params'
 import type { OpenOptions, QueryOptions, RekeyOptions, TransactionMode, TransactionOptions } from './types'
 
-const OPTION_KEYS = new Set(['readers', 'busyTimeout', 'readonly', 'safeIntegers', 'watchExternalChanges', 'encryptionKey', 'cipher', 'attach'])
+const OPTION_KEYS = new Set([
+  'readers',
+  'busyTimeout',
+  'readonly',
+  'safeIntegers',
+  'watchExternalChanges',
+  'encryptionKey',
+  'cipher',
+  'attach',
+])
 const REKEY_OPTION_KEYS = new Set(['cipher'])
 const TRANSACTION_OPTION_KEYS = new Set(['mode', 'signal'])
 const MODES = new Set(['deferred', 'immediate', 'exclusive'])
 
 /** The checks every statement call makes, in order: the SQL, the options, the parameters
  * (packed by `pack`), then a signal already aborted. */
-export function prepareCall(sql: unknown, options: unknown, pack: () => Packed): { packed: Packed; signal: AbortSignal | undefined } {
+export function prepareCall(
+  sql: unknown,
+  options: unknown,
+  pack: () => Packed,
+): { packed: Packed; signal: AbortSignal | undefined } {
   checkSql(sql)
   const signal = checkQueryOptions(options)
   const packed = pack()
@@ -30,16 +43,23 @@ export function checkBody(body: unknown): void {
 export function checkMode(mode: unknown): TransactionMode {
   if (mode === undefined) return 'deferred'
   if (typeof mode !== 'string' || !MODES.has(mode)) {
-    throw typeError(`mode must be 'deferred', 'immediate' or 'exclusive', got ${typeof mode === 'string' ? `'${mode}'` : describe(mode)}`, 'ERR_INVALID_ARG_VALUE')
+    throw typeError(
+      `mode must be 'deferred', 'immediate' or 'exclusive', got ${typeof mode === 'string' ? `'${mode}'` : describe(mode)}`,
+      'ERR_INVALID_ARG_VALUE',
+    )
   }
   return mode as TransactionMode
 }
 
 export function checkNestedOptions(options: unknown): void {
   if (options === undefined) return
-  if (typeof options !== 'object' || options === null) throw typeError(`options must be an object, got ${describe(options)}`)
+  if (typeof options !== 'object' || options === null)
+    throw typeError(`options must be an object, got ${describe(options)}`)
   for (const key of Object.keys(options)) {
-    throw typeError(`a nested transaction takes no '${key}' option: mode and signal belong to the outermost transaction`, 'ERR_INVALID_ARG_VALUE')
+    throw typeError(
+      `a nested transaction takes no '${key}' option: mode and signal belong to the outermost transaction`,
+      'ERR_INVALID_ARG_VALUE',
+    )
   }
 }
 
@@ -49,10 +69,12 @@ export function checkSql(sql: unknown): asserts sql is string {
 
 export function checkQueryOptions(options: unknown): AbortSignal | undefined {
   if (options === undefined) return undefined
-  if (typeof options !== 'object' || options === null) throw typeError(`options must be an object, got ${describe(options)}`)
+  if (typeof options !== 'object' || options === null)
+    throw typeError(`options must be an object, got ${describe(options)}`)
   const signal = (options as QueryOptions).signal
   if (signal === undefined) return undefined
-  if (!(signal instanceof AbortSignal)) throw typeError(`options.signal must be an AbortSignal, got ${describe(signal)}`)
+  if (!(signal instanceof AbortSignal))
+    throw typeError(`options.signal must be an AbortSignal, got ${describe(signal)}`)
   return signal
 }
 
@@ -75,7 +97,8 @@ export function checkPath(path: unknown, options?: unknown): string {
 }
 
 export function checkOptions(options: unknown): EngineOptions {
-  if (typeof options !== 'object' || options === null) throw typeError(`options must be an object, got ${describe(options)}`)
+  if (typeof options !== 'object' || options === null)
+    throw typeError(`options must be an object, got ${describe(options)}`)
   for (const key of Object.keys(options)) {
     if (!OPTION_KEYS.has(key)) throw typeError(`unknown option '${key}'`, 'ERR_INVALID_ARG_VALUE')
   }
@@ -135,16 +158,25 @@ function checkEncryption(key: unknown, cipher: unknown): Encryption | undefined 
 
 /** `db.rekey(newKey, options)`: undefined decrypts. Without a cipher the database keeps
  * `current` (the default cipher when it is plaintext now). */
-export function checkRekey(newKey: unknown, options: unknown, current: CheckedCipher | undefined): Encryption | undefined {
+export function checkRekey(
+  newKey: unknown,
+  options: unknown,
+  current: CheckedCipher | undefined,
+): Encryption | undefined {
   if (options !== undefined) {
-    if (typeof options !== 'object' || options === null) throw typeError(`options must be an object, got ${describe(options)}`)
+    if (typeof options !== 'object' || options === null)
+      throw typeError(`options must be an object, got ${describe(options)}`)
     for (const key of Object.keys(options)) {
       if (!REKEY_OPTION_KEYS.has(key)) throw typeError(`unknown rekey option '${key}'`, 'ERR_INVALID_ARG_VALUE')
     }
   }
   const cipher = (options as RekeyOptions | undefined)?.cipher
   if (newKey === null) {
-    if (cipher !== undefined) throw typeError('a cipher was given to decrypt (newKey null): give a key to change the cipher', 'ERR_INVALID_ARG_VALUE')
+    if (cipher !== undefined)
+      throw typeError(
+        'a cipher was given to decrypt (newKey null): give a key to change the cipher',
+        'ERR_INVALID_ARG_VALUE',
+      )
     return undefined
   }
   if (newKey === undefined) throw typeError('rekey needs a new key, or null to decrypt')
@@ -171,7 +203,10 @@ function checkCipher(cipher: unknown, what: string): CheckedCipher {
   for (const key of Object.keys(given)) {
     if (key !== 'name' && !Object.hasOwn(spec.params, key)) {
       const known = Object.keys(spec.params)
-      throw typeError(`cipher '${name}' has no parameter '${key}'${known.length ? ` (it takes ${known.join(', ')})` : ''}`, 'ERR_INVALID_ARG_VALUE')
+      throw typeError(
+        `cipher '${name}' has no parameter '${key}'${known.length ? ` (it takes ${known.join(', ')})` : ''}`,
+        'ERR_INVALID_ARG_VALUE',
+      )
     }
   }
   const checked: CheckedCipher = { name, names: [], values: [] }
@@ -185,7 +220,12 @@ function checkCipher(cipher: unknown, what: string): CheckedCipher {
       n = value ? 1 : 0
     } else if (p.kind === 'enum') {
       if (typeof value !== 'string' || !Object.hasOwn(p.values, value)) {
-        throw typeError(`${label} must be one of ${Object.keys(p.values).map((v) => `'${v}'`).join(', ')}`, 'ERR_INVALID_ARG_VALUE')
+        throw typeError(
+          `${label} must be one of ${Object.keys(p.values)
+            .map((v) => `'${v}'`)
+            .join(', ')}`,
+          'ERR_INVALID_ARG_VALUE',
+        )
       }
       n = p.values[value]
     } else {
@@ -206,13 +246,20 @@ function encodeKey(key: unknown, cipher: CheckedCipher, what: string): Uint8Arra
   if (typeof key === 'string') {
     if (key.length === 0) throw typeError(`${what} must not be empty`, 'ERR_INVALID_ARG_VALUE')
     if (key.startsWith('raw:')) {
-      throw typeError(`${what}: a passphrase may not start with 'raw:' (SQLite3 Multiple Ciphers would read it as raw key bytes); pass a raw key as a Uint8Array`, 'ERR_INVALID_ARG_VALUE')
+      throw typeError(
+        `${what}: a passphrase may not start with 'raw:' (SQLite3 Multiple Ciphers would read it as raw key bytes); pass a raw key as a Uint8Array`,
+        'ERR_INVALID_ARG_VALUE',
+      )
     }
     return new TextEncoder().encode(key)
   }
   if (key instanceof Uint8Array) {
     const spec = CIPHERS[cipher.name]
-    if (!spec.rawKeyLength) throw typeError(`${what}: cipher '${cipher.name}' takes a passphrase string, not raw key bytes`, 'ERR_INVALID_ARG_VALUE')
+    if (!spec.rawKeyLength)
+      throw typeError(
+        `${what}: cipher '${cipher.name}' takes a passphrase string, not raw key bytes`,
+        'ERR_INVALID_ARG_VALUE',
+      )
     const params: Record<string, number> = {}
     for (const [param, p] of Object.entries(spec.params)) {
       const i = cipher.names.indexOf(p.native)
@@ -220,7 +267,9 @@ function encodeKey(key: unknown, cipher: CheckedCipher, what: string): Uint8Arra
     }
     const n = spec.rawKeyLength(params)
     if (key.length !== n && key.length !== n + SALT_LENGTH) {
-      throw rangeError(`${what}: cipher '${cipher.name}' takes a raw key of ${n} bytes (or ${n + SALT_LENGTH} with the salt), got ${key.length} bytes`)
+      throw rangeError(
+        `${what}: cipher '${cipher.name}' takes a raw key of ${n} bytes (or ${n + SALT_LENGTH} with the salt), got ${key.length} bytes`,
+      )
     }
     const out = new Uint8Array(RAW_PREFIX.length + key.length)
     out.set(RAW_PREFIX)
@@ -232,9 +281,11 @@ function encodeKey(key: unknown, cipher: CheckedCipher, what: string): Uint8Arra
 
 export function checkTransactionOptions(options: unknown): { mode: string; signal: AbortSignal | undefined } {
   if (options === undefined) return { mode: 'deferred', signal: undefined }
-  if (typeof options !== 'object' || options === null) throw typeError(`options must be an object, got ${describe(options)}`)
+  if (typeof options !== 'object' || options === null)
+    throw typeError(`options must be an object, got ${describe(options)}`)
   for (const key of Object.keys(options)) {
-    if (!TRANSACTION_OPTION_KEYS.has(key)) throw typeError(`unknown transaction option '${key}'`, 'ERR_INVALID_ARG_VALUE')
+    if (!TRANSACTION_OPTION_KEYS.has(key))
+      throw typeError(`unknown transaction option '${key}'`, 'ERR_INVALID_ARG_VALUE')
   }
   const o = options as TransactionOptions
   return { mode: checkMode(o.mode), signal: checkQueryOptions({ signal: o.signal }) }
@@ -242,7 +293,8 @@ export function checkTransactionOptions(options: unknown): { mode: string; signa
 
 function integerOption(name: string, value: unknown, min: number, max: number, fallback: number): number {
   if (value === undefined) return fallback
-  if (typeof value !== 'number' || !Number.isInteger(value)) throw typeError(`${name} must be an integer, got ${describe(value)}`)
+  if (typeof value !== 'number' || !Number.isInteger(value))
+    throw typeError(`${name} must be an integer, got ${describe(value)}`)
   if (value < min || value > max) throw rangeError(`${name} must be between ${min} and ${max}, got ${value}`)
   return value
 }

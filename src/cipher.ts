@@ -58,7 +58,14 @@ export const CIPHERS: Record<string, CipherSpec> = {
       algorithm: {
         native: 'algorithm',
         kind: 'enum',
-        values: { 'aegis-128l': 1, 'aegis-128x2': 2, 'aegis-128x4': 3, 'aegis-256': 4, 'aegis-256x2': 5, 'aegis-256x4': 6 },
+        values: {
+          'aegis-128l': 1,
+          'aegis-128x2': 2,
+          'aegis-128x4': 3,
+          'aegis-256': 4,
+          'aegis-256x2': 5,
+          'aegis-256x4': 6,
+        },
       },
       tcost: iterations('tcost'),
       mcost: iterations('mcost'),

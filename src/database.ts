@@ -2,18 +2,32 @@
 // transaction body to that transaction, and sends the rest to the engine — reads to the
 // reader pool, writes to the writer in call order.
 import { AsyncLocalStorage } from 'node:async_hooks'
-
-import type { Row } from './decode'
 import { stat } from 'node:fs/promises'
-
-import { checkBody, checkOptions, checkPath, checkRekey, checkTransactionOptions, checkWatchOption, prepareCall } from './arguments'
-import { Engine, type CheckedCipher, type EngineOptions } from './engine'
-import { ResqliteError, abortError, closedError } from './errors'
+import {
+  checkBody,
+  checkOptions,
+  checkPath,
+  checkRekey,
+  checkTransactionOptions,
+  checkWatchOption,
+  prepareCall,
+} from './arguments'
+import type { Row } from './decode'
+import { type CheckedCipher, Engine, type EngineOptions } from './engine'
+import { abortError, closedError, ResqliteError } from './errors'
 import { JobKind } from './native'
 import { copyPacked, encodeBatch, encodeParams, NO_PARAMS, type Packed, type Params } from './params'
 import { LiveQuery, StreamHub } from './streams'
 import { OUTERMOST, Transaction, Turns } from './transaction'
-import type { BatchResult, Diagnostics, OpenOptions, QueryOptions, RekeyOptions, RunResult, TransactionOptions } from './types'
+import type {
+  BatchResult,
+  Diagnostics,
+  OpenOptions,
+  QueryOptions,
+  RekeyOptions,
+  RunResult,
+  TransactionOptions,
+} from './types'
 
 const DEBUG_PANIC = Symbol.for('resqlite.debugPanic')
 
@@ -89,23 +103,34 @@ export class Database {
 
   /** The first row, or `undefined`. Stops stepping after one row. */
   selectOne<T = Row>(sql: string, params?: Params, options?: QueryOptions): Promise<T | undefined> {
-    return this.#context.getStore()?.selectOne<T>(sql, params, options) ?? this.#read(JobKind.SelectOne, sql, params, options)
+    return (
+      this.#context.getStore()?.selectOne<T>(sql, params, options) ??
+      this.#read(JobKind.SelectOne, sql, params, options)
+    )
   }
 
   /** The rows as JSON text in a Buffer, built natively: `JSON.stringify(await select(…))`. */
   selectBytes(sql: string, params?: Params, options?: QueryOptions): Promise<Buffer> {
-    return this.#context.getStore()?.selectBytes(sql, params, options) ?? this.#read(JobKind.SelectBytes, sql, params, options)
+    return (
+      this.#context.getStore()?.selectBytes(sql, params, options) ??
+      this.#read(JobKind.SelectBytes, sql, params, options)
+    )
   }
 
   /** Runs a statement on the writer; with no parameters, SQL holding several statements runs them all. */
   execute(sql: string, params?: Params): Promise<RunResult> {
-    return this.#context.getStore()?.execute(sql, params) ?? this.#write(JobKind.Execute, sql, () => encodeParams(params))
+    return (
+      this.#context.getStore()?.execute(sql, params) ?? this.#write(JobKind.Execute, sql, () => encodeParams(params))
+    )
   }
 
   /** Runs one statement once per parameter set, in one native loop inside one transaction:
    * all sets apply, or (on any error) none. */
   executeBatch(sql: string, paramSets: readonly Params[]): Promise<BatchResult> {
-    return this.#context.getStore()?.executeBatch(sql, paramSets) ?? this.#write(JobKind.Batch, sql, () => encodeBatch(paramSets))
+    return (
+      this.#context.getStore()?.executeBatch(sql, paramSets) ??
+      this.#write(JobKind.Batch, sql, () => encodeBatch(paramSets))
+    )
   }
 
   /** Runs `body` in a transaction that holds the writer across its awaits (README
@@ -132,7 +157,12 @@ export class Database {
    * key. Not inside a transaction. */
   rekey(newKey: string | Uint8Array | null, options?: RekeyOptions): Promise<void> {
     if (this.#context.getStore()) {
-      return Promise.reject(new ResqliteError('ERR_REKEY_IN_TRANSACTION', 'rekey cannot run inside a transaction; call it outside the transaction body'))
+      return Promise.reject(
+        new ResqliteError(
+          'ERR_REKEY_IN_TRANSACTION',
+          'rekey cannot run inside a transaction; call it outside the transaction body',
+        ),
+      )
     }
     if (this.#closing) return Promise.reject(closedError())
     let enc
@@ -143,13 +173,20 @@ export class Database {
     }
     if (this.readonly) {
       enc?.key.fill(0)
-      return Promise.reject(new ResqliteError('ERR_DATABASE_READONLY', 'the database was opened with readonly: true; rekey needs the writer'))
+      return Promise.reject(
+        new ResqliteError(
+          'ERR_DATABASE_READONLY',
+          'the database was opened with readonly: true; rekey needs the writer',
+        ),
+      )
     }
     if (this.#attached) {
       // The connections reattach with the main database's key after a rekey: attached files
       // still under the old key would no longer open.
       enc?.key.fill(0)
-      return Promise.reject(new ResqliteError('ERR_REKEY', 'rekey re-encrypts the main database only; open it without attach to rekey it'))
+      return Promise.reject(
+        new ResqliteError('ERR_REKEY', 'rekey re-encrypts the main database only; open it without attach to rekey it'),
+      )
     }
     return this.#rekey(enc)
   }
@@ -200,7 +237,11 @@ export class Database {
     }, interval).unref()
   }
 
-  async #transaction<T>(body: (tx: Transaction) => Promise<T>, mode: string, signal: AbortSignal | undefined): Promise<T> {
+  async #transaction<T>(
+    body: (tx: Transaction) => Promise<T>,
+    mode: string,
+    signal: AbortSignal | undefined,
+  ): Promise<T> {
     if (!this.#turns.tryAcquire()) await this.#turns.acquire(signal, 'transaction')
     try {
       const begun = this.#engine.write(JobKind.Control, `BEGIN ${mode.toUpperCase()}`, NO_PARAMS)

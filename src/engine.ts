@@ -1,8 +1,8 @@
 // The JS side of the native engine: submits jobs to the reader pool or the writer and settles
 // their promises when the engine hands back a batch of completions.
-import { DIRECT_DECODE_CELLS, RowsAssembler, RowsResult, type Row } from './decode'
-import { ResqliteError, abortError } from './errors'
-import { binding, Done, JobKind, Mailbox, type JobCalls, type NativeDatabase } from './native'
+import { DIRECT_DECODE_CELLS, type Row, RowsAssembler, RowsResult } from './decode'
+import { abortError, ResqliteError } from './errors'
+import { binding, Done, type JobCalls, JobKind, Mailbox, type NativeDatabase } from './native'
 import type { Packed } from './params'
 
 export interface EngineOptions {
@@ -94,7 +94,9 @@ export class Engine {
       enc?.key.fill(0)
     }
     this.#calls = this.#native.jobCalls()
-    this.opened = new Promise((resolve, reject) => this.#track(openId, { kind: undefined, sql: undefined, resolve, reject }))
+    this.opened = new Promise((resolve, reject) =>
+      this.#track(openId, { kind: undefined, sql: undefined, resolve, reject }),
+    )
   }
 
   /** Runs a read on the reader pool. An abort cancels it queued or interrupts it running. */
@@ -155,7 +157,13 @@ export class Engine {
       const id = this.#newId()
       this.#track(id, { kind: undefined, sql: undefined, resolve, reject })
       try {
-        this.#native.rekey(id, enc?.cipher.name ?? '', enc?.cipher.names ?? [], enc?.cipher.values ?? [], enc?.key ?? NO_KEY)
+        this.#native.rekey(
+          id,
+          enc?.cipher.name ?? '',
+          enc?.cipher.names ?? [],
+          enc?.cipher.values ?? [],
+          enc?.key ?? NO_KEY,
+        )
       } catch (error) {
         this.#jobs.delete(id)
         this.#unrefIfIdle()
@@ -205,7 +213,11 @@ export class Engine {
    * for the polling to end (the engine then calls the handler with no batch): awaited writes
    * one after another cost no ref/unref pair each (experiments/021). */
   #unrefIfIdle(): void {
-    if (this.#referenced && Atomics.load(this.#words, Mailbox.Polling) === 0 && this.#jobs.size + this.#streams.size === 0) {
+    if (
+      this.#referenced &&
+      Atomics.load(this.#words, Mailbox.Polling) === 0 &&
+      this.#jobs.size + this.#streams.size === 0
+    ) {
       this.#calls.unref()
       this.#referenced = false
     }

@@ -1,9 +1,9 @@
 // The package's public surface: the classes, and every public type from the module that
 // defines it.
 export { Database } from './database'
-export { ResqliteError } from './errors'
 export type { Row } from './decode'
+export { ResqliteError } from './errors'
 export type { Params, Value } from './params'
-export type { Transaction } from './transaction'
 export type { LiveQuery, StreamCounters, StreamObserver, Unsubscribe } from './streams'
+export type { Transaction } from './transaction'
 export type * from './types'

@@ -43,7 +43,14 @@ export const enum JobKind {
  * They use their NativeDatabase without holding it: keep them only next to it. */
 export interface JobCalls {
   read(id: number, kind: JobKind, sql: string, params: Uint8Array, paramsLength: number, cancellable: boolean): void
-  write(id: number, kind: JobKind, sql: string, params: Uint8Array, paramsLength: number, inTransaction: boolean): boolean
+  write(
+    id: number,
+    kind: JobKind,
+    sql: string,
+    params: Uint8Array,
+    paramsLength: number,
+    inTransaction: boolean,
+  ): boolean
   /** Pending jobs keep the process alive. */
   ref(): void
   /** Nothing pending keeps the process alive any more. */

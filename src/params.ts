@@ -127,7 +127,10 @@ function writeValue(v: unknown, name: string): void {
       return
     case 'string':
       if (!v.isWellFormed()) {
-        throw typeError(`${name} is a string with a lone surrogate, which is not valid Unicode and cannot be stored as UTF-8 text`, 'ERR_INVALID_ARG_VALUE')
+        throw typeError(
+          `${name} is a string with a lone surrogate, which is not valid Unicode and cannot be stored as UTF-8 text`,
+          'ERR_INVALID_ARG_VALUE',
+        )
       }
       ensure(1)
       buf[pos++] = 3

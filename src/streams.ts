@@ -2,10 +2,11 @@
 // starts one native query per distinct (sql, parameters), shared by every subscriber. The
 // engine re-runs it when a committed write touched what it reads and sends rows only when they
 // differ from the last ones sent; this side fans them out to the subscribers.
+
+import { checkSql } from './arguments'
 import type { Row } from './decode'
 import type { Engine } from './engine'
-import { ResqliteError, closedError } from './errors'
-import { checkSql } from './arguments'
+import { closedError, ResqliteError } from './errors'
 import { encodeParams, type Packed, type Params } from './params'
 
 /** Receives a live query's rows; the same array goes to every subscriber: treat it as read-only. */

@@ -3,11 +3,10 @@
 // writer waits its turn in call order (Turns), at the database level and inside each
 // transaction level, so its statements reach the writer's queue in the order they were called.
 import type { AsyncLocalStorage } from 'node:async_hooks'
-
+import { checkBody, checkNestedOptions, prepareCall } from './arguments'
 import type { Row } from './decode'
 import type { Engine } from './engine'
-import { checkBody, checkNestedOptions, prepareCall } from './arguments'
-import { ResqliteError, abortError, describe, typeError } from './errors'
+import { abortError, describe, ResqliteError, typeError } from './errors'
 import { JobKind } from './native'
 import { copyPacked, encodeBatch, encodeParams, NO_PARAMS, type Packed, type Params } from './params'
 import type { BatchResult, QueryOptions, RunResult, TransactionOptions } from './types'
@@ -152,7 +151,12 @@ export class Transaction {
    * (outermost only) an abort rolls back at once. `begun` is the BEGIN or SAVEPOINT, sent but
    * not awaited: the body's statements queue behind it, and the writer refuses them if it
    * failed (experiments/014). */
-  async run<T>(body: (tx: Transaction) => Promise<T>, ends: Ends, begun: Promise<unknown>, signal?: AbortSignal): Promise<T> {
+  async run<T>(
+    body: (tx: Transaction) => Promise<T>,
+    ends: Ends,
+    begun: Promise<unknown>,
+    signal?: AbortSignal,
+  ): Promise<T> {
     try {
       return await this.#runLevel(body, ends, begun, signal)
     } finally {
@@ -162,7 +166,12 @@ export class Transaction {
 
   // The body is awaited here rather than in a helper: every async frame is garbage on every
   // transaction (experiments/023).
-  async #runLevel<T>(body: (tx: Transaction) => Promise<T>, ends: Ends, begun: Promise<unknown>, signal?: AbortSignal): Promise<T> {
+  async #runLevel<T>(
+    body: (tx: Transaction) => Promise<T>,
+    ends: Ends,
+    begun: Promise<unknown>,
+    signal?: AbortSignal,
+  ): Promise<T> {
     let begin: { failed: boolean; error?: unknown } | undefined
     const beginFailure = begun.then(
       () => void (begin = { failed: false }),
@@ -260,7 +269,11 @@ export class Transaction {
       const name = `resqlite_sp${depth}`
       const begun = this.#send(`SAVEPOINT ${name}`)
       const child = new Transaction(this.#engine, this.#context, this.#root, depth)
-      return await child.run(body, { commit: `RELEASE ${name}`, rollback: `ROLLBACK TO ${name}; RELEASE ${name}` }, begun)
+      return await child.run(
+        body,
+        { commit: `RELEASE ${name}`, rollback: `ROLLBACK TO ${name}; RELEASE ${name}` },
+        begun,
+      )
     } finally {
       this.#turns.release()
     }

@@ -39,7 +39,6 @@ export interface Diagnostics {
   groupCommit: { groups: number; writes: number }
 }
 
-
 export interface RekeyOptions {
   /** The cipher to re-encrypt with. Default: the cipher the database uses now
    * (`'chacha20'` for a plaintext one). */

@@ -1,9 +1,10 @@
 // The `attach` open option: databases attached on every connection (writer and readers), so
 // reads and live queries on any reader see them.
-import { test } from 'node:test'
+
 import assert from 'node:assert/strict'
 import { existsSync } from 'node:fs'
 import path from 'node:path'
+import { test } from 'node:test'
 
 import { Database } from '../dist/esm/index.mjs'
 import { tempDir } from './helpers.mjs'
@@ -14,7 +15,9 @@ test('attached databases are readable on every reader, in WAL mode, and live que
   const aux = path.join(dir, 'aux.db')
   const db = await Database.open(path.join(dir, 'main.db'), { readers: 3, attach: { aux } })
   t.after(() => db.close())
-  await db.execute('CREATE TABLE aux.t (id INTEGER PRIMARY KEY, v TEXT); CREATE TABLE main.t (id INTEGER PRIMARY KEY, v TEXT)')
+  await db.execute(
+    'CREATE TABLE aux.t (id INTEGER PRIMARY KEY, v TEXT); CREATE TABLE main.t (id INTEGER PRIMARY KEY, v TEXT)',
+  )
   await db.execute("INSERT INTO aux.t (v) VALUES ('a')")
   assert.ok(existsSync(`${aux}-wal`), 'the attached database is in WAL mode')
   // many reads at once spread over the readers: each must know aux
@@ -51,7 +54,10 @@ test('attach: bad schema names and paths are refused before anything is opened',
 test('an attached file that cannot be opened fails the open with its path named', async (t) => {
   const dir = tempDir(t)
   const missingDir = path.join(dir, 'no', 'such', 'dir', 'aux.db')
-  await assert.rejects(Database.open(path.join(dir, 'main.db'), { attach: { aux: missingDir } }), (e) => e.code === 'SQLITE_CANTOPEN' && e.message.includes(missingDir))
+  await assert.rejects(
+    Database.open(path.join(dir, 'main.db'), { attach: { aux: missingDir } }),
+    (e) => e.code === 'SQLITE_CANTOPEN' && e.message.includes(missingDir),
+  )
 })
 
 test('rekey is refused on a database opened with attach (the attachments would stay on the old key)', async (t) => {

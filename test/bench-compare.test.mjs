@@ -1,12 +1,21 @@
 // bench/compare.mjs: the noise rule that decides wins and regressions between two results files.
-import { test } from 'node:test'
+
 import assert from 'node:assert/strict'
+import { test } from 'node:test'
 import { compare, compareCase } from '../bench/compare.mjs'
-import { summarize } from '../bench/stats.mjs'
 import { rng } from '../bench/data.mjs'
+import { summarize } from '../bench/stats.mjs'
 
 // A results object with one async library and one case whose wall samples are given.
-const file = (wall) => ({ results: [{ lib: 'resqlite', sync: false, cases: [{ id: 'select.1000', title: 't', wall: summarize(wall), js: summarize(wall.map((x) => x / 4)) }] }] })
+const file = (wall) => ({
+  results: [
+    {
+      lib: 'resqlite',
+      sync: false,
+      cases: [{ id: 'select.1000', title: 't', wall: summarize(wall), js: summarize(wall.map((x) => x / 4)) }],
+    },
+  ],
+})
 const noisy = (n, center, spread, seed) => {
   const r = rng(seed)
   return Array.from({ length: n }, () => center * (1 + spread * (r() - 0.5)))
@@ -21,9 +30,18 @@ test('a file compared with itself: no wins, no regressions', () => {
 
 test('a 50 % slowdown is a regression, a 3 % one is noise, a 40 % speed-up a win', () => {
   const base = noisy(200, 1.0, 0.2, 1)
-  assert.equal(compareCase(file(base).results[0].cases[0], file(base.map((x) => x * 1.5)).results[0].cases[0], 'wall').verdict, 'regression')
-  assert.equal(compareCase(file(base).results[0].cases[0], file(noisy(200, 1.03, 0.2, 2)).results[0].cases[0], 'wall').verdict, 'noise')
-  assert.equal(compareCase(file(base).results[0].cases[0], file(base.map((x) => x * 0.6)).results[0].cases[0], 'wall').verdict, 'win')
+  assert.equal(
+    compareCase(file(base).results[0].cases[0], file(base.map((x) => x * 1.5)).results[0].cases[0], 'wall').verdict,
+    'regression',
+  )
+  assert.equal(
+    compareCase(file(base).results[0].cases[0], file(noisy(200, 1.03, 0.2, 2)).results[0].cases[0], 'wall').verdict,
+    'noise',
+  )
+  assert.equal(
+    compareCase(file(base).results[0].cases[0], file(base.map((x) => x * 0.6)).results[0].cases[0], 'wall').verdict,
+    'win',
+  )
 })
 
 test('the threshold widens with noise: 3 × MAD wins over 10 %', () => {

@@ -1,40 +1,41 @@
 // The writer owns checkpoints (README "How it works"): the WAL may grow while a long read
 // holds its snapshot, and is cut back to 16 MiB once readers let go and writes go on.
-import { test } from 'node:test';
-import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import path from 'node:path';
-import { Database } from '../dist/esm/index.mjs';
-import { tempDir, calibrate } from './helpers.mjs';
 
-const LIMIT = 16 * 2 ** 20;
+import assert from 'node:assert/strict'
+import fs from 'node:fs'
+import path from 'node:path'
+import { test } from 'node:test'
+import { Database } from '../dist/esm/index.mjs'
+import { calibrate, tempDir } from './helpers.mjs'
+
+const LIMIT = 16 * 2 ** 20
 
 test('the WAL grows under a long read and is truncated to 16 MiB after it', async (t) => {
-  const file = path.join(tempDir(t), 'wal.db');
-  const db = await Database.open(file);
-  t.after(() => db.close());
-  const walSize = () => fs.statSync(`${file}-wal`).size;
-  await db.execute('CREATE TABLE t (id INTEGER PRIMARY KEY, payload TEXT)');
-  const sets = Array.from({ length: 2000 }, () => ['x'.repeat(400)]);
-  const n = await calibrate(db, 1500);
+  const file = path.join(tempDir(t), 'wal.db')
+  const db = await Database.open(file)
+  t.after(() => db.close())
+  const walSize = () => fs.statSync(`${file}-wal`).size
+  await db.execute('CREATE TABLE t (id INTEGER PRIMARY KEY, payload TEXT)')
+  const sets = Array.from({ length: 2000 }, () => ['x'.repeat(400)])
+  const n = await calibrate(db, 1500)
   // Reads the table first, so its snapshot is held while the slow part runs.
   const longRead = db.select(
     `WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < ?)
      SELECT (SELECT count(*) FROM t) AS rows, (SELECT count(*) FROM c) AS n`,
     [n],
-  );
-  let grown = 0;
+  )
+  let grown = 0
   // ~48 MiB of writes while the read holds its snapshot: no checkpoint can restart the WAL.
   for (let i = 0; i < 60 && grown <= 2 * LIMIT; i++) {
-    await db.executeBatch('INSERT INTO t (payload) VALUES (?)', sets);
-    grown = Math.max(grown, walSize());
+    await db.executeBatch('INSERT INTO t (payload) VALUES (?)', sets)
+    grown = Math.max(grown, walSize())
   }
-  assert.ok(grown > 2 * LIMIT, `the WAL only reached ${grown} bytes; the test needs it above ${2 * LIMIT}`);
-  assert.deepEqual(await longRead, [{ rows: 0, n }]);
+  assert.ok(grown > 2 * LIMIT, `the WAL only reached ${grown} bytes; the test needs it above ${2 * LIMIT}`)
+  assert.deepEqual(await longRead, [{ rows: 0, n }])
   // Readers are done: the next commits checkpoint, the WAL starts over and is truncated.
   for (let i = 0; i < 5; i++) {
-    await db.execute('DELETE FROM t WHERE id <= ?', [(i + 1) * 20000]);
+    await db.execute('DELETE FROM t WHERE id <= ?', [(i + 1) * 20000])
   }
-  assert.ok(walSize() <= LIMIT, `the WAL is still ${walSize()} bytes after the read ended (limit ${LIMIT})`);
-  assert.deepEqual(await db.select('PRAGMA integrity_check'), [{ integrity_check: 'ok' }]);
-});
+  assert.ok(walSize() <= LIMIT, `the WAL is still ${walSize()} bytes after the read ended (limit ${LIMIT})`)
+  assert.deepEqual(await db.select('PRAGMA integrity_check'), [{ integrity_check: 'ok' }])
+})

@@ -1,39 +1,40 @@
 // The CommonJS entry works and shares its classes with the ESM entry.
-import { test } from 'node:test';
-import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { createRequire } from 'node:module';
-import * as esm from '../dist/esm/index.mjs';
 
-const require = createRequire(import.meta.url);
+import assert from 'node:assert/strict'
+import fs from 'node:fs'
+import { createRequire } from 'node:module'
+import os from 'node:os'
+import path from 'node:path'
+import { test } from 'node:test'
+import * as esm from '../dist/esm/index.mjs'
+
+const require = createRequire(import.meta.url)
 
 test('require() exposes Database and ResqliteError, the same classes as the ESM entry', async (t) => {
-  const cjs = require('../dist/cjs/index.js');
-  assert.equal(typeof cjs.Database, 'function');
-  assert.equal(typeof cjs.ResqliteError, 'function');
-  assert.equal(cjs.ResqliteError, esm.ResqliteError, 'ResqliteError must be the same class from both entries');
-  assert.ok(cjs.ResqliteError.prototype instanceof Error, 'ResqliteError must extend Error');
+  const cjs = require('../dist/cjs/index.js')
+  assert.equal(typeof cjs.Database, 'function')
+  assert.equal(typeof cjs.ResqliteError, 'function')
+  assert.equal(cjs.ResqliteError, esm.ResqliteError, 'ResqliteError must be the same class from both entries')
+  assert.ok(cjs.ResqliteError.prototype instanceof Error, 'ResqliteError must extend Error')
 
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'resqlite-'));
-  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
-  const db = await cjs.Database.open(path.join(dir, 'cjs.db'));
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'resqlite-'))
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
+  const db = await cjs.Database.open(path.join(dir, 'cjs.db'))
   try {
-    await db.execute('CREATE TABLE t (v TEXT)');
-    await db.execute('INSERT INTO t VALUES (?)', ['from cjs']);
-    assert.deepStrictEqual(await db.select('SELECT v FROM t'), [{ v: 'from cjs' }]);
+    await db.execute('CREATE TABLE t (v TEXT)')
+    await db.execute('INSERT INTO t VALUES (?)', ['from cjs'])
+    assert.deepStrictEqual(await db.select('SELECT v FROM t'), [{ v: 'from cjs' }])
     // an error raised through the CJS entry is an instance of the ESM class
-    let err;
+    let err
     try {
-      await db.select('SELEC 1');
+      await db.select('SELEC 1')
     } catch (e) {
-      err = e;
+      err = e
     }
-    assert.ok(err instanceof esm.ResqliteError, `expected the ESM ResqliteError, got ${err?.constructor?.name}`);
-    assert.ok(err instanceof cjs.ResqliteError);
-    assert.equal(err.code, 'SQLITE_ERROR');
+    assert.ok(err instanceof esm.ResqliteError, `expected the ESM ResqliteError, got ${err?.constructor?.name}`)
+    assert.ok(err instanceof cjs.ResqliteError)
+    assert.equal(err.code, 'SQLITE_ERROR')
   } finally {
-    await db.close();
+    await db.close()
   }
-});
+})

@@ -1,77 +1,78 @@
 // Helpers shared by the test files (not a test file itself: npm test runs test/*.test.mjs).
-import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { Database } from '../dist/esm/index.mjs';
+import assert from 'node:assert/strict'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { Database } from '../dist/esm/index.mjs'
 
 export function tempDir(t) {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'resqlite-'));
-  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
-  return dir;
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'resqlite-'))
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
+  return dir
 }
 export async function openDb(t, options) {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'resqlite-'));
-  const db = await Database.open(path.join(dir, 'test.db'), options);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'resqlite-'))
+  const db = await Database.open(path.join(dir, 'test.db'), options)
   t.after(async () => {
-    await db.close();
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
-  return db;
+    await db.close()
+    fs.rmSync(dir, { recursive: true, force: true })
+  })
+  return db
 }
 export async function expectReject(fn, Class, code, ...patterns) {
-  let promise;
+  let promise
   try {
-    promise = fn();
+    promise = fn()
   } catch (e) {
-    assert.fail(`expected a rejected promise, but the call threw synchronously: ${e?.stack ?? e}`);
+    assert.fail(`expected a rejected promise, but the call threw synchronously: ${e?.stack ?? e}`)
   }
-  assert.ok(promise && typeof promise.then === 'function', 'expected the call to return a promise');
-  let err;
-  let resolved = false;
+  assert.ok(promise && typeof promise.then === 'function', 'expected the call to return a promise')
+  let err
+  let resolved = false
   try {
-    await promise;
-    resolved = true;
+    await promise
+    resolved = true
   } catch (e) {
-    err = e;
+    err = e
   }
-  if (resolved) assert.fail(`expected a rejection with code ${code}, but the promise resolved`);
-  assert.ok(err instanceof Class, `expected ${Class.name}, got ${err?.constructor?.name}: ${err?.message}`);
-  if (code instanceof RegExp) assert.match(String(err.code), code);
-  else assert.equal(err.code, code, `unexpected code; message: ${err.message}`);
-  for (const re of patterns) assert.match(String(err.message), re);
-  return err;
+  if (resolved) assert.fail(`expected a rejection with code ${code}, but the promise resolved`)
+  assert.ok(err instanceof Class, `expected ${Class.name}, got ${err?.constructor?.name}: ${err?.message}`)
+  if (code instanceof RegExp) assert.match(String(err.code), code)
+  else assert.equal(err.code, code, `unexpected code; message: ${err.message}`)
+  for (const re of patterns) assert.match(String(err.message), re)
+  return err
 }
 
 // A read whose duration scales with ?: counts to ? with a recursive CTE.
-export const SLOW_SQL = 'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < ?) SELECT count(*) AS n FROM c';
+export const SLOW_SQL =
+  'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < ?) SELECT count(*) AS n FROM c'
 
 export async function timeQuery(db, n) {
-  const t0 = performance.now();
-  const rows = await db.select(SLOW_SQL, [n]);
-  const ms = performance.now() - t0;
-  assert.deepStrictEqual(rows, [{ n }]);
-  return ms;
+  const t0 = performance.now()
+  const rows = await db.select(SLOW_SQL, [n])
+  const ms = performance.now() - t0
+  assert.deepStrictEqual(rows, [{ n }])
+  return ms
 }
 /** Returns the bound that makes SLOW_SQL take about targetMs. */
 export async function calibrate(db, targetMs) {
-  let n = 50_000;
-  let ms = await timeQuery(db, n);
+  let n = 50_000
+  let ms = await timeQuery(db, n)
   while (ms < 50) {
-    n *= 4;
-    ms = await timeQuery(db, n);
+    n *= 4
+    ms = await timeQuery(db, n)
   }
-  return Math.max(1000, Math.round((n * targetMs) / ms));
+  return Math.max(1000, Math.round((n * targetMs) / ms))
 }
 
 /** A small seeded PRNG (mulberry32): reproducible "random" data and interleavings. */
 export function prng(seed) {
-  let a = seed >>> 0;
+  let a = seed >>> 0
   return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+    a = (a + 0x6d2b79f5) >>> 0
+    let t = a
+    t = Math.imul(t ^ (t >>> 15), t | 1)
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
 }

@@ -1,7 +1,8 @@
 // Capacity overflow in dependency tracking: a query whose reads cannot all be recorded depends
 // on everything (never on nothing).
-import { test } from 'node:test'
+
 import assert from 'node:assert/strict'
+import { test } from 'node:test'
 
 import { openDb } from './helpers.mjs'
 import { collect, counters, waitCounters } from './live-helpers.mjs'
@@ -19,6 +20,10 @@ test('a query with more reads than can be recorded falls back to depending on ev
   assert.equal((await counters(db)).fallbackAll, before.fallbackAll + 1)
   // a table it does not read at all still re-runs it (hash-suppressed: nothing delivered)
   await db.execute('UPDATE other SET x = x + 1')
-  await waitCounters(db, (s) => s.requeries === before.requeries + 1 && s.unchangedSuppressed === before.unchangedSuppressed + 1, 'the fallback re-run')
+  await waitCounters(
+    db,
+    (s) => s.requeries === before.requeries + 1 && s.unchangedSuppressed === before.unchangedSuppressed + 1,
+    'the fallback re-run',
+  )
   assert.equal(wide.deliveries.length, 1)
 })

@@ -1,8 +1,9 @@
 // Live queries across a rekey: every reader reopens with the new key, the writer reopens too;
 // a stream subscribed before keeps updating afterwards.
-import { test } from 'node:test'
+
 import assert from 'node:assert/strict'
 import path from 'node:path'
+import { test } from 'node:test'
 
 import { Database } from '../dist/esm/index.mjs'
 import { tempDir } from './helpers.mjs'

@@ -1,8 +1,9 @@
 // RxJS interop: `from(live)` works through Symbol.observable / '@@observable' without resqlite
 // depending on RxJS.
-import { test } from 'node:test'
+
 import assert from 'node:assert/strict'
-import { from, firstValueFrom, take, toArray } from 'rxjs'
+import { test } from 'node:test'
+import { firstValueFrom, from, take, toArray } from 'rxjs'
 
 import { openDb } from './helpers.mjs'
 
@@ -23,5 +24,8 @@ test('from(db.stream(…)) emits the rows and each change, and unsubscribing sto
 
 test('an error of the first run reaches the RxJS error channel', async (t) => {
   const db = await openDb(t)
-  await assert.rejects(firstValueFrom(from(db.stream('SELECT * FROM missing'))), (e) => e.code === 'SQLITE_ERROR' && /no such table/.test(e.message))
+  await assert.rejects(
+    firstValueFrom(from(db.stream('SELECT * FROM missing'))),
+    (e) => e.code === 'SQLITE_ERROR' && /no such table/.test(e.message),
+  )
 })

@@ -1,29 +1,36 @@
 // An idle engine must not keep the process alive; pending work must (README / DESIGN "Topology").
-import { test } from 'node:test';
-import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import fs from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { tempDir } from './helpers.mjs';
 
-const ESM_ENTRY = new URL('../dist/esm/index.mjs', import.meta.url).href;
-const CJS_ENTRY = fileURLToPath(new URL('../dist/cjs/index.js', import.meta.url));
-const TIMEOUT_MS = 10_000;
+import assert from 'node:assert/strict'
+import { spawnSync } from 'node:child_process'
+import fs from 'node:fs'
+import path from 'node:path'
+import { test } from 'node:test'
+import { fileURLToPath } from 'node:url'
+import { tempDir } from './helpers.mjs'
 
+const ESM_ENTRY = new URL('../dist/esm/index.mjs', import.meta.url).href
+const CJS_ENTRY = fileURLToPath(new URL('../dist/cjs/index.js', import.meta.url))
+const TIMEOUT_MS = 10_000
 
 /** Runs `source` as a child process; asserts it exits by itself with code 0; returns stdout. */
 function runChild(t, source, ext = '.mjs') {
-  const dir = tempDir(t);
-  const script = path.join(dir, `child${ext}`);
-  fs.writeFileSync(script, source);
-  const dbFile = path.join(dir, 'child.db');
-  const r = spawnSync(process.execPath, [script, dbFile], { encoding: 'utf8', timeout: TIMEOUT_MS, killSignal: 'SIGKILL' });
-  const diag = `\n--- stdout ---\n${r.stdout}\n--- stderr ---\n${r.stderr}`;
-  assert.ok(!r.error, `child did not exit by itself within ${TIMEOUT_MS} ms (${r.error?.code}, signal ${r.signal})${diag}`);
-  assert.equal(r.signal, null, `child was killed by ${r.signal}${diag}`);
-  assert.equal(r.status, 0, `child exit code ${r.status}${diag}`);
-  return r.stdout;
+  const dir = tempDir(t)
+  const script = path.join(dir, `child${ext}`)
+  fs.writeFileSync(script, source)
+  const dbFile = path.join(dir, 'child.db')
+  const r = spawnSync(process.execPath, [script, dbFile], {
+    encoding: 'utf8',
+    timeout: TIMEOUT_MS,
+    killSignal: 'SIGKILL',
+  })
+  const diag = `\n--- stdout ---\n${r.stdout}\n--- stderr ---\n${r.stderr}`
+  assert.ok(
+    !r.error,
+    `child did not exit by itself within ${TIMEOUT_MS} ms (${r.error?.code}, signal ${r.signal})${diag}`,
+  )
+  assert.equal(r.signal, null, `child was killed by ${r.signal}${diag}`)
+  assert.equal(r.status, 0, `child exit code ${r.status}${diag}`)
+  return r.stdout
 }
 
 test('a process that opens, queries and closes exits on its own with code 0', (t) => {
@@ -37,10 +44,10 @@ console.log('rows=' + JSON.stringify(rows));
 await db.close();
 console.log('closed');
 `,
-  );
-  assert.match(out, /rows=\[\{"n":2\}\]/);
-  assert.match(out, /closed/);
-});
+  )
+  assert.match(out, /rows=\[\{"n":2\}\]/)
+  assert.match(out, /closed/)
+})
 
 test('a process that opens and queries but never closes still exits on its own with code 0', (t) => {
   const out = runChild(
@@ -51,10 +58,10 @@ await db.execute('CREATE TABLE t (v); INSERT INTO t VALUES (1)');
 console.log('rows=' + JSON.stringify(await db.select('SELECT v FROM t')));
 console.log('bytes=' + (await db.selectBytes('SELECT v FROM t')).toString());
 `,
-  );
-  assert.match(out, /rows=\[\{"v":1\}\]/);
-  assert.match(out, /bytes=\[\{"v":1\}\]/);
-});
+  )
+  assert.match(out, /rows=\[\{"v":1\}\]/)
+  assert.match(out, /bytes=\[\{"v":1\}\]/)
+})
 
 test('pending work keeps the process alive until it completes, then it exits', (t) => {
   const out = runChild(
@@ -66,10 +73,10 @@ db.select('WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE 
   .then((rows) => console.log('late=' + JSON.stringify(rows)));
 db.execute('CREATE TABLE t (v)').then((r) => console.log('changes=' + r.changes));
 `,
-  );
-  assert.match(out, /late=\[\{"n":200000\}\]/);
-  assert.match(out, /changes=0/);
-});
+  )
+  assert.match(out, /late=\[\{"n":200000\}\]/)
+  assert.match(out, /changes=0/)
+})
 
 test('a process whose open failed exits on its own', (t) => {
   const out = runChild(
@@ -82,9 +89,9 @@ try {
   console.log('code=' + err.code);
 }
 `,
-  );
-  assert.match(out, /code=SQLITE_CANTOPEN/);
-});
+  )
+  assert.match(out, /code=SQLITE_CANTOPEN/)
+})
 
 test('a CommonJS process that never closes exits on its own', (t) => {
   const out = runChild(
@@ -95,9 +102,9 @@ Database.open(process.argv[2])
   .then((rows) => console.log('cjs=' + JSON.stringify(rows)));
 `,
     '.cjs',
-  );
-  assert.match(out, /cjs=\[\{"v":42\}\]/);
-});
+  )
+  assert.match(out, /cjs=\[\{"v":42\}\]/)
+})
 
 test('a worker thread that ends, or is terminated mid-query, without closing leaves the process and the file sound', (t) => {
   // The worker's environment is torn down while a reader may still be running its query; the
@@ -140,8 +147,8 @@ const db = await Database.open(file);
 console.log('main', (await db.selectOne('SELECT sum(v) AS s FROM t')).s);
 await db.close();
 `,
-  );
-  assert.match(out, /worker saw 3 busy false/);
-  assert.match(out, /worker saw 3 busy true/);
-  assert.match(out, /main 6/);
-});
+  )
+  assert.match(out, /worker saw 3 busy false/)
+  assert.match(out, /worker saw 3 busy true/)
+  assert.match(out, /main 6/)
+})

@@ -6,12 +6,13 @@
 // SITE_RESULTS=<dir> builds from another results directory (to try the page on other runs).
 // The peer comparison comes from the latest suite run (site/build.mjs), so a partial or quick
 // run left in bench/results changes nothing here; the first test checks that rule on its own.
-import { test } from 'node:test'
+
 import assert from 'node:assert/strict'
-import { existsSync, mkdtempSync, mkdirSync, rmSync, copyFileSync, writeFileSync, readFileSync } from 'node:fs'
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { pathToFileURL, fileURLToPath } from 'node:url'
+import { test } from 'node:test'
+import { fileURLToPath, pathToFileURL } from 'node:url'
 import { build, loadRuns, markSuiteRuns } from '../site/build.mjs'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
@@ -26,34 +27,81 @@ const runFile = ({ label, config, scope, date, lanes, libs }) => ({
   environment: { date },
   lanes,
   libraries: libs,
-  results: libs.flatMap((lib) => lanes.map((lane) => ({ lib, lane, cases: [{ id: lane, title: lane, group: lane, wall: { median: 1 }, js: { median: 1 } }] }))),
+  results: libs.flatMap((lib) =>
+    lanes.map((lane) => ({
+      lib,
+      lane,
+      cases: [{ id: lane, title: lane, group: lane, wall: { median: 1 }, js: { median: 1 } }],
+    })),
+  ),
 })
 
 test('dashboard: peers come from the latest suite run, not a later partial or quick run', () => {
   const dir = mkdtempSync(join(tmpdir(), 'resqlite-site-runs-'))
   try {
     // The committed suite run the page uses, then later runs that must not replace it.
-    const suite = markSuiteRuns(loadRuns(RESULTS)).filter((r) => r.suite).at(-1)
+    const suite = markSuiteRuns(loadRuns(RESULTS))
+      .filter((r) => r.suite)
+      .at(-1)
     assert.ok(suite, 'bench/results holds no suite run')
     copyFileSync(join(RESULTS, suite.file), join(dir, suite.file))
     const later = (n) => new Date(Date.parse(suite.date) + n * 60_000).toISOString()
-    const write = (r) => writeFileSync(join(dir, `${r.environment.date.replace(/:/g, '-')}-${r.label}.json`), JSON.stringify(r))
-    write(runFile({ label: 'check', config: 'full', scope: 'partial', date: later(1), lanes: ['live-latency'], libs: ['resqlite'] }))
-    write(runFile({ label: 'quick', config: 'quick', scope: 'partial', date: later(2), lanes: ['select', 'bytes', 'point', 'batch', 'stall'], libs: ['resqlite', 'better-sqlite3'] }))
+    const write = (r) =>
+      writeFileSync(join(dir, `${r.environment.date.replace(/:/g, '-')}-${r.label}.json`), JSON.stringify(r))
+    write(
+      runFile({
+        label: 'check',
+        config: 'full',
+        scope: 'partial',
+        date: later(1),
+        lanes: ['live-latency'],
+        libs: ['resqlite'],
+      }),
+    )
+    write(
+      runFile({
+        label: 'quick',
+        config: 'quick',
+        scope: 'partial',
+        date: later(2),
+        lanes: ['select', 'bytes', 'point', 'batch', 'stall'],
+        libs: ['resqlite', 'better-sqlite3'],
+      }),
+    )
     const out = join(dir, 'site')
     assert.equal(build({ results: dir, out }).latest, suite.file)
     // A newer suite run does take over.
-    write(runFile({ label: 'suite', config: 'full', scope: 'suite', date: later(3), lanes: ['select', 'bytes'], libs: ['resqlite', 'better-sqlite3'] }))
+    write(
+      runFile({
+        label: 'suite',
+        config: 'full',
+        scope: 'suite',
+        date: later(3),
+        lanes: ['select', 'bytes'],
+        libs: ['resqlite', 'better-sqlite3'],
+      }),
+    )
     assert.match(build({ results: dir, out }).latest, /-suite\.json$/)
     // The partial run still enters resqlite's history (its lane just has fewer points).
     const data = readFileSync(join(out, 'data.js'), 'utf8')
-    assert.ok(JSON.parse(data.slice(data.indexOf('{'), data.lastIndexOf('}') + 1)).history.some((h) => h.label === 'check'))
+    assert.ok(
+      JSON.parse(data.slice(data.indexOf('{'), data.lastIndexOf('}') + 1)).history.some((h) => h.label === 'check'),
+    )
   } finally {
     rmSync(dir, { recursive: true, force: true })
   }
 })
 
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
+const ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+]
 
 test('dashboard: every chart has data, the filter works, no console errors', async () => {
   assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: apt-get install -y chromium (.ci/run does)`)
@@ -74,7 +122,9 @@ test('dashboard: every chart has data, the filter works, no console errors', asy
       charts: Object.values(window.Chart.instances).map((c) => ({
         id: c.canvas.id,
         datasets: c.data.datasets.length,
-        points: c.data.datasets.flatMap((d) => d.data).filter((v) => typeof v === 'number' && Number.isFinite(v) && v > 0).length,
+        points: c.data.datasets
+          .flatMap((d) => d.data)
+          .filter((v) => typeof v === 'number' && Number.isFinite(v) && v > 0).length,
       })),
       canvases: [...document.querySelectorAll('canvas')].map((c) => c.id),
       groups: [...new Set(window.BENCH.latest.cases.map((c) => c.group))],
@@ -88,7 +138,10 @@ test('dashboard: every chart has data, the filter works, no console errors', asy
     }
     assert.ok(groups.length >= 5, `latest run has only ${groups.length} lane groups`)
     assert.ok(historyIds.length > 0, 'history has no resqlite cases')
-    assert.ok(canvases.some((id) => id.startsWith('history-')), 'no history chart')
+    assert.ok(
+      canvases.some((id) => id.startsWith('history-')),
+      'no history chart',
+    )
     for (const c of charts) {
       assert.ok(c.datasets > 0, `${c.id}: no datasets`)
       assert.ok(c.points > 0, `${c.id}: no data points`)
@@ -100,7 +153,10 @@ test('dashboard: every chart has data, the filter works, no console errors', asy
     await page.click('button[data-filter="rejected"]')
     const shown = await page.$$eval('#experiment-rows tr:not([hidden])', (rs) => rs.map((r) => r.dataset.status))
     assert.ok(shown.length > 0 && shown.length < total, `rejected filter shows ${shown.length} of ${total}`)
-    assert.ok(shown.every((s) => s === 'rejected'), `rejected filter shows ${shown}`)
+    assert.ok(
+      shown.every((s) => s === 'rejected'),
+      `rejected filter shows ${shown}`,
+    )
     await page.click('button[data-filter="all"]')
 
     mkdirSync(join(ROOT, 'test-output'), { recursive: true })

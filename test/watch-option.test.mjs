@@ -1,9 +1,10 @@
 // watchExternalChanges: bad values are refused before the file is touched; diagnostics() on a
 // closed database.
-import { test } from 'node:test'
+
 import assert from 'node:assert/strict'
 import { existsSync } from 'node:fs'
 import path from 'node:path'
+import { test } from 'node:test'
 
 import { Database } from '../dist/esm/index.mjs'
 import { tempDir } from './helpers.mjs'
@@ -18,7 +19,11 @@ test('watchExternalChanges: wrong types, unknown keys and out-of-range intervals
     [{ interval: 1.5 }, 'ERR_INVALID_ARG_TYPE', /watchExternalChanges\.interval must be an integer/],
     [{ interval: 5 }, 'ERR_OUT_OF_RANGE', /watchExternalChanges\.interval must be between 10/],
   ]) {
-    await assert.rejects(Database.open(file, { watchExternalChanges: watch }), (e) => e.code === code && pattern.test(e.message), JSON.stringify(watch))
+    await assert.rejects(
+      Database.open(file, { watchExternalChanges: watch }),
+      (e) => e.code === code && pattern.test(e.message),
+      JSON.stringify(watch),
+    )
   }
   assert.equal(existsSync(file), false)
 })

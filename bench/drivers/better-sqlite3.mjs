@@ -1,6 +1,7 @@
 // better-sqlite3 13 (synchronous, on the JS thread). Statements prepared once by the lanes.
 import { createRequire } from 'node:module'
 import { rerunEveryWatch } from './diy-live.mjs'
+
 const require = createRequire(import.meta.url)
 const Database = require('better-sqlite3')
 

@@ -1,9 +1,11 @@
 // libsql (npm `libsql`: Turso's better-sqlite3-compatible native binding, synchronous, on the
 // JS thread). Statements prepared once by the lanes; transactions through its own
 // db.transaction(), created once like better-sqlite3's.
-import { createRequire } from 'node:module'
+
 import { readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
 import { rerunEveryWatch } from './diy-live.mjs'
+
 const require = createRequire(import.meta.url)
 const Database = require('libsql')
 
@@ -23,7 +25,8 @@ export async function open(path) {
     sync: true,
     versions: {
       // its package.json is not in its exports map
-      library: JSON.parse(readFileSync(new URL('../node_modules/libsql/package.json', import.meta.url), 'utf8')).version,
+      library: JSON.parse(readFileSync(new URL('../node_modules/libsql/package.json', import.meta.url), 'utf8'))
+        .version,
       sqlite: db.prepare('SELECT sqlite_version() AS v').get().v,
     },
     exec: (sql) => db.exec(sql),

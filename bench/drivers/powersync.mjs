@@ -7,8 +7,9 @@
 // writer itself; synchronous=NORMAL is set on every connection through initializeConnection.
 import { createRequire } from 'node:module'
 import { basename, dirname } from 'node:path'
-import { PowerSyncDatabase } from '@powersync/node'
 import { Schema } from '@powersync/common'
+import { PowerSyncDatabase } from '@powersync/node'
+
 const require = createRequire(import.meta.url)
 
 export async function open(path) {
@@ -24,10 +25,18 @@ export async function open(path) {
   // Writes and nested levels inside writeTransaction; levels below the first are SAVEPOINTs
   // (PowerSync transactions do not nest).
   let depth = 0
-  const wrap = (t) => ({ t, run: (s, params) => t.execute(s.sql, params), get: (s, params) => t.getOptional(s.sql, params) })
+  const wrap = (t) => ({
+    t,
+    run: (s, params) => t.execute(s.sql, params),
+    get: (s, params) => t.getOptional(s.sql, params),
+  })
   const exec = async (sql) => {
     // One statement per call (its workers use better-sqlite3's prepare).
-    for (const s of sql.split(';').map((x) => x.trim()).filter(Boolean)) await db.execute(s)
+    for (const s of sql
+      .split(';')
+      .map((x) => x.trim())
+      .filter(Boolean))
+      await db.execute(s)
   }
   return {
     sync: false,

@@ -5,14 +5,20 @@ import { copyFileSync, readFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 
-const root = process.env.RESQLITE_ROOT ? resolve(process.env.RESQLITE_ROOT) : fileURLToPath(new URL('../..', import.meta.url))
+const root = process.env.RESQLITE_ROOT
+  ? resolve(process.env.RESQLITE_ROOT)
+  : fileURLToPath(new URL('../..', import.meta.url))
 const { Database } = await import(pathToFileURL(join(root, 'dist/esm/index.mjs')).href)
 
 export async function open(path, options) {
   const db = await Database.open(path, options)
   const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'))
   // The lanes' view of a resqlite transaction: its statements run through tx.execute / tx.selectOne.
-  const wrap = (t) => ({ t, run: (s, params) => t.execute(s.sql, params), get: (s, params) => t.selectOne(s.sql, params) })
+  const wrap = (t) => ({
+    t,
+    run: (s, params) => t.execute(s.sql, params),
+    get: (s, params) => t.selectOne(s.sql, params),
+  })
   return {
     sync: false,
     versions: {
@@ -84,11 +90,16 @@ async function streamView(db, sql, params) {
     kind: 'db.stream',
     rows: () => current,
     written(shows) {
-      if (typeof shows !== 'function') throw new Error('a stream view needs written(shows): it cannot know which delivery shows a write')
+      if (typeof shows !== 'function')
+        throw new Error('a stream view needs written(shows): it cannot know which delivery shows a write')
       if (shows(current)) return Promise.resolve()
       return new Promise((resolve, reject) => {
         const timer = setTimeout(() => reject(new Error(`timed out: no delivery of ${sql} showed the write`)), 10_000)
-        waiters.push({ shows, resolve: () => (clearTimeout(timer), resolve()), reject: (e) => (clearTimeout(timer), reject(e)) })
+        waiters.push({
+          shows,
+          resolve: () => (clearTimeout(timer), resolve()),
+          reject: (e) => (clearTimeout(timer), reject(e)),
+        })
       })
     },
     // The re-runs happen in the engine: the lane's sample issues no extra statement.

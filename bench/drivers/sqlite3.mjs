@@ -1,6 +1,7 @@
 // sqlite3 (node-sqlite3: async, libuv thread pool, one connection). Statements prepared once;
 // concurrent calls on one statement queue inside the library.
 import { createRequire } from 'node:module'
+
 const require = createRequire(import.meta.url)
 const sqlite3 = require('sqlite3')
 

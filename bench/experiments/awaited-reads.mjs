@@ -14,7 +14,10 @@ const ROUNDS = Number(process.env.ROUNDS ?? 30)
 const dir = mkdtempSync(join(tmpdir(), 'resqlite-reads-'))
 const db = await Database.open(join(dir, 'a.db'))
 await db.execute('CREATE TABLE t (id INTEGER PRIMARY KEY, name TEXT, value REAL)')
-await db.executeBatch('INSERT INTO t VALUES (?, ?, ?)', Array.from({ length: 1000 }, (_, i) => [i + 1, `name ${i}`, i * 0.5]))
+await db.executeBatch(
+  'INSERT INTO t VALUES (?, ?, ?)',
+  Array.from({ length: 1000 }, (_, i) => [i + 1, `name ${i}`, i * 0.5]),
+)
 const times = []
 for (let r = 0; r < ROUNDS; r++) {
   const t0 = performance.now()

@@ -1,8 +1,9 @@
 // Focused A/B for the row decoder (experiments/001-row-decoder.md): the JS-thread cost of
 // turning one engine result into row objects, shapes decoded from the same raw result.
 // Run: <node> bench/experiments/decoder.mjs [rows…]   (prints ns per row, median of rounds)
-import { createRequire } from 'node:module'
+
 import { mkdtempSync } from 'node:fs'
+import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
@@ -16,16 +17,30 @@ const seed = new Better(file)
 seed.pragma('journal_mode = WAL')
 seed.exec('CREATE TABLE t (id INTEGER PRIMARY KEY, name TEXT, value REAL)')
 const ins = seed.prepare('INSERT INTO t (name, value) VALUES (?, ?)')
-seed.transaction(() => { for (let i = 0; i < 10000; i++) ins.run(`name-${i}-${(i * 7919) % 1000}`, i * 1.25) })()
+seed.transaction(() => {
+  for (let i = 0; i < 10000; i++) ins.run(`name-${i}-${(i * 7919) % 1000}`, i * 1.25)
+})()
 seed.close()
 
 // Raw completions straight from the engine.
 const waiting = new Map()
-const native = new binding.NativeDatabase(file, 2, 5000, false, false, (done) => {
-  for (let i = 0; i < done.length; i += 4) waiting.get(done[i])?.(done.slice(i, i + 4)), waiting.delete(done[i])
-}, 1)
+const native = new binding.NativeDatabase(
+  file,
+  2,
+  5000,
+  false,
+  false,
+  (done) => {
+    for (let i = 0; i < done.length; i += 4) waiting.get(done[i])?.(done.slice(i, i + 4)), waiting.delete(done[i])
+  },
+  1,
+)
 let id = 1
-const call = (f) => new Promise((r) => { waiting.set(++id, r); f(id) })
+const call = (f) =>
+  new Promise((r) => {
+    waiting.set(++id, r)
+    f(id)
+  })
 native.ref()
 await new Promise((r) => waiting.set(1, r))
 const empty = Buffer.alloc(0)
@@ -37,7 +52,15 @@ function generic(ab, text) {
   const out = []
   const names = r.names
   const cols = names.length
-  const cell = (k) => { const t = r.tags[k]; if (t === 1) return r.f64[k]; if (t === 2) { const s = r.u32[2 * k]; return r.text.slice(s, s + r.u32[2 * k + 1]) } return null }
+  const cell = (k) => {
+    const t = r.tags[k]
+    if (t === 1) return r.f64[k]
+    if (t === 2) {
+      const s = r.u32[2 * k]
+      return r.text.slice(s, s + r.u32[2 * k + 1])
+    }
+    return null
+  }
   for (let row = 0, k = 0; row < r.rows; row++, k += cols) {
     const o = {}
     for (let c = 0; c < cols; c++) o[names[c]] = cell(k + c)
@@ -50,12 +73,19 @@ const median = (xs) => xs.sort((a, b) => a - b)[xs.length >> 1]
 function time(fn, rounds) {
   for (let i = 0; i < 20; i++) fn() // warm up
   const xs = []
-  for (let i = 0; i < rounds; i++) { const t = process.hrtime.bigint(); fn(); xs.push(Number(process.hrtime.bigint() - t)) }
+  for (let i = 0; i < rounds; i++) {
+    const t = process.hrtime.bigint()
+    fn()
+    xs.push(Number(process.hrtime.bigint() - t))
+  }
   return median(xs)
 }
 
 const db = new Better(file, { readonly: true })
-for (const n of process.argv.slice(2).map(Number).concat(process.argv.length > 2 ? [] : [1000, 10000])) {
+for (const n of process.argv
+  .slice(2)
+  .map(Number)
+  .concat(process.argv.length > 2 ? [] : [1000, 10000])) {
   const sql = `SELECT * FROM t LIMIT ${n}`
   const [, , ab, text] = await raw(0, sql)
   const [, , json] = await raw(2, sql)
@@ -67,7 +97,9 @@ for (const n of process.argv.slice(2).map(Number).concat(process.argv.length > 2
     'C JSON.parse(selectBytes)': time(() => JSON.parse(json.toString('utf8')), rounds),
     'better-sqlite3 .all() (whole query)': time(() => stmt.all(), rounds),
   }
-  console.log(`\n${n} rows (id INTEGER, name TEXT, value REAL), node ${process.version}, µs per call (median of ${rounds}):`)
+  console.log(
+    `\n${n} rows (id INTEGER, name TEXT, value REAL), node ${process.version}, µs per call (median of ${rounds}):`,
+  )
   for (const [k, v] of Object.entries(results)) console.log(`  ${k.padEnd(42)} ${(v / 1000).toFixed(1).padStart(9)}`)
 }
 db.close()

@@ -61,7 +61,9 @@ if (process.env.MODE) {
     for (const stop of stops) stop()
   }
   const [a, b] = [median(none), median(streams)]
-  console.log(`${process.env.ROOT ?? 'this build'}: none ${a.toFixed(1)} µs, 50 streams ${b.toFixed(1)} µs per write; none ÷ streams ${(a / b).toFixed(3)}`)
+  console.log(
+    `${process.env.ROOT ?? 'this build'}: none ${a.toFixed(1)} µs, 50 streams ${b.toFixed(1)} µs per write; none ÷ streams ${(a / b).toFixed(3)}`,
+  )
 }
 await db.close()
 rmSync(dir, { recursive: true, force: true })

@@ -16,6 +16,8 @@ const t0 = performance.now()
 await db.transaction(async (tx) => {
   for (let i = 0; i < N; i++) await tx.selectOne('SELECT 1')
 })
-console.log(`${process.env.ROOT ?? 'this build'}: no-op round trip ${(((performance.now() - t0) * 1000) / N).toFixed(2)} µs`)
+console.log(
+  `${process.env.ROOT ?? 'this build'}: no-op round trip ${(((performance.now() - t0) * 1000) / N).toFixed(2)} µs`,
+)
 await db.close()
 rmSync(dir, { recursive: true, force: true })

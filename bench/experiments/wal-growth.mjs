@@ -2,7 +2,7 @@
 // Run: <node> bench/experiments/wal-growth.mjs
 // Phase 1: 1 s of writes, no long read. Phase 2: writes while a ~3 s read holds a snapshot.
 // Phase 3: writes after the read ended. Prints the WAL file size over time.
-import { mkdtempSync, statSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Database } from '../../dist/esm/index.mjs'

@@ -3,8 +3,8 @@
 // passphrase, default cipher chacha20) and measures each pair in alternation — plaintext,
 // encrypted, plaintext, … (measureAlternating) — so both see the same machine noise. The
 // targets compare resqlite with itself (targets.mjs: encrypted / plaintext).
-import { openSync, readSync, closeSync, rmSync } from 'node:fs'
-import { rng, narrowRow } from '../data.mjs'
+import { closeSync, openSync, readSync, rmSync } from 'node:fs'
+import { narrowRow, rng } from '../data.mjs'
 import { counting, measureAlternating } from '../measure.mjs'
 import { hashRows, makeCase, rowsOf } from './common.mjs'
 
@@ -20,11 +20,13 @@ function assertEncrypted(path) {
   const head = Buffer.alloc(16)
   readSync(fd, head, 0, 16, 0)
   closeSync(fd)
-  if (head.toString('latin1') === 'SQLite format 3\0') throw new Error(`${path} is not encrypted: it starts with the plaintext SQLite header`)
+  if (head.toString('latin1') === 'SQLite format 3\0')
+    throw new Error(`${path} is not encrypted: it starts with the plaintext SQLite header`)
 }
 
 async function encryption(d, cfg) {
-  if (!d.encryptedCopy || !d.Database || !d.path) throw new Error('the encryption lane needs a driver with path, Database and encryptedCopy (resqlite)')
+  if (!d.encryptedCopy || !d.Database || !d.path)
+    throw new Error('the encryption lane needs a driver with path, Database and encryptedCopy (resqlite)')
   const encPath = `${d.path}-encrypted.db`
   const enc = counting(await d.encryptedCopy(encPath, ENC_OPTIONS), d.ctr)
   try {
@@ -32,7 +34,8 @@ async function encryption(d, cfg) {
     const dbs = { plain: d, encrypted: enc }
     const names = Object.keys(dbs)
     const cases = []
-    const both = async (make) => Object.fromEntries(await Promise.all(names.map(async (k) => [k, await make(k, dbs[k])])))
+    const both = async (make) =>
+      Object.fromEntries(await Promise.all(names.map(async (k) => [k, await make(k, dbs[k])])))
 
     // select 10,000 rows → row objects; both copies must return the same rows.
     const selects = await both(async (k, db) => {
@@ -40,9 +43,21 @@ async function encryption(d, cfg) {
       return { op: () => q.all([SELECT_ROWS]), expect: { ops: 1, rows: SELECT_ROWS }, count: rowsOf }
     })
     const checks = await both(async (k) => hashRows(await selects[k].op()))
-    if (checks.plain !== checks.encrypted) throw new Error(`the encrypted copy returns other rows than the plaintext one (${checks.encrypted} vs ${checks.plain})`)
+    if (checks.plain !== checks.encrypted)
+      throw new Error(
+        `the encrypted copy returns other rows than the plaintext one (${checks.encrypted} vs ${checks.plain})`,
+      )
     let m = await measureAlternating(d, selects, cfg)
-    for (const k of names) cases.push(makeCase('encryption', `enc.select.${k}`, `select ${SELECT_ROWS.toLocaleString('en')} rows, ${k}`, checks[k], m[k]))
+    for (const k of names)
+      cases.push(
+        makeCase(
+          'encryption',
+          `enc.select.${k}`,
+          `select ${SELECT_ROWS.toLocaleString('en')} rows, ${k}`,
+          checks[k],
+          m[k],
+        ),
+      )
 
     // executeBatch of 10,000 rows into write_t, emptied (and the WAL checkpointed) before every
     // sample, untimed.
@@ -63,7 +78,15 @@ async function encryption(d, cfg) {
     m = await measureAlternating(d, inserts, cfg)
     for (const k of names) {
       const written = await (await dbs[k].uncounted.prepare('SELECT * FROM write_t ORDER BY id')).all([])
-      cases.push(makeCase('encryption', `enc.batch.${k}`, `batch insert ${BATCH_ROWS.toLocaleString('en')} rows, ${k}`, `${written.length} rows ${hashRows(written)}`, m[k]))
+      cases.push(
+        makeCase(
+          'encryption',
+          `enc.batch.${k}`,
+          `batch insert ${BATCH_ROWS.toLocaleString('en')} rows, ${k}`,
+          `${written.length} rows ${hashRows(written)}`,
+          m[k],
+        ),
+      )
     }
 
     // Database.open (default readers; the encrypted one derives its key) + the first query;
@@ -90,7 +113,8 @@ async function encryption(d, cfg) {
     } finally {
       await closeOpened()
     }
-    for (const k of names) cases.push(makeCase('encryption', `enc.open.${k}`, `open + first query, ${k}`, `count ${T_ROWS}`, m[k]))
+    for (const k of names)
+      cases.push(makeCase('encryption', `enc.open.${k}`, `open + first query, ${k}`, `count ${T_ROWS}`, m[k]))
     return cases
   } finally {
     await enc.close()

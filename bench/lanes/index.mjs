@@ -3,14 +3,21 @@
 // (LANE_LIBRARIES): run.mjs runs a (lane, library) pair only when supports() says so, and the
 // report lists which lanes ran for which libraries.
 import { counting } from '../measure.mjs'
-import { READ_LANES } from './reads.mjs'
-import { WRITE_LANES } from './writes.mjs'
-import { SCENARIO_LANES } from './scenarios.mjs'
-import { MEMORY_LANES } from './memory.mjs'
 import { ENCRYPTION_LANES, ENCRYPTION_LIBRARIES } from './encryption.mjs'
 import { LIVE_QUERY_LANES, LIVE_QUERY_LIBRARIES } from './live-queries.mjs'
+import { MEMORY_LANES } from './memory.mjs'
+import { READ_LANES } from './reads.mjs'
+import { SCENARIO_LANES } from './scenarios.mjs'
+import { WRITE_LANES } from './writes.mjs'
 
-export const LANES = { ...READ_LANES, ...WRITE_LANES, ...SCENARIO_LANES, ...MEMORY_LANES, ...LIVE_QUERY_LANES, ...ENCRYPTION_LANES }
+export const LANES = {
+  ...READ_LANES,
+  ...WRITE_LANES,
+  ...SCENARIO_LANES,
+  ...MEMORY_LANES,
+  ...LIVE_QUERY_LANES,
+  ...ENCRYPTION_LANES,
+}
 
 // lane → the libraries it runs for; lanes not listed run for every library.
 export const LANE_LIBRARIES = { ...ENCRYPTION_LIBRARIES, ...LIVE_QUERY_LIBRARIES }
@@ -18,7 +25,23 @@ export const supports = (lane, lib) => !LANE_LIBRARIES[lane] || LANE_LIBRARIES[l
 
 // Lanes of the --quick run (under 5 minutes on 2 cores with every peer): one of each kind, and
 // the live-query and encryption lanes (about 10 s together in --quick).
-export const QUICK_LANES = ['select', 'bytes', 'shapes', 'concurrent', 'point', 'batch', 'stall', 'batch-insert', 'insert-sequential', 'tx-interactive', 'chat', 'feed', 'memory', ...Object.keys(LIVE_QUERY_LANES), 'encryption']
+export const QUICK_LANES = [
+  'select',
+  'bytes',
+  'shapes',
+  'concurrent',
+  'point',
+  'batch',
+  'stall',
+  'batch-insert',
+  'insert-sequential',
+  'tx-interactive',
+  'chat',
+  'feed',
+  'memory',
+  ...Object.keys(LIVE_QUERY_LANES),
+  'encryption',
+]
 
 export function runLane(name, driver, cfg) {
   if (!LANES[name]) throw new Error(`no lane ${name}`)

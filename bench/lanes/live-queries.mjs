@@ -33,7 +33,8 @@ const UPDATE_VALUE = 'UPDATE t SET value = ? WHERE id = ?'
 const size = (cfg, smoke, quick, full) => (cfg.name === 'smoke' ? smoke : cfg.name === 'quick' ? quick : full)
 
 function needLive(d) {
-  if (!d.live) throw new Error('this driver has no `live` (watch / write / counters): it cannot run the live-query lanes')
+  if (!d.live)
+    throw new Error('this driver has no `live` (watch / write / counters): it cannot run the live-query lanes')
 }
 
 /** A watched query that records each delivery. `until(shows)` resolves with the time of the
@@ -44,7 +45,10 @@ async function watcher(d, sql, params = [], tables = ['t']) {
   w.until = (shows, what = sql) => {
     if (w.count > 0 && shows(w.rows)) return Promise.resolve(w.at)
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`timed out: no delivery of ${what} showed the write within ${TIMEOUT_MS} ms`)), TIMEOUT_MS)
+      const timer = setTimeout(
+        () => reject(new Error(`timed out: no delivery of ${what} showed the write within ${TIMEOUT_MS} ms`)),
+        TIMEOUT_MS,
+      )
       w.waiters.push({ shows, resolve: (at) => (clearTimeout(timer), resolve(at)) })
     })
   }
@@ -61,7 +65,8 @@ async function watcher(d, sql, params = [], tables = ['t']) {
 /** The final rows must equal a fresh select: a lane cannot silently deliver stale rows. */
 async function checkFinal(d, w, sql, params = []) {
   const fresh = await (await d.uncounted.prepare(sql)).all(params)
-  if (hashRows(w.rows) !== hashRows(fresh)) throw new Error(`the last delivered rows differ from a fresh select (${sql})`)
+  if (hashRows(w.rows) !== hashRows(fresh))
+    throw new Error(`the last delivered rows differ from a fresh select (${sql})`)
   return hashRows(fresh)
 }
 
@@ -81,7 +86,11 @@ async function settle(d) {
   }
   throw new Error(`the live queries did not settle within ${TIMEOUT_MS} ms`)
 }
-const perWrite = (total, writes) => ({ requeries: total.requeries / writes, emissions: total.emissions / writes, per: 'write' })
+const perWrite = (total, writes) => ({
+  requeries: total.requeries / writes,
+  emissions: total.emissions / writes,
+  per: 'write',
+})
 const addCounts = (a, b) => ({ requeries: a.requeries + b.requeries, emissions: a.emissions + b.emissions })
 const valueOf = (rows, id) => rows.find((r) => r.id === id)?.value
 
@@ -119,7 +128,14 @@ async function latency(d, cfg) {
   }
   const check = await checkFinal(d, w, sql)
   w.stop()
-  return [makeCase(GROUP, 'live-latency', 'live: invalidation latency, 50-row stream (write → rows delivered)', check, { n: samples, expect: { ops: 1 }, checkedSamples: samples, samples: { wall, js, afterAck, plainWrite } })]
+  return [
+    makeCase(GROUP, 'live-latency', 'live: invalidation latency, 50-row stream (write → rows delivered)', check, {
+      n: samples,
+      expect: { ops: 1 },
+      checkedSamples: samples,
+      samples: { wall, js, afterAck, plainWrite },
+    }),
+  ]
 }
 
 // 500 updates of a column no stream reads, 10 streams: how many re-runs and deliveries.
@@ -142,7 +158,16 @@ async function unrelated(d, cfg) {
   let check
   for (let k = 0; k < 10; k++) check = await checkFinal(d, streams[k], sqlOf(k))
   for (const s of streams) s.stop()
-  return [makeCase(GROUP, 'live-unrelated', `live: ${writes} updates to an unread column, 10 streams`, check, { n: 1, expect: { ops: writes }, checkedSamples: 1, samples: { wall: [wall], js: [js] } }, { counts })]
+  return [
+    makeCase(
+      GROUP,
+      'live-unrelated',
+      `live: ${writes} updates to an unread column, 10 streams`,
+      check,
+      { n: 1, expect: { ops: writes }, checkedSamples: 1, samples: { wall: [wall], js: [js] } },
+      { counts },
+    ),
+  ]
 }
 
 // 100 subscriptions of one query, then one relevant write: time until all 100 show it.
@@ -171,7 +196,16 @@ async function fanout(d, cfg) {
   }
   const check = await checkFinal(d, streams[99], sql)
   for (const s of streams) s.stop()
-  return [makeCase(GROUP, 'live-fanout', 'live: 100 identical streams, 1 relevant write (until all delivered)', check, { n: samples, expect: { ops: 1 }, checkedSamples: samples, samples: { wall, js } }, { counts: perWrite(total, samples) })]
+  return [
+    makeCase(
+      GROUP,
+      'live-fanout',
+      'live: 100 identical streams, 1 relevant write (until all delivered)',
+      check,
+      { n: samples, expect: { ops: 1 }, checkedSamples: samples, samples: { wall, js } },
+      { counts: perWrite(total, samples) },
+    ),
+  ]
 }
 
 // Writes to a column a stream reads that leave its result equal: JS-thread time per write with
@@ -179,7 +213,9 @@ async function fanout(d, cfg) {
 async function unchanged(d, cfg) {
   needLive(d)
   const sql = 'SELECT count(*) AS n FROM t WHERE value > 0.5'
-  const ids = (await (await d.uncounted.prepare('SELECT id FROM t WHERE value > 0.5 AND id > 50000 LIMIT 100')).all([])).map((r) => r.id)
+  const ids = (
+    await (await d.uncounted.prepare('SELECT id FROM t WHERE value > 0.5 AND id > 50000 LIMIT 100')).all([])
+  ).map((r) => r.id)
   if (ids.length < 100) throw new Error(`live-unchanged needs 100 rows with value > 0.5, found ${ids.length}`)
   const writes = size(cfg, 10, 40, 400)
   const run = async (offset) => {
@@ -204,7 +240,21 @@ async function unchanged(d, cfg) {
   const counts = { ...(await delta(d, before)), per: `${writes} writes` }
   const check = await checkFinal(d, w, sql)
   w.stop()
-  return [makeCase(GROUP, 'live-unchanged', `live: ${writes} writes that leave a stream's result equal (per write)`, check, { n: writes, expect: { ops: 1 }, checkedSamples: writes, samples: { wall: live.wall, js: live.js, plainJs: plain.js, plainWall: plain.wall } }, { counts })]
+  return [
+    makeCase(
+      GROUP,
+      'live-unchanged',
+      `live: ${writes} writes that leave a stream's result equal (per write)`,
+      check,
+      {
+        n: writes,
+        expect: { ops: 1 },
+        checkedSamples: writes,
+        samples: { wall: live.wall, js: live.js, plainJs: plain.js, plainWall: plain.wall },
+      },
+      { counts },
+    ),
+  ]
 }
 
 // 50 streams on the 20-column table, each reading id and i1: awaited single-row updates per
@@ -223,7 +273,8 @@ async function columns(d, cfg) {
     const ops0 = d.ctr.ops
     const e0 = elu()
     const t0 = now()
-    for (let i = 0; i < writes; i++) await d.live.write(`UPDATE w SET ${column} = ? WHERE id = ?`, [++v, 1 + (i % 1000)])
+    for (let i = 0; i < writes; i++)
+      await d.live.write(`UPDATE w SET ${column} = ? WHERE id = ?`, [++v, 1 + (i % 1000)])
     const wall = now() - t0
     const js = elu(e0).active
     checkCounts({ ops: writes }, { ops: d.ctr.ops - ops0 }, `in a ${mode} burst`)
@@ -235,7 +286,10 @@ async function columns(d, cfg) {
     await settle(d) // the previous round's streams are stopped; their last re-runs done
     if (r % 2 === 0) await burst('none')
     const streams = []
-    for (let k = 0; k < 50; k++) streams.push(await watcher(d, `SELECT id, i1 FROM w WHERE id BETWEEN ${k * 20 + 1} AND ${k * 20 + 20}`, [], ['w']))
+    for (let k = 0; k < 50; k++)
+      streams.push(
+        await watcher(d, `SELECT id, i1 FROM w WHERE id BETWEEN ${k * 20 + 1} AND ${k * 20 + 20}`, [], ['w']),
+      )
     for (const mode of r % 2 ? ['overlapping', 'disjoint'] : ['disjoint', 'overlapping']) {
       const before = await d.live.counters()
       await burst(mode)
@@ -283,7 +337,14 @@ async function churn(d, cfg) {
     js.push(elu(e0).active)
     checkCounts({ watches: 100, rows: 5_000 }, { watches: d.ctr.watches - w0, rows }, `in sample ${s + 1}`)
   }
-  return [makeCase(GROUP, 'live-churn', 'live: 100 × subscribe → first rows → unsubscribe', hashRows(last), { n: samples, expect: { watches: 100, rows: 5_000 }, checkedSamples: samples, samples: { wall, js } })]
+  return [
+    makeCase(GROUP, 'live-churn', 'live: 100 × subscribe → first rows → unsubscribe', hashRows(last), {
+      n: samples,
+      expect: { watches: 100, rows: 5_000 },
+      checkedSamples: samples,
+      samples: { wall, js },
+    }),
+  ]
 }
 
 export const LIVE_QUERY_LANES = {

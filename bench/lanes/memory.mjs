@@ -6,7 +6,7 @@
 // reuse memory freed by the previous sample, so the median is the steady state. RSS counts
 // native memory too (resqlite's and the peers' buffers), which heap statistics would miss.
 import { performance } from 'node:perf_hooks'
-import { rng, narrowRow } from '../data.mjs'
+import { narrowRow, rng } from '../data.mjs'
 import { hashRows, makeCase } from './common.mjs'
 
 const N = 10_000
@@ -30,7 +30,8 @@ async function rssLoop(d, cfg, op, { expect, count, reset }) {
     samples.js.push(d.sync ? wall : performance.eventLoopUtilization(e0).active)
     samples.rss.push((rss1 - rss0) / MB)
     const got = { ops: d.ctr.ops - ops0, ...(await count(result)) }
-    for (const [k, v] of Object.entries(expect)) if (got[k] !== v) throw new Error(`work check failed: ${k} = ${got[k]}, expected ${v}`)
+    for (const [k, v] of Object.entries(expect))
+      if (got[k] !== v) throw new Error(`work check failed: ${k} = ${got[k]}, expected ${v}`)
   }
   return { n: iters, samples, expect, checkedSamples: iters, rssFirst: samples.rss[0] }
 }
@@ -39,10 +40,26 @@ async function memory(d, cfg) {
   const u = d.uncounted
   const q = await d.prepare('SELECT * FROM t WHERE id <= ?')
   const cases = []
-  const rows = await rssLoop(d, cfg, () => q.all([N]), { expect: { ops: 1, rows: N }, count: (r) => ({ rows: r.length }) })
-  cases.push(makeCase('memory', 'memory.rows', 'RSS growth: select 10,000 → rows (MB)', hashRows(await q.all([N])), rows))
-  const json = await rssLoop(d, cfg, () => q.bytes([N]), { expect: { ops: 1, bytes: true }, count: (b) => ({ bytes: b.length > 0 }) })
-  cases.push(makeCase('memory', 'memory.json', 'RSS growth: select 10,000 → JSON bytes (MB)', String((await q.bytes([N])).length), json))
+  const rows = await rssLoop(d, cfg, () => q.all([N]), {
+    expect: { ops: 1, rows: N },
+    count: (r) => ({ rows: r.length }),
+  })
+  cases.push(
+    makeCase('memory', 'memory.rows', 'RSS growth: select 10,000 → rows (MB)', hashRows(await q.all([N])), rows),
+  )
+  const json = await rssLoop(d, cfg, () => q.bytes([N]), {
+    expect: { ops: 1, bytes: true },
+    count: (b) => ({ bytes: b.length > 0 }),
+  })
+  cases.push(
+    makeCase(
+      'memory',
+      'memory.json',
+      'RSS growth: select 10,000 → JSON bytes (MB)',
+      String((await q.bytes([N])).length),
+      json,
+    ),
+  )
 
   await u.exec('DROP TABLE IF EXISTS write_t; CREATE TABLE write_t (id INTEGER PRIMARY KEY, name TEXT, value REAL)')
   const ins = await d.prepare('INSERT INTO write_t (id, name, value) VALUES (?, ?, ?)')

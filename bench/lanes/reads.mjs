@@ -1,8 +1,8 @@
 // Read lanes: rows and JSON bytes at several sizes and shapes, concurrency, point queries,
 // parameterized batches, reads inside a transaction, and the event loop's longest stall.
-import { rng, NARROW_ROWS, SHAPE_ROWS, WIDE_ROWS } from '../data.mjs'
+import { NARROW_ROWS, rng, SHAPE_ROWS, WIDE_ROWS } from '../data.mjs'
 import { measure } from '../measure.mjs'
-import { hash, hashRows, fmtN, makeCase, rowsOf, rowsOfMany } from './common.mjs'
+import { fmtN, hash, hashRows, makeCase, rowsOf, rowsOfMany } from './common.mjs'
 
 const POINT_BATCH = 2_000 // queries per point-lane sample
 const IN_FLIGHT = 64 // point lane, async libraries
@@ -38,7 +38,10 @@ async function bytes(d, cfg) {
   const q = await d.prepare('SELECT * FROM t WHERE id <= ?')
   const n = 10_000
   const check = hash(await q.bytes([n]))
-  const m = await measure(d, () => q.bytes([n]), cfg, { expect: { ops: 1, rows: n, array: true }, count: countJsonRows })
+  const m = await measure(d, () => q.bytes([n]), cfg, {
+    expect: { ops: 1, rows: n, array: true },
+    count: countJsonRows,
+  })
   return [makeCase('bytes', 'bytes.10000', 'selectBytes / rows + JSON.stringify, 10,000', check, m)]
 }
 
@@ -71,7 +74,15 @@ async function concurrent(d, cfg) {
     const op = d.sync ? () => ranges.map((r) => q.all(r)) : () => Promise.all(ranges.map((r) => q.all(r)))
     const check = hashRows(await Promise.all(ranges.map((r) => q.all(r))))
     const m = await measure(d, op, cfg, { expect: { ops: n, rows: n * CONCURRENT_ROWS }, count: rowsOfMany })
-    cases.push(makeCase('concurrent', `concurrent.${n}`, `${n} × ${fmtN(CONCURRENT_ROWS)} rows ${d.sync ? '(loop)' : 'in flight'}`, check, m))
+    cases.push(
+      makeCase(
+        'concurrent',
+        `concurrent.${n}`,
+        `${n} × ${fmtN(CONCURRENT_ROWS)} rows ${d.sync ? '(loop)' : 'in flight'}`,
+        check,
+        m,
+      ),
+    )
   }
   return cases
 }
@@ -104,8 +115,20 @@ async function point(d, cfg) {
         await Promise.all(Array.from({ length: IN_FLIGHT }, worker))
         return found
       }
-  const m = await measure(d, op, cfg, { expect: { ops: POINT_BATCH, rows: POINT_BATCH }, count: (found) => ({ rows: found }) })
-  return [makeCase('point', 'point', `point query, ${fmtN(POINT_BATCH)} per sample (${d.sync ? 'loop' : `${IN_FLIGHT} in flight`})`, hashRows(first), m, { perSample: [POINT_BATCH, 'q'] })]
+  const m = await measure(d, op, cfg, {
+    expect: { ops: POINT_BATCH, rows: POINT_BATCH },
+    count: (found) => ({ rows: found }),
+  })
+  return [
+    makeCase(
+      'point',
+      'point',
+      `point query, ${fmtN(POINT_BATCH)} per sample (${d.sync ? 'loop' : `${IN_FLIGHT} in flight`})`,
+      hashRows(first),
+      m,
+      { perSample: [POINT_BATCH, 'q'] },
+    ),
+  ]
 }
 
 // 100 parameterized range queries × 500 rows: all issued at once (async) or a loop (sync).
@@ -120,9 +143,22 @@ async function batch(d, cfg) {
   )
   const check = hashRows(await Promise.all(batches[0].map((r) => q.all(r))))
   let b = 0
-  const op = d.sync ? () => batches[b++ % batches.length].map((r) => q.all(r)) : () => Promise.all(batches[b++ % batches.length].map((r) => q.all(r)))
-  const m = await measure(d, op, cfg, { expect: { ops: RANGES_PER_BATCH, rows: RANGES_PER_BATCH * RANGE_ROWS }, count: rowsOfMany })
-  return [makeCase('batch', 'batch', `${RANGES_PER_BATCH} queries × ${RANGE_ROWS} rows (${d.sync ? 'loop' : 'concurrent'})`, check, m)]
+  const op = d.sync
+    ? () => batches[b++ % batches.length].map((r) => q.all(r))
+    : () => Promise.all(batches[b++ % batches.length].map((r) => q.all(r)))
+  const m = await measure(d, op, cfg, {
+    expect: { ops: RANGES_PER_BATCH, rows: RANGES_PER_BATCH * RANGE_ROWS },
+    count: rowsOfMany,
+  })
+  return [
+    makeCase(
+      'batch',
+      'batch',
+      `${RANGES_PER_BATCH} queries × ${RANGE_ROWS} rows (${d.sync ? 'loop' : 'concurrent'})`,
+      check,
+      m,
+    ),
+  ]
 }
 
 // Reads inside a transaction: one transaction doing 100 point reads one after another (on
@@ -141,7 +177,10 @@ async function txReads(d, cfg) {
         },
   )
   const first = await txn()
-  const m = await measure(d, () => txn(), cfg, { expect: { ops: TX_READS, rows: TX_READS }, count: (rs) => ({ rows: rs.filter(Boolean).length }) })
+  const m = await measure(d, () => txn(), cfg, {
+    expect: { ops: TX_READS, rows: TX_READS },
+    count: (rs) => ({ rows: rs.filter(Boolean).length }),
+  })
   return [makeCase('tx-reads', 'tx-reads', `transaction with ${TX_READS} point reads`, hashRows(first), m)]
 }
 

@@ -1,5 +1,5 @@
 // Two application scenarios over the generated chat and feed tables (data.mjs).
-import { rng, zipf, CHAT, FEED_POSTS } from '../data.mjs'
+import { CHAT, FEED_POSTS, rng, zipf } from '../data.mjs'
 import { measure } from '../measure.mjs'
 import { hashRows, makeCase } from './common.mjs'
 import { openLive } from './live.mjs'
@@ -21,7 +21,8 @@ function chatOps() {
     const user = 1 + Math.floor(rand() * CHAT.users)
     if (x < 0.4) ops.push({ kind: 'user', params: [user], rows: 1 })
     else if (x < 0.7) ops.push({ kind: 'last20', params: [1 + conv()], rows: 20 })
-    else if (x < 0.9) ops.push({ kind: 'insert', params: [nextId++, 1 + conv(), user, `message ${i} ✓`, 1_750_000_000 + i], rows: 0 })
+    else if (x < 0.9)
+      ops.push({ kind: 'insert', params: [nextId++, 1 + conv(), user, `message ${i} ✓`, 1_750_000_000 + i], rows: 0 })
     else ops.push({ kind: 'seen', params: [SEEN_BASE + i, user], rows: 0 })
   }
   return ops
@@ -35,15 +36,25 @@ async function chat(d, cfg) {
       `SELECT m.id, m.body, m.created_at, u.name AS author FROM messages m JOIN users u ON u.id = m.user_id
        WHERE m.conversation_id = ? ORDER BY m.id DESC LIMIT 20`,
     ),
-    insert: await d.prepare('INSERT INTO messages (id, conversation_id, user_id, body, created_at) VALUES (?, ?, ?, ?, ?)'),
+    insert: await d.prepare(
+      'INSERT INTO messages (id, conversation_id, user_id, body, created_at) VALUES (?, ?, ?, ?, ?)',
+    ),
     seen: await d.prepare('UPDATE users SET last_seen = max(last_seen, ?) WHERE id = ?'),
   }
   const ops = chatOps()
   const inserts = ops.filter((o) => o.kind === 'insert').length
   const readRows = ops.reduce((n, o) => n + o.rows, 0)
-  const reset = () => u.exec(`DELETE FROM messages WHERE id > ${CHAT.messages}; UPDATE users SET last_seen = 1700000000 + id WHERE last_seen >= ${SEEN_BASE}; PRAGMA wal_checkpoint(PASSIVE)`)
+  const reset = () =>
+    u.exec(
+      `DELETE FROM messages WHERE id > ${CHAT.messages}; UPDATE users SET last_seen = 1700000000 + id WHERE last_seen >= ${SEEN_BASE}; PRAGMA wal_checkpoint(PASSIVE)`,
+    )
   const rowsOf = (o, r) => (o.kind === 'user' ? (r ? 1 : 0) : o.kind === 'last20' ? r.length : 0)
-  const call = (o) => (o.kind === 'user' ? stmts.user.get(o.params) : o.kind === 'last20' ? stmts.last20.all(o.params) : stmts[o.kind].run(o.params))
+  const call = (o) =>
+    o.kind === 'user'
+      ? stmts.user.get(o.params)
+      : o.kind === 'last20'
+        ? stmts.last20.all(o.params)
+        : stmts[o.kind].run(o.params)
   const op = d.sync
     ? () => {
         let rows = 0
@@ -65,7 +76,11 @@ async function chat(d, cfg) {
       }
   const countMessages = await u.prepare('SELECT count(*) AS c FROM messages')
   const count = async (rows) => ({ rows, messages: (await countMessages.all([]))[0].c })
-  const m = await measure(d, op, cfg, { reset, expect: { ops: CHAT_OPS, rows: readRows, messages: CHAT.messages + inserts }, count })
+  const m = await measure(d, op, cfg, {
+    reset,
+    expect: { ops: CHAT_OPS, rows: readRows, messages: CHAT.messages + inserts },
+    count,
+  })
   await reset()
   await op()
   const after = [
@@ -97,7 +112,10 @@ async function feedPaging(d, cfg) {
         return pages
       }
   const check = hashRows(await op())
-  const m = await measure(d, op, cfg, { expect: { ops: PAGES, rows: PAGES * PAGE }, count: (pages) => ({ rows: pages.reduce((n, p) => n + p.length, 0) }) })
+  const m = await measure(d, op, cfg, {
+    expect: { ops: PAGES, rows: PAGES * PAGE },
+    count: (pages) => ({ rows: pages.reduce((n, p) => n + p.length, 0) }),
+  })
   return makeCase('scenarios', 'feed.paging', `feed: keyset paging, ${PAGES} pages × ${PAGE}`, check, m)
 }
 
@@ -114,7 +132,8 @@ async function feedLive(d, cfg) {
   const targets = Array.from({ length: LIKES }, () => FEED_POSTS - Math.floor(rand() * PAGE))
   const viewLikes = (rows) => rows.reduce((n, r) => n + r.likes, 0)
   const likesOf = (rows, id) => rows.find((r) => r.id === id)?.likes ?? 0
-  const clear = () => u.exec(`UPDATE posts SET likes = 0 WHERE id > ${FEED_POSTS - PAGE}; PRAGMA wal_checkpoint(PASSIVE)`)
+  const clear = () =>
+    u.exec(`UPDATE posts SET likes = 0 WHERE id > ${FEED_POSTS - PAGE}; PRAGMA wal_checkpoint(PASSIVE)`)
   await clear()
   const live = await openLive(d, latest, [])
   // Before every sample, untimed: likes cleared, and the view showing it (a native view
@@ -153,7 +172,14 @@ async function feedLive(d, cfg) {
   await reset()
   const check = hashRows(await op())
   live.close()
-  return makeCase('scenarios', 'feed.live', `feed: live latest-${PAGE} (${live.kind}) under ${LIKES} ${d.sync ? '' : 'concurrent '}likes`, check, m, { perSample: [LIKES, 'likes'] })
+  return makeCase(
+    'scenarios',
+    'feed.live',
+    `feed: live latest-${PAGE} (${live.kind}) under ${LIKES} ${d.sync ? '' : 'concurrent '}likes`,
+    check,
+    m,
+    { perSample: [LIKES, 'likes'] },
+  )
 }
 
 export const SCENARIO_LANES = {

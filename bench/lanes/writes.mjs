@@ -4,9 +4,9 @@
 // sample (untimed) the table's row count is checked against what the lane declares; after
 // measuring, one more sample runs and the check is the row count + a hash of the content
 // (+ what that sample returned).
-import { rng, narrowRow, wideRow, wideColumns } from '../data.mjs'
+import { narrowRow, rng, wideColumns, wideRow } from '../data.mjs'
 import { measure } from '../measure.mjs'
-import { hashRows, fmtN, makeCase } from './common.mjs'
+import { fmtN, hashRows, makeCase } from './common.mjs'
 
 const SMALL_WRITES = 100 // insert-concurrent, insert-sequential: inserts per sample
 const TX_PER_SAMPLE = 100 // tx-interactive, savepoints: transactions per sample, one after another
@@ -22,7 +22,10 @@ async function writeLane(d, cfg, { id, title, table, columns = NARROW_COLUMNS, p
   const reset = () => u.exec(`DELETE FROM ${table}; PRAGMA wal_checkpoint(PASSIVE)`)
   // all()[0], not get(): sqlite3 leaves a get() statement un-reset, which keeps the table locked
   const countStmt = await u.prepare(`SELECT count(*) AS c FROM ${table}`)
-  const count = async (out) => ({ rows: (await countStmt.all([]))[0].c, ...(returns ? { read: out.filter(Boolean).length } : {}) })
+  const count = async (out) => ({
+    rows: (await countStmt.all([]))[0].c,
+    ...(returns ? { read: out.filter(Boolean).length } : {}),
+  })
   const op = await setup()
   const m = await measure(d, op, cfg, { reset, expect, count })
   await reset()

@@ -1,8 +1,25 @@
 // Renders window.BENCH (data.js, written by site/build.mjs) with Chart.js.
 ;(function () {
   const D = window.BENCH
-  const COLORS = { resqlite: '#e8590c', 'better-sqlite3': '#1971c2', 'node-sqlite': '#2f9e44', sqlite3: '#868e96', libsql: '#7048e8', powersync: '#f08c00' }
-  const LINE_COLORS = ['#e8590c', '#1971c2', '#2f9e44', '#7048e8', '#c2255c', '#0c8599', '#f08c00', '#5c940d', '#495057']
+  const COLORS = {
+    resqlite: '#e8590c',
+    'better-sqlite3': '#1971c2',
+    'node-sqlite': '#2f9e44',
+    sqlite3: '#868e96',
+    libsql: '#7048e8',
+    powersync: '#f08c00',
+  }
+  const LINE_COLORS = [
+    '#e8590c',
+    '#1971c2',
+    '#2f9e44',
+    '#7048e8',
+    '#c2255c',
+    '#0c8599',
+    '#f08c00',
+    '#5c940d',
+    '#495057',
+  ]
   Chart.defaults.animation = false
   Chart.defaults.maintainAspectRatio = false
 
@@ -21,7 +38,13 @@
     `${env.resqliteCommit ? `, resqlite ${env.resqliteCommit}` : ''}. ${D.history.length} full runs in the history.`
   const peers = document.getElementById('peers')
   for (const p of D.latest.peers || D.latest.libraries.map((lib) => ({ lib, present: true }))) {
-    peers.append(el('li', { class: p.present ? 'present' : 'absent' }, `${p.lib}: ${p.present ? 'present' : `absent (${p.reason})`}`))
+    peers.append(
+      el(
+        'li',
+        { class: p.present ? 'present' : 'absent' },
+        `${p.lib}: ${p.present ? 'present' : `absent (${p.reason})`}`,
+      ),
+    )
   }
 
   const chart = (canvas, config) => new Chart(canvas, config)
@@ -38,7 +61,10 @@
     const pair = el('div', { class: 'pair' })
     card.append(pair)
     groupsEl.append(card)
-    const metrics = [['wall', 'wall ms'], ['js', 'JS-thread ms']]
+    const metrics = [
+      ['wall', 'wall ms'],
+      ['js', 'JS-thread ms'],
+    ]
     if (inGroup.some((c) => c.rss !== undefined && c.rss !== null)) metrics.push(['rss', 'RSS growth MB'])
     for (const [metric, title] of metrics) {
       const canvas = el('canvas', { id: `chart-${group}-${metric}`, 'data-kind': 'peers' })
@@ -84,7 +110,10 @@
           data: D.history.map((h) => (h.cases[id] ? h.cases[id].wall : null)),
         })),
       },
-      options: { plugins: { title: { display: true, text: `${group}: resqlite wall ms` } }, scales: { y: logAxis('wall ms') } },
+      options: {
+        plugins: { title: { display: true, text: `${group}: resqlite wall ms` } },
+        scales: { y: logAxis('wall ms') },
+      },
     })
   }
 
@@ -92,11 +121,14 @@
   const tbody = document.getElementById('experiment-rows')
   for (const e of D.experiments) {
     tbody.append(
-      el('tr', { 'data-status': e.status },
+      el(
+        'tr',
+        { 'data-status': e.status },
         el('td', {}, e.n),
         el('td', {}, el('a', { href: e.href }, e.title)),
         el('td', {}, el('span', { class: `status ${e.status.replace(' ', '-')}` }, e.status)),
-        el('td', {}, e.impact)),
+        el('td', {}, e.impact),
+      ),
     )
   }
   for (const b of document.querySelectorAll('#filters button')) {

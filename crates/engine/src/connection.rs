@@ -251,7 +251,12 @@ impl Connection {
     fn checkpoint_on_close(&self, on: bool) {
         // SAFETY: db is open; this dbconfig op takes (int, int*).
         unsafe {
-            ffi::sqlite3_db_config(self.db, ffi::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, !on as c_int, ptr::null_mut::<c_int>());
+            ffi::sqlite3_db_config(
+                self.db,
+                ffi::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
+                !on as c_int,
+                ptr::null_mut::<c_int>(),
+            );
         }
     }
 
@@ -311,9 +316,8 @@ impl Connection {
 
     /// Steps the one statement of `sql` to its end, calling `row` on each row.
     fn for_each_row(&self, sql: &str, mut row: impl FnMut(*mut ffi::sqlite3_stmt)) -> DbResult<()> {
-        let (stmt, _) = self
-            .prepare_at(sql.as_bytes(), 0)?
-            .ok_or_else(|| DbError::new("ERR_EMPTY_STATEMENT", "no statement"))?;
+        let (stmt, _) =
+            self.prepare_at(sql.as_bytes(), 0)?.ok_or_else(|| DbError::new("ERR_EMPTY_STATEMENT", "no statement"))?;
         loop {
             // SAFETY: stmt is valid until the OwnedStmt drops at the end of this function.
             match unsafe { ffi::sqlite3_step(stmt.0) } {
@@ -370,7 +374,6 @@ impl Connection {
         let consumed = if tail.is_null() { sql.len() } else { tail as usize - sql.as_ptr() as usize };
         Ok(if stmt.is_null() { None } else { Some((OwnedStmt(stmt), consumed)) })
     }
-
 }
 
 fn no_row(sql: &str) -> DbError {

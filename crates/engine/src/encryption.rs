@@ -100,7 +100,8 @@ impl KeyConfig {
 pub fn key_connection(db: *mut ffi::sqlite3, config: &KeyConfig) -> DbResult<()> {
     config.select_cipher(db)?;
     // SAFETY: valid handle; the key buffer outlives the call (sqlite3mc derives and copies).
-    let rc = unsafe { ffi::sqlite3_key_v2(db, c"main".as_ptr(), config.key.as_ptr() as *const c_void, config.key_len()) };
+    let rc =
+        unsafe { ffi::sqlite3_key_v2(db, c"main".as_ptr(), config.key.as_ptr() as *const c_void, config.key_len()) };
     if rc != ffi::SQLITE_OK {
         return Err(DbError::sqlite(rc, format!("setting the encryption key failed: {}", errmsg(db))));
     }
@@ -122,7 +123,10 @@ pub fn explain_open_error(error: DbError, keyed: bool) -> DbError {
             ),
         )
     } else {
-        DbError { message: format!("{} (if it is encrypted, open it with its encryptionKey and cipher)", error.message), ..error }
+        DbError {
+            message: format!("{} (if it is encrypted, open it with its encryptionKey and cipher)", error.message),
+            ..error
+        }
     }
 }
 
@@ -213,7 +217,8 @@ struct Scratch(*mut ffi::sqlite3);
 
 impl Scratch {
     fn open(path: &str) -> DbResult<Scratch> {
-        let c_path = CString::new(path).map_err(|_| DbError::new("ERR_INVALID_PATH", "the path contains a NUL character"))?;
+        let c_path =
+            CString::new(path).map_err(|_| DbError::new("ERR_INVALID_PATH", "the path contains a NUL character"))?;
         let mut db = ptr::null_mut();
         let flags = ffi::SQLITE_OPEN_READWRITE | ffi::SQLITE_OPEN_NOMUTEX | ffi::SQLITE_OPEN_EXRESCODE;
         // SAFETY: valid C string and out-pointer; Drop closes the handle even on error.
@@ -311,7 +316,12 @@ pub fn build_rekeyed_copy(path: &str, old: Option<&KeyConfig>, new: Option<&KeyC
                     }
                     // SAFETY: valid handle; the key buffer outlives the call.
                     let rc = unsafe {
-                        ffi::sqlite3_rekey_v2(scratch.0, c"main".as_ptr(), new.key.as_ptr() as *const c_void, new.key_len())
+                        ffi::sqlite3_rekey_v2(
+                            scratch.0,
+                            c"main".as_ptr(),
+                            new.key.as_ptr() as *const c_void,
+                            new.key_len(),
+                        )
                     };
                     if rc != ffi::SQLITE_OK {
                         return Err(scratch.error("re-encrypting"));

@@ -15,14 +15,17 @@ use crate::connection::{Connection, OpenOptions, Role};
 use crate::encryption::{self, KeyConfig, ReaderGate};
 use crate::error::DbError;
 use crate::group_commit;
-use crate::spin::SpinPolicy;
 use crate::jobs::{Outcome, Worker};
 use crate::live::dependencies::ChangeSet;
 use crate::live::registry::{Counters, Registry};
+use crate::spin::SpinPolicy;
 use crate::statement_cache::StatementCache;
 
 pub enum Request {
-    Select { max_rows: usize, json: bool },
+    Select {
+        max_rows: usize,
+        json: bool,
+    },
     Execute,
     Batch,
     /// The library's own transaction control (BEGIN, SAVEPOINT, RELEASE, COMMIT, ROLLBACK):
@@ -416,7 +419,14 @@ fn spawn(name: String, f: impl FnOnce() + Send + 'static) -> JoinHandle<()> {
     std::thread::Builder::new().name(name).spawn(f).expect("cannot start a thread")
 }
 
-fn reader_thread(opts: &EngineOptions, shared: &Shared, latch: &OpenLatch, index: usize, rx: Receiver<Job>, park: Receiver<()>) {
+fn reader_thread(
+    opts: &EngineOptions,
+    shared: &Shared,
+    latch: &OpenLatch,
+    index: usize,
+    rx: Receiver<Job>,
+    park: Receiver<()>,
+) {
     let lead = opts.readonly && index == 0;
     if !lead && !latch.wait_for_lead() {
         return;
@@ -499,7 +509,14 @@ const MEMORY_INTERVAL_MS: u64 = 250;
 /// At most this many queued reads share one read transaction (experiments/002).
 const MAX_READ_BATCH: usize = 16;
 
-fn reader_loop(worker: Worker, opts: &EngineOptions, shared: &Shared, index: usize, rx: Receiver<Job>, park: Receiver<()>) {
+fn reader_loop(
+    worker: Worker,
+    opts: &EngineOptions,
+    shared: &Shared,
+    index: usize,
+    rx: Receiver<Job>,
+    park: Receiver<()>,
+) {
     let slot = &shared.slots[index];
     let mut batch = Vec::with_capacity(MAX_READ_BATCH);
     // `Err`: reopening after a rekey failed; jobs fail with that error until a reopen works.
@@ -583,10 +600,8 @@ fn run_read(worker: &mut Worker, shared: &Shared, slot: &ReaderSlot, job: &Job, 
     // reader's transaction state. Put it back and fail the job.
     if worker.conn.autocommit() == in_transaction {
         let _ = worker.conn.exec(if in_transaction { "BEGIN" } else { "ROLLBACK" });
-        outcome = Outcome::Error(DbError::new(
-            "ERR_NOT_READ_ONLY",
-            "select cannot begin or end transactions; use execute()",
-        ));
+        outcome =
+            Outcome::Error(DbError::new("ERR_NOT_READ_ONLY", "select cannot begin or end transactions; use execute()"));
     }
     outcome
 }
@@ -657,7 +672,9 @@ fn writer_loop(slot: &mut Option<Worker>, opts: &EngineOptions, shared: &Shared,
         }
         let mut outcomes = if jobs.len() > 1 {
             let mut committed = group_commit::Committed::default();
-            let outcomes = group_commit::run(worker, &jobs, &mut committed, &mut |worker, job| run_writer_job(worker, job, shared));
+            let outcomes = group_commit::run(worker, &jobs, &mut committed, &mut |worker, job| {
+                run_writer_job(worker, job, shared)
+            });
             let mut total = shared.group_commits.lock().unwrap();
             total.groups += committed.groups;
             total.writes += committed.writes;
@@ -733,7 +750,10 @@ fn rekey(slot: &mut Option<Worker>, opts: &EngineOptions, shared: &Shared, new: 
     let copy = (|| {
         let mode = worker.conn.query_text("PRAGMA journal_mode = DELETE")?;
         if !mode.eq_ignore_ascii_case("delete") {
-            return Err(DbError::new("ERR_REKEY", "rekey needs the database to itself (another process has it open in WAL mode)"));
+            return Err(DbError::new(
+                "ERR_REKEY",
+                "rekey needs the database to itself (another process has it open in WAL mode)",
+            ));
         }
         worker.conn.exec("BEGIN IMMEDIATE")?;
         let copy = encryption::build_rekeyed_copy(&opts.path, old.as_deref(), new.as_deref());

@@ -64,7 +64,11 @@ pub fn run(
 /// The group's outcomes, or None when it could not commit as one: then nothing of it is
 /// committed and the connection's last insert rowid is as before it, so running the jobs again
 /// alone reports what they would have reported without the group.
-fn commit_together(worker: &mut Worker, jobs: &[Job], alone: &mut impl FnMut(&mut Worker, &Job) -> Outcome) -> Option<Vec<Outcome>> {
+fn commit_together(
+    worker: &mut Worker,
+    jobs: &[Job],
+    alone: &mut impl FnMut(&mut Worker, &Job) -> Outcome,
+) -> Option<Vec<Outcome>> {
     // SAFETY: valid handle, on its own thread.
     let rowid_before = unsafe { ffi::sqlite3_last_insert_rowid(worker.conn.raw()) };
     let outcomes = try_together(worker, jobs, alone);
@@ -75,7 +79,11 @@ fn commit_together(worker: &mut Worker, jobs: &[Job], alone: &mut impl FnMut(&mu
     outcomes
 }
 
-fn try_together(worker: &mut Worker, jobs: &[Job], alone: &mut impl FnMut(&mut Worker, &Job) -> Outcome) -> Option<Vec<Outcome>> {
+fn try_together(
+    worker: &mut Worker,
+    jobs: &[Job],
+    alone: &mut impl FnMut(&mut Worker, &Job) -> Outcome,
+) -> Option<Vec<Outcome>> {
     worker.control("BEGIN IMMEDIATE").ok()?;
     let mut outcomes = Vec::with_capacity(jobs.len());
     for job in jobs {
@@ -113,7 +121,8 @@ mod tests {
 
     #[test]
     fn single_dml_statements_are_recognised_conservatively() {
-        for sql in ["INSERT INTO t VALUES (1)", "  update t set v = 1;  ", "DELETE FROM t", "replace into t values (2)"] {
+        for sql in ["INSERT INTO t VALUES (1)", "  update t set v = 1;  ", "DELETE FROM t", "replace into t values (2)"]
+        {
             assert!(is_single_dml(sql), "{sql}");
         }
         for sql in [

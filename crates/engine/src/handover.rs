@@ -64,7 +64,10 @@ impl Mailbox {
         let mut is_buffer = false;
         let (mut data, mut length) = (ptr::null_mut(), 0);
         sys::napi_is_arraybuffer(env, value, &mut is_buffer);
-        if !is_buffer || sys::napi_get_arraybuffer_info(env, value, &mut data, &mut length) != sys::Status::napi_ok || length != MAILBOX_BYTES {
+        if !is_buffer
+            || sys::napi_get_arraybuffer_info(env, value, &mut data, &mut length) != sys::Status::napi_ok
+            || length != MAILBOX_BYTES
+        {
             return Err(format!("the mailbox must be an ArrayBuffer of {MAILBOX_BYTES} bytes"));
         }
         let mut reference = ptr::null_mut();
@@ -124,7 +127,9 @@ unsafe impl Sync for TsfnWaker {}
 impl Waker for TsfnWaker {
     fn wake(&self) {
         // SAFETY: the function stays alive until released after the engine's final completion.
-        unsafe { sys::napi_call_threadsafe_function(self.tsfn, ptr::null_mut(), sys::ThreadsafeFunctionCallMode::nonblocking) };
+        unsafe {
+            sys::napi_call_threadsafe_function(self.tsfn, ptr::null_mut(), sys::ThreadsafeFunctionCallMode::nonblocking)
+        };
     }
 
     fn set_queued(&self, queued: bool) {
@@ -148,7 +153,12 @@ pub unsafe extern "C" fn finalize_context(_env: sys::napi_env, _data: *mut c_voi
 }
 
 /// The TSFN's JS-thread callback: hands every queued completion to the JS handler.
-pub unsafe extern "C" fn deliver_completions(env: sys::napi_env, js_cb: sys::napi_value, context: *mut c_void, _data: *mut c_void) {
+pub unsafe extern "C" fn deliver_completions(
+    env: sys::napi_env,
+    js_cb: sys::napi_value,
+    context: *mut c_void,
+    _data: *mut c_void,
+) {
     if env.is_null() {
         return; // the environment is shutting down
     }
@@ -170,7 +180,12 @@ pub unsafe extern "C" fn deliver_completions(env: sys::napi_env, js_cb: sys::nap
 ///
 /// # Safety
 /// JS thread.
-pub unsafe fn deliver(env: sys::napi_env, shared: &Shared, mailbox: Mailbox, call: &mut dyn FnMut(&[sys::napi_value]) -> bool) -> bool {
+pub unsafe fn deliver(
+    env: sys::napi_env,
+    shared: &Shared,
+    mailbox: Mailbox,
+    call: &mut dyn FnMut(&[sys::napi_value]) -> bool,
+) -> bool {
     let mut delivered = false;
     loop {
         let mut scope = ptr::null_mut();
@@ -213,7 +228,11 @@ unsafe fn hand_over(env: sys::napi_env, mailbox: Mailbox, completions: Vec<Compl
 
 /// A completion's kind and numbers; its other values go to `push`. On an error nothing has
 /// been pushed.
-unsafe fn values(env: sys::napi_env, outcome: Outcome, push: &mut impl FnMut(sys::napi_value)) -> Result<(u32, f64, f64), String> {
+unsafe fn values(
+    env: sys::napi_env,
+    outcome: Outcome,
+    push: &mut impl FnMut(sys::napi_value),
+) -> Result<(u32, f64, f64), String> {
     let kind = match outcome {
         Outcome::Rows(rows) => push_rows(env, rows, push).map(|_| DONE_ROWS)?,
         Outcome::RowsPart(rows) => push_rows(env, rows, push).map(|_| DONE_ROWS_PART)?,
@@ -252,7 +271,11 @@ unsafe fn values(env: sys::napi_env, outcome: Outcome, push: &mut impl FnMut(sys
 }
 
 /// A row_encoder result as its ArrayBuffer and its text string, both pushed or neither.
-unsafe fn push_rows(env: sys::napi_env, rows: EncodedRows, push: &mut impl FnMut(sys::napi_value)) -> Result<(), String> {
+unsafe fn push_rows(
+    env: sys::napi_env,
+    rows: EncodedRows,
+    push: &mut impl FnMut(sys::napi_value),
+) -> Result<(), String> {
     let buffer = array_buffer(env, rows.buffer)?;
     let mut text = ptr::null_mut();
     let status = match &rows.text {
@@ -294,7 +317,9 @@ unsafe fn array_buffer(env: sys::napi_env, bytes: Vec<u8>) -> Result<sys::napi_v
         let boxed = Box::new(bytes);
         let (ptr_, len) = (boxed.as_ptr() as *mut c_void, boxed.len());
         let hint = Box::into_raw(boxed) as *mut c_void;
-        if sys::napi_create_external_arraybuffer(env, ptr_, len, Some(free_vec), hint, &mut value) != sys::Status::napi_ok {
+        if sys::napi_create_external_arraybuffer(env, ptr_, len, Some(free_vec), hint, &mut value)
+            != sys::Status::napi_ok
+        {
             drop(Box::from_raw(hint as *mut Vec<u8>));
             clear_exception(env);
             return Err("out of memory for the result".into());

@@ -25,7 +25,14 @@ pub unsafe fn job_calls(env: sys::napi_env, db: *const NativeDatabase) -> sys::n
         [(c"read", Some(read)), (c"write", Some(write)), (c"ref", Some(keep_alive)), (c"unref", Some(let_exit))];
     for (name, callback) in calls {
         let mut function = ptr::null_mut();
-        sys::napi_create_function(env, name.as_ptr(), name.count_bytes() as isize, callback, db as *mut c_void, &mut function);
+        sys::napi_create_function(
+            env,
+            name.as_ptr(),
+            name.count_bytes() as isize,
+            callback,
+            db as *mut c_void,
+            &mut function,
+        );
         sys::napi_set_named_property(env, object, name.as_ptr(), function);
     }
     object
@@ -77,7 +84,10 @@ unsafe fn set_keep_alive(env: sys::napi_env, info: sys::napi_callback_info, on: 
 }
 
 /// The six arguments of `read` and `write`: the job (neither flag set) and the last argument.
-unsafe fn job_args<'a>(env: sys::napi_env, info: sys::napi_callback_info) -> Result<(&'a NativeDatabase, Job, bool), &'static str> {
+unsafe fn job_args<'a>(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+) -> Result<(&'a NativeDatabase, Job, bool), &'static str> {
     let mut argv = [ptr::null_mut(); 6];
     let mut argc = argv.len();
     let mut data = ptr::null_mut();
@@ -121,7 +131,8 @@ unsafe fn string_arg(env: sys::napi_env, value: sys::napi_value) -> Result<Strin
 /// The first `len` bytes of a Uint8Array, copied.
 unsafe fn bytes_arg(env: sys::napi_env, value: sys::napi_value, len: usize) -> Result<Vec<u8>, &'static str> {
     let (mut kind, mut length, mut data, mut buffer, mut offset) = (0, 0, ptr::null_mut(), ptr::null_mut(), 0);
-    if sys::napi_get_typedarray_info(env, value, &mut kind, &mut length, &mut data, &mut buffer, &mut offset) != sys::Status::napi_ok
+    if sys::napi_get_typedarray_info(env, value, &mut kind, &mut length, &mut data, &mut buffer, &mut offset)
+        != sys::Status::napi_ok
         || kind != sys::TypedarrayType::uint8_array
         || len > length
     {

@@ -8,10 +8,10 @@ use sqlite3mc_sys as ffi;
 use crate::connection::Connection;
 use crate::error::{DbError, DbResult};
 use crate::json_encoder::encode_json;
+use crate::live::dependencies::Dependencies;
 use crate::live::tracker::WriteEffects;
 use crate::params::{bind, bind_with, Reader};
 use crate::row_encoder::{encode_rows, EncodedRows};
-use crate::live::dependencies::Dependencies;
 use crate::statement_cache::{ResetOnDrop, Statement, StatementCache};
 use crate::step::step;
 
@@ -29,11 +29,17 @@ pub enum Outcome {
     /// A full part of a large `select` result; the job goes on (row_encoder::PART_CELLS).
     RowsPart(EncodedRows),
     Json(Vec<u8>),
-    Changes { changes: i64, last_insert_rowid: i64 },
+    Changes {
+        changes: i64,
+        last_insert_rowid: i64,
+    },
     Done,
     Error(DbError),
     /// A live query's run, before the registry decides what to deliver.
-    StreamRan { result: DbResult<EncodedRows>, reads: Option<Arc<Dependencies>> },
+    StreamRan {
+        result: DbResult<EncodedRows>,
+        reads: Option<Arc<Dependencies>>,
+    },
     /// A live query's new rows, to deliver.
     StreamRows(EncodedRows),
     /// A live query's run failed.
@@ -41,10 +47,7 @@ pub enum Outcome {
 }
 
 fn multiple_statements(what: &str) -> DbError {
-    DbError::new(
-        "ERR_MULTIPLE_STATEMENTS",
-        format!("{what}: the SQL holds several statements; run them one call each"),
-    )
+    DbError::new("ERR_MULTIPLE_STATEMENTS", format!("{what}: the SQL holds several statements; run them one call each"))
 }
 
 impl Worker {
@@ -197,8 +200,10 @@ impl Worker {
             for set in 0..sets {
                 // SAFETY: raw is the cached statement, alive for the whole job.
                 unsafe { ffi::sqlite3_reset(raw) };
-                let r = bind_with(stmt, &mut reader, &mut bound).and_then(|_| run_to_end(&self.conn, raw, &stmt.effects));
-                changes += r.map_err(|e| DbError { message: format!("parameter set {}: {}", set + 1, e.message), ..e })?;
+                let r =
+                    bind_with(stmt, &mut reader, &mut bound).and_then(|_| run_to_end(&self.conn, raw, &stmt.effects));
+                changes +=
+                    r.map_err(|e| DbError { message: format!("parameter set {}: {}", set + 1, e.message), ..e })?;
             }
             self.conn.exec(if joins { "RELEASE resqlite_batch" } else { "COMMIT" })
         })();

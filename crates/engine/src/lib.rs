@@ -84,8 +84,8 @@ impl NativeDatabase {
             .map_err(|e| Error::new(Status::InvalidArg, e.message))?;
         let raw_env = env.raw();
         // SAFETY: JS thread; the buffer's memory stays put while the reference holds it.
-        let (mailbox, mailbox_ref) =
-            unsafe { Mailbox::from_js(raw_env, mailbox.raw()) }.map_err(|message| Error::new(Status::InvalidArg, message))?;
+        let (mailbox, mailbox_ref) = unsafe { Mailbox::from_js(raw_env, mailbox.raw()) }
+            .map_err(|message| Error::new(Status::InvalidArg, message))?;
         let context = Box::into_raw(Box::new(CallbackContext { shared: std::sync::Weak::new(), mailbox }));
         let mut tsfn = ptr::null_mut();
         let mut name = ptr::null_mut();
@@ -179,10 +179,24 @@ impl NativeDatabase {
 
     /// Queues a rekey on the writer: `key` empty decrypts. False when there is no writer.
     #[napi]
-    pub fn rekey(&self, id: u32, cipher: String, cipher_params: Vec<String>, cipher_values: Vec<i32>, key: &[u8]) -> Result<bool> {
+    pub fn rekey(
+        &self,
+        id: u32,
+        cipher: String,
+        cipher_params: Vec<String>,
+        cipher_values: Vec<i32>,
+        key: &[u8],
+    ) -> Result<bool> {
         let key = KeyConfig::new(&cipher, cipher_params, cipher_values, key)
             .map_err(|e| Error::new(Status::InvalidArg, e.message))?;
-        let job = Job { id, request: Request::Rekey(key), sql: String::new(), params: Vec::new(), cancellable: false, in_transaction: false };
+        let job = Job {
+            id,
+            request: Request::Rekey(key),
+            sql: String::new(),
+            params: Vec::new(),
+            cancellable: false,
+            in_transaction: false,
+        };
         Ok(self.engine.write(job))
     }
 
@@ -266,4 +280,3 @@ unsafe extern "C" fn detach_on_teardown(arg: *mut c_void) {
     }
     Poller::close(teardown.poller);
 }
-

@@ -11,8 +11,8 @@ use std::os::raw::c_int;
 
 use sqlite3mc_sys as ffi;
 
-use crate::statement_cache::Statement;
 use crate::error::{DbError, DbResult};
+use crate::statement_cache::Statement;
 
 const NONE: u8 = 0;
 const POSITIONAL: u8 = 1;
@@ -140,10 +140,9 @@ pub fn bind_with(stmt: &Statement, r: &mut Reader, bound: &mut Vec<bool>) -> DbR
             }
             if let Some(missing) = bound.iter().position(|b| !b) {
                 return Err(match &stmt.param_names[missing] {
-                    Some(name) => DbError::new(
-                        "ERR_PARAMETER_NAME",
-                        format!("missing a value for the named parameter '{name}'"),
-                    ),
+                    Some(name) => {
+                        DbError::new("ERR_PARAMETER_NAME", format!("missing a value for the named parameter '{name}'"))
+                    }
                     None => DbError::new(
                         "ERR_PARAMETER_NAME",
                         format!(
@@ -168,7 +167,9 @@ fn bind_value(stmt: &Statement, index: c_int, value: Value) -> DbResult<()> {
             Value::Null => ffi::sqlite3_bind_null(s, index),
             Value::Int(v) => ffi::sqlite3_bind_int64(s, index, v),
             Value::Float(v) => ffi::sqlite3_bind_double(s, index, v),
-            Value::Text(b) => ffi::sqlite3_bind_text64(s, index, b.as_ptr() as _, b.len() as u64, None, ffi::SQLITE_UTF8),
+            Value::Text(b) => {
+                ffi::sqlite3_bind_text64(s, index, b.as_ptr() as _, b.len() as u64, None, ffi::SQLITE_UTF8)
+            }
             // A zero-length blob with a null pointer would bind NULL: use a dangling non-null one.
             Value::Blob(b) => ffi::sqlite3_bind_blob64(s, index, b.as_ptr() as _, b.len() as u64, None),
         }

@@ -58,7 +58,12 @@ impl Poller {
     ///
     /// # Safety
     /// JS thread; `handler` a function.
-    pub unsafe fn start(env: sys::napi_env, handler: sys::napi_value, shared: Weak<Shared>, mailbox: Mailbox) -> Result<*const Poller, String> {
+    pub unsafe fn start(
+        env: sys::napi_env,
+        handler: sys::napi_value,
+        shared: Weak<Shared>,
+        mailbox: Mailbox,
+    ) -> Result<*const Poller, String> {
         let mut uv_loop = ptr::null_mut();
         if sys::napi_get_uv_event_loop(env, &mut uv_loop) != sys::Status::napi_ok {
             return Err("no event loop".into());
@@ -157,7 +162,8 @@ impl Poller {
         sys::napi_get_reference_value(self.env, self.handler, &mut handler);
         sys::napi_get_global(self.env, &mut global);
         self.calling.set(true);
-        let status = sys::napi_make_callback(self.env, self.context, global, handler, argv.len(), argv.as_ptr(), &mut result);
+        let status =
+            sys::napi_make_callback(self.env, self.context, global, handler, argv.len(), argv.as_ptr(), &mut result);
         self.calling.set(false);
         if status == sys::Status::napi_pending_exception {
             let mut error = ptr::null_mut();

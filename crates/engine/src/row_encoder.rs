@@ -147,7 +147,12 @@ pub fn encode_rows(
 
 fn remember_size(statement: &Statement, part: &Part) {
     let json = statement.last_size.get().json;
-    statement.last_size.set(ResultSize { cells: part.tags.len(), text: part.text.units(), blob: part.blobs.len(), json });
+    statement.last_size.set(ResultSize {
+        cells: part.tags.len(),
+        text: part.text.units(),
+        blob: part.blobs.len(),
+        json,
+    });
 }
 
 /// One part of a result under construction.
@@ -195,7 +200,6 @@ impl Part {
         self.slots.push(slot);
         Ok(())
     }
-
 
     fn finish(self) -> DbResult<EncodedRows> {
         let cols = self.name_lens.len();

@@ -42,7 +42,12 @@ enum State {
 impl SpinPolicy {
     pub fn new() -> Self {
         let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-        SpinPolicy { cpus, next_check: Cell::new(Instant::now()), state: Cell::new(State::Allowed), refusal: Cell::new(CHECK_EVERY) }
+        SpinPolicy {
+            cpus,
+            next_check: Cell::new(Instant::now()),
+            state: Cell::new(State::Allowed),
+            refusal: Cell::new(CHECK_EVERY),
+        }
     }
 
     /// Spinning is allowed now (the CPUs are not oversubscribed).
@@ -129,7 +134,12 @@ mod tests {
         let ms = Duration::from_millis;
         assert_eq!(
             walk(&policy, &[true, false, true, true]),
-            [(State::Suspect, CONFIRM_AFTER), (State::Allowed, CHECK_EVERY), (State::Suspect, CONFIRM_AFTER), (State::Refused, ms(5))]
+            [
+                (State::Suspect, CONFIRM_AFTER),
+                (State::Allowed, CHECK_EVERY),
+                (State::Suspect, CONFIRM_AFTER),
+                (State::Refused, ms(5))
+            ]
         );
     }
 

@@ -113,7 +113,15 @@ fn prepare(conn: &Connection, sql: &str) -> DbResult<Statement> {
             .collect();
         (names, ffi::sqlite3_stmt_readonly(raw) != 0)
     };
-    Ok(Statement { raw, param_names, readonly, has_tail, last_size: Cell::default(), reads: RefCell::new(reads), effects })
+    Ok(Statement {
+        raw,
+        param_names,
+        readonly,
+        has_tail,
+        last_size: Cell::default(),
+        reads: RefCell::new(reads),
+        effects,
+    })
 }
 
 /// Resets a statement and drops its bindings when the job is done with it, on every path

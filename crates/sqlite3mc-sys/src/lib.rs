@@ -78,9 +78,7 @@ extern "C" {
     pub fn sqlite3_exec(
         db: *mut sqlite3,
         sql: *const c_char,
-        callback: Option<
-            unsafe extern "C" fn(*mut c_void, c_int, *mut *mut c_char, *mut *mut c_char) -> c_int,
-        >,
+        callback: Option<unsafe extern "C" fn(*mut c_void, c_int, *mut *mut c_char, *mut *mut c_char) -> c_int>,
         arg: *mut c_void,
         errmsg: *mut *mut c_char,
     ) -> c_int;
@@ -152,8 +150,7 @@ extern "C" {
     /// Sets the key of database `z_db_name` right after open; `n_key` bytes of `p_key`.
     pub fn sqlite3_key_v2(db: *mut sqlite3, z_db_name: *const c_char, p_key: *const c_void, n_key: c_int) -> c_int;
     /// Re-encrypts database `z_db_name` with a new key (null/0: decrypts it).
-    pub fn sqlite3_rekey_v2(db: *mut sqlite3, z_db_name: *const c_char, p_key: *const c_void, n_key: c_int)
-        -> c_int;
+    pub fn sqlite3_rekey_v2(db: *mut sqlite3, z_db_name: *const c_char, p_key: *const c_void, n_key: c_int) -> c_int;
     /// The cipher's index for `sqlite3mc_config(db, "cipher", index)`; -1 if unknown.
     pub fn sqlite3mc_cipher_index(cipher_name: *const c_char) -> c_int;
     /// Connection-level setting (e.g. "cipher"); returns the value now in effect, -1 on error.
@@ -229,6 +226,11 @@ extern "C" {
         callback: Option<unsafe extern "C" fn(*mut c_void)>,
         ctx: *mut c_void,
     ) -> *mut c_void;
-    pub fn sqlite3_db_status(db: *mut sqlite3, op: c_int, current: *mut c_int, highwater: *mut c_int, reset: c_int)
-        -> c_int;
+    pub fn sqlite3_db_status(
+        db: *mut sqlite3,
+        op: c_int,
+        current: *mut c_int,
+        highwater: *mut c_int,
+        reset: c_int,
+    ) -> c_int;
 }

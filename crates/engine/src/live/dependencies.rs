@@ -214,7 +214,12 @@ mod tests {
     fn deps(reads: &[(&str, &str)]) -> Dependencies {
         let events: Vec<AuthEvent> = reads
             .iter()
-            .map(|(t, c)| AuthEvent { action: ffi::SQLITE_READ, db: "main".into(), arg1: (*t).into(), arg2: (*c).into() })
+            .map(|(t, c)| AuthEvent {
+                action: ffi::SQLITE_READ,
+                db: "main".into(),
+                arg1: (*t).into(),
+                arg2: (*c).into(),
+            })
             .collect();
         Dependencies::from_events(&events, false)
     }

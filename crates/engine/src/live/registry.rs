@@ -131,7 +131,12 @@ impl Registry {
 
     /// A run ended on a reader. Returns what to deliver to JS, if anything: the caller
     /// completes it before releasing the registry lock, so a query's deliveries stay in order.
-    pub fn finish(&mut self, id: u32, result: Result<EncodedRows, DbError>, reads: Option<Arc<Dependencies>>) -> Option<Outcome> {
+    pub fn finish(
+        &mut self,
+        id: u32,
+        result: Result<EncodedRows, DbError>,
+        reads: Option<Arc<Dependencies>>,
+    ) -> Option<Outcome> {
         self.in_flight -= 1;
         let deliver = match self.queries.get_mut(&id) {
             None => None,

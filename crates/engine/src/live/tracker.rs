@@ -40,7 +40,10 @@ enum TableRef {
 }
 
 enum Change {
-    Table { table: TableRef, changed: Changed },
+    Table {
+        table: TableRef,
+        changed: Changed,
+    },
     /// A definition changed in this schema (lowercased).
     Schema(Box<str>),
     /// Unknown changes: tracking began inside the transaction.
@@ -252,7 +255,8 @@ impl Tracking<'_> {
             } else if is_schema_change(e.action) {
                 // ALTER TABLE names its schema in arg1; the others in the db argument.
                 let schema = if e.action == ffi::SQLITE_ALTER_TABLE { &e.arg1 } else { &e.db };
-                let schema: Box<str> = if schema.is_empty() { "main".into() } else { schema.to_ascii_lowercase().into() };
+                let schema: Box<str> =
+                    if schema.is_empty() { "main".into() } else { schema.to_ascii_lowercase().into() };
                 if !effects.schemas.contains(&schema) {
                     effects.schemas.push(schema);
                 }
@@ -319,7 +323,8 @@ impl Tracking<'_> {
             return None;
         }
         // pragma table_xinfo's `hidden`: 2 a virtual, 3 a stored generated column.
-        let generated = self.conn.query_int(&format!("SELECT count(*) FROM {from} WHERE hidden IN (2, 3)")).map_or(true, |n| n > 0);
+        let generated =
+            self.conn.query_int(&format!("SELECT count(*) FROM {from} WHERE hidden IN (2, 3)")).map_or(true, |n| n > 0);
         let ids = names.iter().map(|n| name_id(n)).collect();
         let columns = Rc::new(TableColumns { id: name_id(key), names, ids, generated });
         self.hooks.tracker.borrow_mut().tables.insert(key.clone(), columns.clone());
@@ -397,9 +402,7 @@ impl Tracking<'_> {
                         TableRef::Named(key) => self.table_columns(key),
                     };
                     match columns {
-                        Some(c) if names_all(&c, bits) => {
-                            set.add_columns(c.id, set_bits(bits).map(|i| c.ids[i]))
-                        }
+                        Some(c) if names_all(&c, bits) => set.add_columns(c.id, set_bits(bits).map(|i| c.ids[i])),
                         _ => set.add_rows(table_id(&table)),
                     }
                 }
@@ -462,7 +465,9 @@ unsafe extern "C" fn on_preupdate(
     let changed = if in_place_update {
         let count = ffi::sqlite3_preupdate_count(db).max(0) as usize;
         let bits = match target {
-            Some(Target { set: Some(set), columns, .. }) if columns.names.len() == count => changed_columns(db, set.iter().copied()),
+            Some(Target { set: Some(set), columns, .. }) if columns.names.len() == count => {
+                changed_columns(db, set.iter().copied())
+            }
             _ => changed_columns(db, 0..count),
         };
         match bits {
@@ -496,7 +501,12 @@ unsafe extern "C" fn on_preupdate(
 /// The running statement's target for this table, unless SQLite compiled statements while it
 /// runs: it re-prepared it after a schema change, so the SET lists learned at its prepare may
 /// be out of date.
-unsafe fn find_target<'a>(hooks: &Hooks, targets: &'a [Target], db_name: *const c_char, table: *const c_char) -> Option<&'a Target> {
+unsafe fn find_target<'a>(
+    hooks: &Hooks,
+    targets: &'a [Target],
+    db_name: *const c_char,
+    table: *const c_char,
+) -> Option<&'a Target> {
     let recompiled = hooks.capture.try_borrow().map_or(true, |c| !c.events.is_empty() || c.overflow);
     if recompiled {
         return None;
