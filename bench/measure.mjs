@@ -29,7 +29,10 @@ export function counting(d, ctr) {
     get: (p) => (ctr.ops++, s.get(p)),
     bytes: (p) => (ctr.ops++, s.bytes(p)),
     run: (p) => (ctr.ops++, s.run(p)),
-    runBatch: (sets) => ((ctr.ops += sets.length), s.runBatch(sets)),
+    runBatch: (sets) => {
+      ctr.ops += sets.length
+      return s.runBatch(sets)
+    },
   })
   // The lane's tx: the driver's tx (prototype: keeps what the driver needs to nest) with
   // run/get counted and given the driver's own statement.

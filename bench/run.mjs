@@ -259,7 +259,7 @@ const environment = {
   loadEnd: os.loadavg().map((x) => x.toFixed(2)),
   resqliteVersion: version(join(resqliteRoot, 'package.json')),
   resqliteCommit: git('rev-parse', '--short', 'HEAD'),
-  resqliteDirty: git('status', '--porcelain', '--untracked-files=no') ? true : false,
+  resqliteDirty: !!git('status', '--porcelain', '--untracked-files=no'),
   resqliteNativeSha1: nativeBefore,
   resqliteRoot: resqliteRoot === ROOT ? undefined : resqliteRoot,
   packages: Object.fromEntries(

@@ -165,7 +165,7 @@ export class Database {
       )
     }
     if (this.#closing) return Promise.reject(closedError())
-    let enc
+    let enc: ReturnType<typeof checkRekey>
     try {
       enc = checkRekey(newKey, options, this.#cipher)
     } catch (error) {

@@ -194,7 +194,10 @@ export class RowsAssembler {
       while (this.#queue.length > 0) {
         const head = this.#queue[0]
         while (head.next < head.part.rows) {
-          if (performance.now() - turnStart >= TURN_BUDGET_MS) return this.#schedule()
+          if (performance.now() - turnStart >= TURN_BUDGET_MS) {
+            this.#schedule()
+            return
+          }
           const to = Math.min(head.part.rows, head.next + head.part.sliceRows)
           head.part.appendTo(this.#rows, head.next, to)
           head.next = to

@@ -35,6 +35,7 @@ interface Job {
   /** What the job is; `undefined` for opening and closing. */
   kind: JobKind | undefined
   sql: string | undefined
+  // biome-ignore lint/suspicious/noExplicitAny: each kind of job resolves with its own type
   resolve: (value: any) => void
   reject: (error: unknown) => void
   signal?: AbortSignal
@@ -227,7 +228,10 @@ export class Engine {
    * slots, their other values (buffers, texts, messages) are the other arguments, in order.
    * Called with no arguments when the engine stops polling. */
   readonly #onComplete = (batch?: true, ...objects: unknown[]): void => {
-    if (batch === undefined) return this.#unrefIfIdle()
+    if (batch === undefined) {
+      this.#unrefIfIdle()
+      return
+    }
     const turnStart = performance.now()
     const count = this.#words[Mailbox.Count]!
     const slots = this.#slots
@@ -327,10 +331,11 @@ export class Engine {
   }
 
   #assembler(job: Job): RowsAssembler {
-    return (job.parts ??= new RowsAssembler(job.resolve, (error) => {
+    job.parts ??= new RowsAssembler(job.resolve, (error) => {
       job.settled = true
       job.reject(error)
-    }))
+    })
+    return job.parts
   }
 
   #rows(buffer: unknown, text: unknown): RowsResult {

@@ -3,7 +3,7 @@ import * as path from 'node:path'
 
 /** Completion kinds (crates/engine/src/handover.rs). Each completion is [id, kind, a, b]: numbers
  * in the mailbox's slots, other values taken in order from the array handed over. */
-export const enum Done {
+export enum Done {
   Rows = 0, // a: ArrayBuffer (see decode.ts), b: text block
   Json = 1, // a: ArrayBuffer holding the JSON text
   Changes = 2, // a: changes, b: lastInsertRowid (numbers, in the slot)
@@ -18,7 +18,7 @@ export const enum Done {
 
 /** The mailbox's layout: i32 words [queued, polling, count, writes in flight], then 256 slots
  * of four f64 each (handover.rs). */
-export const enum Mailbox {
+export enum Mailbox {
   Queued = 0,
   Polling = 1,
   Count = 2,
@@ -28,7 +28,7 @@ export const enum Mailbox {
 }
 
 /** What a job does; reads run on the readers, or on the writer inside a transaction. */
-export const enum JobKind {
+export enum JobKind {
   Execute = 0,
   Batch = 1,
   Select = 2,

@@ -11,7 +11,7 @@ const INITIAL = 64 * 1024
 /** A scratch buffer grown past this for one large call is dropped afterwards. */
 const KEEP_MAX = 1024 * 1024
 const TWO_32 = 4294967296
-const TWO_63 = 9223372036854775808
+const TWO_63 = 2 ** 63
 const INT64_MIN = -(2n ** 63n)
 const INT64_MAX = 2n ** 63n - 1n
 

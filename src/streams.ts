@@ -6,7 +6,7 @@
 import { checkSql } from './arguments'
 import type { Row } from './decode'
 import type { Engine } from './engine'
-import { closedError, ResqliteError } from './errors'
+import { closedError, type ResqliteError } from './errors'
 import { encodeParams, type Packed, type Params } from './params'
 
 /** Receives a live query's rows; the same array goes to every subscriber: treat it as read-only. */
@@ -43,7 +43,7 @@ export interface StreamCounters {
 }
 
 interface Subscriber {
-  observer: StreamObserver<any>
+  observer: StreamObserver<unknown>
   /** Has received a result (the current rows, or a newer one). */
   seen: boolean
   closed: boolean
@@ -85,7 +85,7 @@ function fail(s: Subscriber, error: unknown): void {
   if (!s.closed) report(s.observer, error)
 }
 
-function report(observer: StreamObserver<any>, error: unknown): void {
+function report(observer: StreamObserver<unknown>, error: unknown): void {
   if (observer.error) observer.error(error)
   else process.emitWarning(error as Error)
 }
@@ -106,7 +106,7 @@ export class StreamHub {
     return this.#queries.size
   }
 
-  subscribe(sql: unknown, params: unknown, observer: StreamObserver<any>): Unsubscribe {
+  subscribe(sql: unknown, params: unknown, observer: StreamObserver<unknown>): Unsubscribe {
     const s: Subscriber = { observer, seen: false, closed: false }
     const stop = unsubscriber(() => this.#unsubscribe(query, s))
     let query: SharedQuery | undefined
@@ -286,7 +286,7 @@ export class LiveQuery<T = Row> implements AsyncIterable<T[]> {
   }
 
   /** Interop with RxJS and other Observable libraries (`from(live)`). */
-  ['@@observable'](): this {
+  '@@observable'(): this {
     return this
   }
 }

@@ -174,8 +174,12 @@ export class Transaction {
   ): Promise<T> {
     let begin: { failed: boolean; error?: unknown } | undefined
     const beginFailure = begun.then(
-      () => void (begin = { failed: false }),
-      (error: unknown) => void (begin = { failed: true, error }),
+      () => {
+        begin = { failed: false }
+      },
+      (error: unknown) => {
+        begin = { failed: true, error }
+      },
     )
     let outcome: Outcome<T>
     if (signal) {

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { Database, ResqliteError } from '../dist/esm/index.mjs'
+import { ResqliteError } from '../dist/esm/index.mjs'
 import { calibrate, expectReject, openDb, SLOW_SQL } from './helpers.mjs'
 
 const METHODS = ['select', 'selectOne', 'selectBytes']

@@ -3,7 +3,6 @@
 
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { Database, ResqliteError } from '../dist/esm/index.mjs'
 import { openDb } from './helpers.mjs'
 
 /** select + selectBytes of the same query; asserts selectBytes == JSON.stringify(select). */
@@ -142,7 +141,9 @@ test('column names are never mixed up between queries of different shapes', asyn
   const sqlFor = (names) => `SELECT ${names.map((n, i) => `${i + 1} AS "${n}"`).join(', ')}`
   const expectedFor = (names) => {
     const row = {}
-    names.forEach((n, i) => (row[n] = i + 1))
+    names.forEach((n, i) => {
+      row[n] = i + 1
+    })
     return row
   }
   for (let round = 0; round < 2; round++) {

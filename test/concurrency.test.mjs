@@ -3,7 +3,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { Database, ResqliteError } from '../dist/esm/index.mjs'
 import { calibrate, openDb, SLOW_SQL, timeQuery } from './helpers.mjs'
 
 // Run one after the other, two reads take twice as long as one; in parallel, about as long.
@@ -134,7 +133,9 @@ test('many concurrent execute calls all resolve with distinct lastInsertRowid', 
   const rows = await db.select('SELECT id, v FROM t ORDER BY id')
   assert.equal(rows.length, N)
   const byId = new Map(rows.map((r) => [r.id, r.v]))
-  results.forEach((r, i) => assert.equal(byId.get(r.lastInsertRowid), i, `call ${i} got rowid ${r.lastInsertRowid}`))
+  results.forEach((r, i) => {
+    assert.equal(byId.get(r.lastInsertRowid), i, `call ${i} got rowid ${r.lastInsertRowid}`)
+  })
 })
 
 test('writes issued without awaiting apply in call order', async (t) => {

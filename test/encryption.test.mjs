@@ -56,7 +56,7 @@ test('the main file and the WAL hold neither the SQLite header nor inserted plai
     await fill(db, 500)
     await db.execute('UPDATE t SET v = v || ? WHERE id % 3 = 0', [MARKER])
     // checked while open, with the writes still in the WAL
-    const wal = fs.readFileSync(file + '-wal')
+    const wal = fs.readFileSync(`${file}-wal`)
     assert.ok(wal.length > 4096, 'the writes should be in the WAL')
     assertCiphertext(wal, 'the WAL')
     assertCiphertext(fs.readFileSync(file), 'the main file (open)')
@@ -65,7 +65,7 @@ test('the main file and the WAL hold neither the SQLite header nor inserted plai
     await db.close()
   }
   assertCiphertext(fs.readFileSync(file), 'the main file (closed)')
-  if (fs.existsSync(file + '-wal')) assert.ok(!fs.readFileSync(file + '-wal').includes(MARKER))
+  if (fs.existsSync(`${file}-wal`)) assert.ok(!fs.readFileSync(`${file}-wal`).includes(MARKER))
 
   // the same check on a plaintext database does find both: the assertions can fail
   const plain = path.join(dir, 'plain.db')
@@ -73,7 +73,7 @@ test('the main file and the WAL hold neither the SQLite header nor inserted plai
   await fill(pdb, 500)
   await pdb.close()
   // (the rows may still be in the WAL: a reader can be the last connection to close)
-  const bytes = Buffer.concat([plain, plain + '-wal'].filter((f) => fs.existsSync(f)).map((f) => fs.readFileSync(f)))
+  const bytes = Buffer.concat([plain, `${plain}-wal`].filter((f) => fs.existsSync(f)).map((f) => fs.readFileSync(f)))
   assert.ok(bytes.includes(HEADER) && bytes.includes(MARKER))
 })
 
@@ -112,9 +112,9 @@ for (const [label, cipher] of CIPHERS) {
     // the wrong cipher (that would corrupt it) nor change it.
     const crashFile = path.join(crash, 'c.db')
     const crashBefore = snapshot(crash)
-    assert.ok(fs.statSync(crashFile + '-wal').size > 0)
+    assert.ok(fs.statSync(`${crashFile}-wal`).size > 0)
     await expectReject(
-      () => Database.open(crashFile, { encryptionKey: key + '!', cipher }),
+      () => Database.open(crashFile, { encryptionKey: `${key}!`, cipher }),
       ResqliteError,
       'ERR_ENCRYPTION_KEY',
     )
@@ -125,7 +125,7 @@ for (const [label, cipher] of CIPHERS) {
     const before = snapshot(dir)
     const unchanged = () => snapshot(dir)
     const wrong = await expectReject(
-      () => Database.open(file, { encryptionKey: key + '!', cipher }),
+      () => Database.open(file, { encryptionKey: `${key}!`, cipher }),
       ResqliteError,
       'ERR_ENCRYPTION_KEY',
       /key/,
@@ -137,7 +137,7 @@ for (const [label, cipher] of CIPHERS) {
       'a wrong key must leave the database and its WAL byte-for-byte unchanged',
     )
     await expectReject(
-      () => Database.open(file, { encryptionKey: key + '!', cipher, readonly: true }),
+      () => Database.open(file, { encryptionKey: `${key}!`, cipher, readonly: true }),
       ResqliteError,
       'ERR_ENCRYPTION_KEY',
     )
@@ -272,15 +272,15 @@ test('key hygiene: the key is not in util.inspect, JSON, diagnostics(), or any e
     assert.ok(!shown.includes(secret), shown)
     const errors = [
       await expectReject(() => db.execute('INSERT INTO nope VALUES (1)'), ResqliteError, 'SQLITE_ERROR'),
-      await expectReject(() => db.rekey(secret + '2', { cipher: 'nope' }), TypeError, 'ERR_INVALID_ARG_VALUE'),
+      await expectReject(() => db.rekey(`${secret}2`, { cipher: 'nope' }), TypeError, 'ERR_INVALID_ARG_VALUE'),
       await expectReject(
-        () => db.rekey(secret + '2', { cipher: 'nope', other: 1 }),
+        () => db.rekey(`${secret}2`, { cipher: 'nope', other: 1 }),
         TypeError,
         'ERR_INVALID_ARG_VALUE',
       ),
       await expectReject(() => db.transaction(() => db.rekey(secret)), ResqliteError, 'ERR_REKEY_IN_TRANSACTION'),
       await expectReject(
-        () => Database.open(file, { encryptionKey: secret + 'x' }),
+        () => Database.open(file, { encryptionKey: `${secret}x` }),
         ResqliteError,
         'ERR_ENCRYPTION_KEY',
       ),
@@ -359,7 +359,7 @@ test('rekey in every direction, with readers busy during and after each', async 
       const bytes = fs.readFileSync(file)
       if (key === null) assert.ok(bytes.includes(HEADER), `${label}: the file should be plaintext`)
       else assertCiphertext(bytes, `${label}: the main file`)
-      assert.ok(!fs.existsSync(file + '-rekey'), 'the rekey copy is gone')
+      assert.ok(!fs.existsSync(`${file}-rekey`), 'the rekey copy is gone')
       // a second database on the file opens with the new settings only
       assert.equal(await count(file, reopen), expected, `${label}: reopen`)
     }
@@ -373,7 +373,7 @@ test('rekey inside a transaction, on a read-only database, and with bad argument
   const file = path.join(dir, 'x.db')
   const db = await Database.open(file, { encryptionKey: 'k1' })
   await fill(db, 5)
-  await expectReject(() => db.transaction(async (tx) => db.rekey('k2')), ResqliteError, 'ERR_REKEY_IN_TRANSACTION')
+  await expectReject(() => db.transaction(async (_tx) => db.rekey('k2')), ResqliteError, 'ERR_REKEY_IN_TRANSACTION')
   await expectReject(() => db.rekey(undefined), TypeError, 'ERR_INVALID_ARG_TYPE')
   await expectReject(() => db.rekey(null, { cipher: 'rc4' }), TypeError, 'ERR_INVALID_ARG_VALUE')
   await expectReject(() => db.rekey('k2', { cipher: 'chacha21' }), TypeError, 'ERR_INVALID_ARG_VALUE')
@@ -401,7 +401,7 @@ test('a legacy page size cannot be imposed on an already encrypted database: cle
   await db.execute('INSERT INTO t (v) VALUES (1)')
   await db.close()
   assert.equal(await count(file, { encryptionKey: 'k1' }), 6)
-  assert.ok(!fs.existsSync(file + '-rekey'))
+  assert.ok(!fs.existsSync(`${file}-rekey`))
 })
 
 function sqlcipherCli(file, sql) {
@@ -502,7 +502,7 @@ test('SIGKILL during rekey leaves a database that opens with the old or the new 
     assert.equal(opened.length, 1, `run ${run}: the database opened with neither key`)
     if (opened[0] !== last) killedMidway++
     state = opened[0]
-    assert.ok(!fs.existsSync(file + '-rekey'), 'opening the writer removes an interrupted rekey copy')
+    assert.ok(!fs.existsSync(`${file}-rekey`), 'opening the writer removes an interrupted rekey copy')
   }
   // informative: how often the kill landed after the rename but before the child reported it
   t.diagnostic(`rekeys finished per run before the kill: ${rekeysPerRun.join(' ')}`)

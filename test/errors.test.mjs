@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import util from 'node:util'
-import { Database, ResqliteError } from '../dist/esm/index.mjs'
+import { ResqliteError } from '../dist/esm/index.mjs'
 import { expectReject, openDb } from './helpers.mjs'
 
 const ARG_CODE = /^ERR_INVALID_ARG_(TYPE|VALUE)$/
@@ -280,7 +280,7 @@ test('errors never contain parameter values', async (t) => {
   const secret = 'hunter2-SECRET-zq'
   const attempts = [
     () => db.execute('INSERT INTO s (secret, other) VALUES (?, ?)', [secret, 'y']), // UNIQUE
-    () => db.execute('INSERT INTO s (secret, other) VALUES (?, ?)', ['new-' + secret, null]), // NOT NULL
+    () => db.execute('INSERT INTO s (secret, other) VALUES (?, ?)', [`new-${secret}`, null]), // NOT NULL
     () => db.execute('INSERT INTO s (secret, other) VALUES (?, ?)', [secret]), // count
     () => db.execute('INSERT INTO s (secret, other) VALUES (:a, :b)', { a: secret, b: 'y', c: secret }), // name
     () => db.execute('INSERT INTO s (secret, other) VALUES (?, ?)', [secret, { password: secret }]), // type

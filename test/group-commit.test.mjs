@@ -88,7 +88,10 @@ test('statements that cannot share a transaction run in their place in the queue
 // groups formed, whatever SQLite rolled back on its own.
 function seededWrites(seed, count) {
   let s = seed >>> 0
-  const next = (n) => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0), s % n)
+  const next = (n) => {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0
+    return s % n
+  }
   const calls = []
   for (let i = 0; i < count; i++) {
     const k = `k${next(40)}`

@@ -16,7 +16,7 @@ test('open creates the file, uses WAL, and the data persists across reopen', asy
     assert.ok(fs.existsSync(file), 'database file should exist after open')
     await db.execute('CREATE TABLE t (v TEXT)')
     await db.execute("INSERT INTO t VALUES ('persisted')")
-    assert.ok(fs.existsSync(file + '-wal'), 'a WAL file should exist while the database is open')
+    assert.ok(fs.existsSync(`${file}-wal`), 'a WAL file should exist while the database is open')
   } finally {
     await db.close()
   }
@@ -81,7 +81,7 @@ test('a file that is not a database is SQLITE_NOTADB and is left unchanged', asy
   assert.ok(fs.readFileSync(file).equals(original))
 })
 
-test('":memory:" and an empty path are ERR_INVALID_PATH', async (t) => {
+test('":memory:" and an empty path are ERR_INVALID_PATH', async (_t) => {
   await expectReject(() => Database.open(':memory:'), ResqliteError, 'ERR_INVALID_PATH', /memory/)
   await expectReject(() => Database.open(''), ResqliteError, 'ERR_INVALID_PATH')
   assert.ok(!fs.existsSync(':memory:'), 'no file named ":memory:" may be created in the cwd')

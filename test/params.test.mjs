@@ -2,7 +2,7 @@
 
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { Database, ResqliteError } from '../dist/esm/index.mjs'
+import { ResqliteError } from '../dist/esm/index.mjs'
 import { expectReject, openDb } from './helpers.mjs'
 
 test('positional parameters bind in order', async (t) => {

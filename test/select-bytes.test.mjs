@@ -4,7 +4,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { isDeepStrictEqual } from 'node:util'
-import { Database, ResqliteError } from '../dist/esm/index.mjs'
 import { expectReject, openDb, prng } from './helpers.mjs'
 
 // ---- generators (seeded: prng from helpers.mjs) ----
@@ -37,6 +36,7 @@ function makeGen(seed) {
     1.5e300,
     1e16,
     1e15 + 0.5,
+    // biome-ignore lint/correctness/noPrecisionLoss: a literal that rounds to 2^53 on purpose
     9007199254740993,
     2 ** 63,
     -(2 ** 64),

@@ -221,7 +221,7 @@ async function savepointChain(db, depth, failAt) {
     let ret = `L${k}`
     if (k < depth) {
       try {
-        ret += '>' + (await tx.transaction((inner) => level(inner, k + 1)))
+        ret += `>${await tx.transaction((inner) => level(inner, k + 1))}`
       } catch (error) {
         caught.push({ level: k, error })
         ret += '>caught'

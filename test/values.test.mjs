@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict'
 import crypto from 'node:crypto'
 import { test } from 'node:test'
-import { Database, ResqliteError } from '../dist/esm/index.mjs'
+import { ResqliteError } from '../dist/esm/index.mjs'
 import { expectReject, openDb } from './helpers.mjs'
 
 async function valueTable(t, options) {

@@ -13,7 +13,7 @@ const db = await Database.open(file)
 await db.execute('CREATE TABLE t (id INTEGER PRIMARY KEY, payload TEXT)')
 const walMiB = () => {
   try {
-    return statSync(file + '-wal').size / 2 ** 20
+    return statSync(`${file}-wal`).size / 2 ** 20
   } catch {
     return 0
   }

@@ -20,7 +20,7 @@ b.pragma('journal_mode = WAL')
 b.pragma('synchronous = NORMAL')
 await db.execute('CREATE TABLE t (id INTEGER PRIMARY KEY, name TEXT, value REAL)')
 b.exec('CREATE TABLE t (id INTEGER PRIMARY KEY, name TEXT, value REAL)')
-const rows = Array.from({ length: 200 }, (_, i) => [i + 1, 'name' + i, i * 0.5])
+const rows = Array.from({ length: 200 }, (_, i) => [i + 1, `name${i}`, i * 0.5])
 const insert = 'INSERT INTO t VALUES (?, ?, ?)'
 const bInsert = b.prepare(insert)
 const bSelect = b.prepare('SELECT * FROM t WHERE id = ?')

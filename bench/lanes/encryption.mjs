@@ -38,7 +38,7 @@ async function encryption(d, cfg) {
       Object.fromEntries(await Promise.all(names.map(async (k) => [k, await make(k, dbs[k])])))
 
     // select 10,000 rows → row objects; both copies must return the same rows.
-    const selects = await both(async (k, db) => {
+    const selects = await both(async (_k, db) => {
       const q = await db.prepare('SELECT * FROM t WHERE id <= ?')
       return { op: () => q.all([SELECT_ROWS]), expect: { ops: 1, rows: SELECT_ROWS }, count: rowsOf }
     })
@@ -63,7 +63,7 @@ async function encryption(d, cfg) {
     // sample, untimed.
     const rand = rng(21)
     const rows = Array.from({ length: BATCH_ROWS }, (_, i) => narrowRow(rand, i + 1))
-    const inserts = await both(async (k, db) => {
+    const inserts = await both(async (_k, db) => {
       const u = db.uncounted
       await u.exec('DROP TABLE IF EXISTS write_t; CREATE TABLE write_t (id INTEGER PRIMARY KEY, name TEXT, value REAL)')
       const ins = await db.prepare('INSERT INTO write_t (id, name, value) VALUES (?, ?, ?)')

@@ -92,7 +92,7 @@ const perWrite = (total, writes) => ({
   per: 'write',
 })
 const addCounts = (a, b) => ({ requeries: a.requeries + b.requeries, emissions: a.emissions + b.emissions })
-const valueOf = (rows, id) => rows.find((r) => r.id === id)?.value
+const valueById = (rows, id) => rows.find((r) => r.id === id)?.value
 
 // Write acknowledged → new rows delivered, for a 50-row stream. `wall` is write → delivered;
 // `afterAck` is how long after the write's own acknowledgement the rows arrived (0 when they
@@ -120,7 +120,7 @@ async function latency(d, cfg) {
     const t0 = now()
     await d.live.write(UPDATE_VALUE, [value, id])
     const ack = now()
-    const at = await w.until((rows) => valueOf(rows, id) === value)
+    const at = await w.until((rows) => valueById(rows, id) === value)
     js.push(elu(e0).active)
     wall.push(at - t0)
     afterAck.push(Math.max(0, at - ack))
@@ -187,7 +187,7 @@ async function fanout(d, cfg) {
     const e0 = elu()
     const t0 = now()
     await d.live.write(UPDATE_VALUE, [value, id])
-    const at = await Promise.all(streams.map((s) => s.until((rows) => valueOf(rows, id) === value)))
+    const at = await Promise.all(streams.map((s) => s.until((rows) => valueById(rows, id) === value)))
     wall.push(Math.max(...at) - t0)
     js.push(elu(e0).active)
     checkCounts({ ops: 1 }, { ops: d.ctr.ops - ops0 }, `in sample ${i + 1}`)

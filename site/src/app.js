@@ -1,5 +1,5 @@
 // Renders window.BENCH (data.js, written by site/build.mjs) with Chart.js.
-;(function () {
+;(() => {
   const D = window.BENCH
   const COLORS = {
     resqlite: '#e8590c',

@@ -72,7 +72,8 @@ pub fn encode_json(conn: &Connection, statement: &Statement, max_rows: usize) ->
             match unsafe { cell(stmt, col as i32, &names, row)? } {
                 Cell::Null => out.extend_from_slice(b"null"),
                 Cell::Int(v) => out.extend_from_slice(ints.format(v).as_bytes()),
-                Cell::Float(v) if v == 0.0 => out.push(b'0'), // -0 prints as 0 in JS
+                // A float pattern compares with ==, so this matches -0 too, which prints as 0 in JS.
+                Cell::Float(0.0) => out.push(b'0'),
                 // Integral values below 2^53 print as their integer digits in ECMAScript, and
                 // itoa is several times cheaper than ryu (experiments/004).
                 Cell::Float(v) if v.fract() == 0.0 && v.abs() < MAX_EXACT => {
