@@ -15,9 +15,9 @@ import {
 import type { Row } from './decode'
 import { type CheckedCipher, Engine, type EngineOptions } from './engine'
 import { abortError, closedError, ResqliteError } from './errors'
+import { LiveQueries, LiveQuery } from './live-queries'
 import { JobKind } from './native'
 import { copyPacked, encodeBatch, encodeParams, NO_PARAMS, type Packed, type Params } from './params'
-import { LiveQuery, StreamHub } from './streams'
 import { OUTERMOST, Transaction, Turns } from './transaction'
 import type {
   BatchResult,
@@ -42,7 +42,7 @@ export class Database {
   readonly #turns = new Turns()
   /** The innermost open transaction of the current async context. */
   readonly #context = new AsyncLocalStorage<Transaction>()
-  readonly #streams: StreamHub
+  readonly #live: LiveQueries
   /** Opened with `attach`: rekey would re-encrypt the main file only (see rekey). */
   readonly #attached: boolean
   /** The external-change check (watchExternalChanges), when on. */
@@ -58,7 +58,7 @@ export class Database {
     this.#cipher = options.encryption?.cipher
     this.#attached = options.attach.length > 0
     this.#engine = new Engine(path, options)
-    this.#streams = new StreamHub(this.#engine)
+    this.#live = new LiveQueries(this.#engine)
   }
 
   /** Opens (creating if needed) the database at `path`. Every connection is opened and
@@ -81,7 +81,7 @@ export class Database {
   /** A live query (README "Live queries"): subscribe to get its rows now and again after every
    * committed write that changes them. Runs on the readers, outside any transaction. */
   stream<T = Row>(sql: string, params?: Params): LiveQuery<T> {
-    return new LiveQuery<T>(this.#streams, sql, params)
+    return new LiveQuery<T>(this.#live, sql, params)
   }
 
   /** Counters for live queries, SQLite's memory use and the WAL's size. */
@@ -89,7 +89,7 @@ export class Database {
     const native = this.#closing ? [0, 0, 0, 0, 0, 0, 0, 0, 0, 0] : this.#engine.diagnostics()
     const wal = await stat(`${this.path}-wal`).catch(() => undefined)
     return {
-      streams: this.#streams.counters(native),
+      streams: this.#live.counters(native),
       sqlite: { pageCacheBytes: native[5]!, schemaBytes: native[6]!, statementBytes: native[7]! },
       walBytes: wal?.size ?? 0,
       groupCommit: { groups: native[8]!, writes: native[9]! },
@@ -209,7 +209,7 @@ export class Database {
   close(): Promise<void> {
     if (this.#closing) return this.#closing
     clearInterval(this.#watch)
-    this.#streams.closeAll()
+    this.#live.closeAll()
     this.#closing = this.#turns.idle().then(() => this.#engine.close())
     return this.#closing
   }
@@ -225,7 +225,7 @@ export class Database {
   #watchExternalChanges(interval: number): void {
     let checking = false
     this.#watch = setInterval(() => {
-      if (checking || this.#streams.size === 0 || this.#closing) return
+      if (checking || this.#live.size === 0 || this.#closing) return
       checking = true
       const check = this.readonly
         ? this.#engine.read(JobKind.DataVersion, 'PRAGMA data_version', NO_PARAMS, undefined)

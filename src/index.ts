@@ -3,7 +3,14 @@
 export { Database } from './database'
 export type { Row } from './decode'
 export { ResqliteError } from './errors'
+export type {
+  LiveQuery,
+  LiveQueryCounters,
+  LiveQueryObserver,
+  StreamCounters,
+  StreamObserver,
+  Unsubscribe,
+} from './live-queries'
 export type { Params, Value } from './params'
-export type { LiveQuery, StreamCounters, StreamObserver, Unsubscribe } from './streams'
 export type { Transaction } from './transaction'
 export type * from './types'

@@ -28,7 +28,7 @@ export interface OpenOptions {
 }
 
 export interface Diagnostics {
-  streams: import('./streams').StreamCounters
+  streams: import('./live-queries').LiveQueryCounters
   /** SQLite's memory, summed over every connection; each connection measures it after a job, at
    * most every 250 ms (SQLite walks every table and statement to measure). */
   sqlite: { pageCacheBytes: number; schemaBytes: number; statementBytes: number }

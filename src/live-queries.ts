@@ -2,6 +2,8 @@
 // starts one native query per distinct (sql, parameters), shared by every subscriber. The
 // engine re-runs it when a committed write touched what it reads and sends rows only when they
 // differ from the last ones sent; this side fans them out to the subscribers.
+// Naming: the concept is a "live query" everywhere in the TypeScript; `db.stream()` (the public
+// method) and the engine's `streamStart`/`streamStop`/`StreamSink` keep their older names.
 
 import { checkSql } from './arguments'
 import type { Row } from './decode'
@@ -10,11 +12,11 @@ import { closedError, type ResqliteError } from './errors'
 import { encodeParams, type Packed, type Params } from './params'
 
 /** Receives a live query's rows; the same array goes to every subscriber: treat it as read-only. */
-export interface StreamObserver<T> {
+export interface LiveQueryObserver<T> {
   next?(rows: T[]): void
-  /** A run failed. After a failed first run the stream ends; later failures keep it. */
+  /** A run failed. After a failed first run the live query ends; later failures keep it. */
   error?(error: unknown): void
-  /** The stream ended: the first run failed, or the database closed. */
+  /** The live query ended: the first run failed, or the database closed. */
   complete?(): void
 }
 
@@ -25,7 +27,7 @@ export interface Unsubscribe {
   readonly closed: boolean
 }
 
-export interface StreamCounters {
+export interface LiveQueryCounters {
   /** Subscriptions now. */
   active: number
   /** Distinct native queries now (identical sql and parameters share one). */
@@ -42,8 +44,14 @@ export interface StreamCounters {
   fallbackAll: number
 }
 
+/** @deprecated Renamed {@link LiveQueryObserver}; this alias remains so existing code compiles. */
+export type StreamObserver<T> = LiveQueryObserver<T>
+
+/** @deprecated Renamed {@link LiveQueryCounters}; this alias remains so existing code compiles. */
+export type StreamCounters = LiveQueryCounters
+
 interface Subscriber {
-  observer: StreamObserver<unknown>
+  observer: LiveQueryObserver<unknown>
   /** Has received a result (the current rows, or a newer one). */
   seen: boolean
   closed: boolean
@@ -58,12 +66,12 @@ class SharedQuery {
 
   constructor(
     readonly key: string,
-    readonly hub: StreamHub,
+    readonly live: LiveQueries,
   ) {}
 
   receive(rows: Row[] | undefined, error: ResqliteError | undefined): void {
     if (error !== undefined) {
-      if (this.rows === undefined) this.hub.end(this, error)
+      if (this.rows === undefined) this.live.end(this, error)
       else for (const s of [...this.subscribers]) fail(s, error)
       return
     }
@@ -74,7 +82,7 @@ class SharedQuery {
   send(s: Subscriber): void {
     if (s.closed || this.rows === undefined) return
     s.seen = true
-    this.hub.emissions++
+    this.live.emissions++
     s.observer.next?.(this.rows)
   }
 }
@@ -85,13 +93,13 @@ function fail(s: Subscriber, error: unknown): void {
   if (!s.closed) report(s.observer, error)
 }
 
-function report(observer: StreamObserver<unknown>, error: unknown): void {
+function report(observer: LiveQueryObserver<unknown>, error: unknown): void {
   if (observer.error) observer.error(error)
   else process.emitWarning(error as Error)
 }
 
 /** The live queries of one database. */
-export class StreamHub {
+export class LiveQueries {
   readonly #engine: Engine
   readonly #queries = new Map<string, SharedQuery>()
   #active = 0
@@ -106,7 +114,7 @@ export class StreamHub {
     return this.#queries.size
   }
 
-  subscribe(sql: unknown, params: unknown, observer: StreamObserver<unknown>): Unsubscribe {
+  subscribe(sql: unknown, params: unknown, observer: LiveQueryObserver<unknown>): Unsubscribe {
     const s: Subscriber = { observer, seen: false, closed: false }
     const stop = unsubscriber(() => this.#unsubscribe(query, s))
     let query: SharedQuery | undefined
@@ -181,7 +189,7 @@ export class StreamHub {
     for (const query of [...this.#queries.values()]) this.end(query)
   }
 
-  counters(native: number[]): StreamCounters {
+  counters(native: number[]): LiveQueryCounters {
     return {
       active: this.#active,
       queries: native[0]!,
@@ -213,12 +221,12 @@ function unsubscriber(stop: () => void): Unsubscribe {
  * nothing runs until the first subscription. */
 export class LiveQuery<T = Row> implements AsyncIterable<T[]> {
   readonly sql: string
-  readonly #hub: StreamHub
+  readonly #live: LiveQueries
   readonly #params: Params | undefined
 
   /** @internal */
-  constructor(hub: StreamHub, sql: string, params: Params | undefined) {
-    this.#hub = hub
+  constructor(live: LiveQueries, sql: string, params: Params | undefined) {
+    this.#live = live
     this.sql = sql
     this.#params = params
   }
@@ -226,12 +234,12 @@ export class LiveQuery<T = Row> implements AsyncIterable<T[]> {
   /** Calls `next` with the current rows, then with the new rows after every committed write
    * that changed them. Returns the function that stops it. */
   subscribe(next: (rows: T[]) => void, error?: (error: unknown) => void): Unsubscribe
-  subscribe(observer: StreamObserver<T>): Unsubscribe
-  subscribe(next: ((rows: T[]) => void) | StreamObserver<T>, error?: (error: unknown) => void): Unsubscribe {
+  subscribe(observer: LiveQueryObserver<T>): Unsubscribe
+  subscribe(next: ((rows: T[]) => void) | LiveQueryObserver<T>, error?: (error: unknown) => void): Unsubscribe {
     // An observer object is kept as it is (RxJS passes a class instance): its methods are
     // called on it.
-    const observer: StreamObserver<T> = typeof next === 'function' ? { next, error } : next
-    return this.#hub.subscribe(this.sql, this.#params, observer)
+    const observer: LiveQueryObserver<T> = typeof next === 'function' ? { next, error } : next
+    return this.#live.subscribe(this.sql, this.#params, observer)
   }
 
   /** Yields the current rows, then each change; when results arrive faster than the loop
