@@ -2,7 +2,7 @@
 // defines it.
 export { Database } from './database'
 export type { Row } from './decode'
-export { ResqliteError } from './errors'
+export { ResqliteError, type ResqliteErrorCode } from './errors'
 export type {
   LiveQuery,
   LiveQueryCounters,
