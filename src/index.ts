@@ -1,7 +1,6 @@
 // The package's public surface: the classes, and every public type from the module that
 // defines it.
 export { Database } from './database'
-export type { Row } from './decode'
 export { ResqliteError, type ResqliteErrorCode } from './errors'
 export type {
   LiveQuery,
