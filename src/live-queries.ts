@@ -6,27 +6,38 @@
 // method) and the engine's `streamStart`/`streamStop`/`StreamSink` keep their older names.
 
 import { checkSql } from './arguments'
-import type { Row } from './decode'
 import type { Engine } from './engine'
 import { closedError, type ResqliteError } from './errors'
 import { encodeParams, type Packed, type Params } from './params'
+import type { Row } from './types'
 
-/** Receives a live query's rows; the same array goes to every subscriber: treat it as read-only. */
+/** Receives a live query's results (the shape of an RxJS observer). Methods are called on the
+ * object, so a class instance works. */
 export interface LiveQueryObserver<T> {
+  /** The current rows, then the new rows after each committed write that changed them. The
+   * same array goes to every subscriber: treat it as read-only. */
   next?(rows: T[]): void
-  /** A run failed. After a failed first run the live query ends; later failures keep it. */
+  /** A run failed (a `ResqliteError`, or a `TypeError` for bad input). After a failed first
+   * run the live query ends (`complete` follows); a later failure (say, its table was dropped)
+   * keeps it, and the next successful run delivers rows again. Without this method, the error
+   * becomes a process warning. */
   error?(error: unknown): void
-  /** The live query ended: the first run failed, or the database closed. */
+  /** The subscription ended: its first run failed (bad SQL or parameters included), or the
+   * database closed. Not called on unsubscribe. */
   complete?(): void
 }
 
-/** Stops a subscription; also has `unsubscribe()` (the shape RxJS expects). Idempotent. */
+/** Stops a subscription when called; idempotent. Also an RxJS-style subscription object. */
 export interface Unsubscribe {
+  /** Stops the subscription: no more calls to its observer. */
   (): void
+  /** The same as calling it (the shape RxJS expects). */
   unsubscribe(): void
+  /** True once it has been called (it stays false when the subscription ends on its own). */
   readonly closed: boolean
 }
 
+/** Live queries' counters: `(await db.diagnostics()).streams`. */
 export interface LiveQueryCounters {
   /** Subscriptions now. */
   active: number
@@ -36,7 +47,7 @@ export interface LiveQueryCounters {
   requeries: number
   /** Changes to a table a query reads that touched none of the columns it reads. */
   skippedByColumns: number
-  /** Rows delivered to subscribers (one per subscriber per result). */
+  /** Results delivered to subscribers (one per subscriber per result). */
   emissions: number
   /** Runs whose result equalled the last one delivered: nothing crossed to JS. */
   unchangedSuppressed: number
@@ -220,11 +231,12 @@ function unsubscriber(stop: () => void): Unsubscribe {
 /** A query whose rows update themselves: `subscribe`, `for await`, or RxJS `from(live)`. Lazy:
  * nothing runs until the first subscription. */
 export class LiveQuery<T = Row> implements AsyncIterable<T[]> {
+  /** The query's SQL, as given to `db.stream()`. */
   readonly sql: string
   readonly #live: LiveQueries
   readonly #params: Params | undefined
 
-  /** @internal */
+  /** @internal Made by `db.stream()`. */
   constructor(live: LiveQueries, sql: string, params: Params | undefined) {
     this.#live = live
     this.sql = sql
@@ -232,8 +244,17 @@ export class LiveQuery<T = Row> implements AsyncIterable<T[]> {
   }
 
   /** Calls `next` with the current rows, then with the new rows after every committed write
-   * that changed them. Returns the function that stops it. */
+   * that changed them (results equal to the last one delivered are skipped). Never throws:
+   * errors go to `error` (see {@link LiveQueryObserver.error}). Subscribers of the same
+   * (sql, params) share one native query.
+   *
+   * @returns The function that stops the subscription. */
   subscribe(next: (rows: T[]) => void, error?: (error: unknown) => void): Unsubscribe
+  /** Subscribes an observer: `next` with the current rows, then with the new rows after every
+   * committed write that changed them; `error` and `complete` as {@link LiveQueryObserver}
+   * describes. Never throws.
+   *
+   * @returns The function that stops the subscription. */
   subscribe(observer: LiveQueryObserver<T>): Unsubscribe
   subscribe(next: ((rows: T[]) => void) | LiveQueryObserver<T>, error?: (error: unknown) => void): Unsubscribe {
     // An observer object is kept as it is (RxJS passes a class instance): its methods are
