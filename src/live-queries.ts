@@ -55,10 +55,12 @@ export interface LiveQueryCounters {
   fallbackAll: number
 }
 
-/** @deprecated Renamed {@link LiveQueryObserver}; this alias remains so existing code compiles. */
+/** The former name of {@link LiveQueryObserver}.
+ * @deprecated Use `LiveQueryObserver`; this alias remains so existing code compiles. */
 export type StreamObserver<T> = LiveQueryObserver<T>
 
-/** @deprecated Renamed {@link LiveQueryCounters}; this alias remains so existing code compiles. */
+/** The former name of {@link LiveQueryCounters}.
+ * @deprecated Use `LiveQueryCounters`; this alias remains so existing code compiles. */
 export type StreamCounters = LiveQueryCounters
 
 interface Subscriber {

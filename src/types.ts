@@ -147,10 +147,10 @@ export interface Diagnostics {
   /** SQLite's memory, summed over every connection; each connection measures it after a job, at
    * most every 250 ms (SQLite walks every table and statement to measure). */
   sqlite: { pageCacheBytes: number; schemaBytes: number; statementBytes: number }
-  /** Size of the WAL file now (0 when there is none). */
+  /** Size of the WAL file now, in bytes (0 when there is none). */
   walBytes: number
-  /** Standalone writes queued together and committed in one transaction (README "Writes"):
-   * how many such groups, and the writes in them. */
+  /** Standalone writes queued together and committed in one transaction (README "How it
+   * works", group commit): how many such groups, and the writes in them. */
   groupCommit: { groups: number; writes: number }
 }
 
@@ -177,6 +177,7 @@ export type Cipher =
 
 /** ChaCha20-Poly1305 with a PBKDF2-SHA256 key (sqlite3mc's default cipher). */
 export interface ChaCha20Cipher {
+  /** Selects this cipher. */
   name: 'chacha20'
   /** PBKDF2 iterations. Default 64007. */
   kdfIter?: number
@@ -188,6 +189,7 @@ export interface ChaCha20Cipher {
 
 /** AES-256-CBC + HMAC in SQLCipher's file format. */
 export interface SqlCipherCipher {
+  /** Selects this cipher. */
   name: 'sqlcipher'
   /** SQLCipher major version whose format and defaults to use (1–4); 0: sqlite3mc's own
    * defaults. For files the `sqlcipher` tool reads, give the tool's version (Debian 12: 3). */
@@ -213,6 +215,7 @@ export interface SqlCipherCipher {
 
 /** AES-256-CBC without authentication (wxSQLite3 format). */
 export interface Aes256CbcCipher {
+  /** Selects this cipher. */
   name: 'aes256cbc'
   /** PBKDF2-SHA256 iterations. Default 4001. */
   kdfIter?: number
@@ -224,6 +227,7 @@ export interface Aes256CbcCipher {
 
 /** AES-128-CBC without authentication (wxSQLite3 format). */
 export interface Aes128CbcCipher {
+  /** Selects this cipher. */
   name: 'aes128cbc'
   /** wxSQLite3's first format (page 1 encrypted too). Default false. */
   legacy?: boolean
@@ -233,6 +237,7 @@ export interface Aes128CbcCipher {
 
 /** Ascon-128 AEAD with a PBKDF2-SHA3 key. */
 export interface Ascon128Cipher {
+  /** Selects this cipher. */
   name: 'ascon128'
   /** PBKDF2 iterations. Default 64007. */
   kdfIter?: number
@@ -240,6 +245,7 @@ export interface Ascon128Cipher {
 
 /** AEGIS AEAD with an Argon2id key. */
 export interface AegisCipher {
+  /** Selects this cipher. */
   name: 'aegis'
   /** The AEGIS variant. Default `'aegis-256'`; the `128` variants take 16-byte raw keys. */
   algorithm?: 'aegis-128l' | 'aegis-128x2' | 'aegis-128x4' | 'aegis-256' | 'aegis-256x2' | 'aegis-256x4'
@@ -253,6 +259,7 @@ export interface AegisCipher {
 
 /** RC4 (System.Data.SQLite's legacy format): insecure, for reading old files only. */
 export interface Rc4Cipher {
+  /** Selects this cipher. */
   name: 'rc4'
   /** Page size of the file (RC4 is always in legacy mode); 0 (the default) fixes none. */
   legacyPageSize?: number
