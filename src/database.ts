@@ -12,37 +12,43 @@ import {
   checkWatchOption,
   prepareCall,
 } from './arguments'
-import type { Row } from './decode'
 import { type CheckedCipher, Engine, type EngineOptions } from './engine'
 import { abortError, closedError, ResqliteError } from './errors'
+import { LiveQueries, LiveQuery } from './live-queries'
 import { JobKind } from './native'
 import { copyPacked, encodeBatch, encodeParams, NO_PARAMS, type Packed, type Params } from './params'
-import { LiveQuery, StreamHub } from './streams'
 import { OUTERMOST, Transaction, Turns } from './transaction'
 import type {
   BatchResult,
   Diagnostics,
   OpenOptions,
+  Queryable,
   QueryOptions,
   RekeyOptions,
+  Row,
   RunResult,
   TransactionOptions,
 } from './types'
 
 const DEBUG_PANIC = Symbol.for('resqlite.debugPanic')
 
-export class Database {
+/** A SQLite database: one writer connection and a pool of reader connections, each on its own
+ * native thread, so no query runs on the event loop. Open one with {@link Database.open}; its
+ * query methods are {@link Queryable}'s, shared with {@link Transaction}. */
+export class Database implements Queryable {
   /** The path the database was opened with. */
   readonly path: string
-  /** How many reader connections serve reads. */
+  /** How many reader connections serve reads (the `readers` option, or its default). */
   readonly readers: number
+  /** Opened with `readonly: true`: no writer, and every write rejects with
+   * `ERR_DATABASE_READONLY`. */
   readonly readonly: boolean
   readonly #engine: Engine
   /** Writers wait here in call order; a transaction holds the writer alone. */
   readonly #turns = new Turns()
   /** The innermost open transaction of the current async context. */
   readonly #context = new AsyncLocalStorage<Transaction>()
-  readonly #streams: StreamHub
+  readonly #live: LiveQueries
   /** Opened with `attach`: rekey would re-encrypt the main file only (see rekey). */
   readonly #attached: boolean
   /** The external-change check (watchExternalChanges), when on. */
@@ -58,11 +64,20 @@ export class Database {
     this.#cipher = options.encryption?.cipher
     this.#attached = options.attach.length > 0
     this.#engine = new Engine(path, options)
-    this.#streams = new StreamHub(this.#engine)
+    this.#live = new LiveQueries(this.#engine)
   }
 
   /** Opens (creating if needed) the database at `path`. Every connection is opened and
-   * configured on its own thread; the promise settles when all are ready. */
+   * configured on its own thread (WAL mode, the encryption key, `attach`); the promise settles
+   * when all are ready.
+   *
+   * @param path - A database file; `''` and `':memory:'` are refused (`ERR_INVALID_PATH`):
+   *   every connection would get its own private database.
+   * @param options - See {@link OpenOptions}.
+   * @returns The open database. Rejects with SQLite's codes (`SQLITE_CANTOPEN`, `SQLITE_NOTADB`
+   *   for an encrypted database opened without its key, …), `ERR_INVALID_PATH`,
+   *   `ERR_ENCRYPTION_KEY`, `ERR_ENCRYPTION_CONFIG`, `ERR_WAL_UNAVAILABLE`, or a
+   *   `TypeError`/`RangeError` for a bad option; connections already opened are closed. */
   static async open(path: string, options: OpenOptions = {}): Promise<Database> {
     const checkedPath = checkPath(path, options)
     const engineOptions = checkOptions(options)
@@ -79,29 +94,41 @@ export class Database {
   }
 
   /** A live query (README "Live queries"): subscribe to get its rows now and again after every
-   * committed write that changes them. Runs on the readers, outside any transaction. */
+   * committed write that changes them. Lazy: nothing runs until the first subscription. Runs on
+   * the readers, outside any transaction, and sees committed data only.
+   *
+   * @typeParam T - The row's shape, as the caller declares it (not checked). Default {@link Row}.
+   * @param sql - One read-only statement.
+   * @param params - Its parameters, by position (array) or by name (object).
+   * @returns A {@link LiveQuery}; errors (bad SQL, `ERR_NOT_READ_ONLY`, bad parameters, a
+   *   closed database) reach its subscribers, never thrown here. */
   stream<T = Row>(sql: string, params?: Params): LiveQuery<T> {
-    return new LiveQuery<T>(this.#streams, sql, params)
+    return new LiveQuery<T>(this.#live, sql, params)
   }
 
-  /** Counters for live queries, SQLite's memory use and the WAL's size. */
+  /** Counters for live queries, SQLite's memory use, the WAL's size and group commits
+   * ({@link Diagnostics}). After `close()`, the engine's counters read 0. */
   async diagnostics(): Promise<Diagnostics> {
     const native = this.#closing ? [0, 0, 0, 0, 0, 0, 0, 0, 0, 0] : this.#engine.diagnostics()
     const wal = await stat(`${this.path}-wal`).catch(() => undefined)
     return {
-      streams: this.#streams.counters(native),
+      streams: this.#live.counters(native),
       sqlite: { pageCacheBytes: native[5]!, schemaBytes: native[6]!, statementBytes: native[7]! },
       walBytes: wal?.size ?? 0,
       groupCommit: { groups: native[8]!, writes: native[9]! },
     }
   }
 
-  /** Runs a read-only statement on a reader connection; resolves with every row. */
+  /** On a `Database`: runs on a reader connection, or, inside a transaction body, in the
+   * transaction.
+   * @inheritDoc */
   select<T = Row>(sql: string, params?: Params, options?: QueryOptions): Promise<T[]> {
     return this.#context.getStore()?.select<T>(sql, params, options) ?? this.#read(JobKind.Select, sql, params, options)
   }
 
-  /** The first row, or `undefined`. Stops stepping after one row. */
+  /** On a `Database`: runs on a reader connection, or, inside a transaction body, in the
+   * transaction.
+   * @inheritDoc */
   selectOne<T = Row>(sql: string, params?: Params, options?: QueryOptions): Promise<T | undefined> {
     return (
       this.#context.getStore()?.selectOne<T>(sql, params, options) ??
@@ -109,7 +136,9 @@ export class Database {
     )
   }
 
-  /** The rows as JSON text in a Buffer, built natively: `JSON.stringify(await select(…))`. */
+  /** On a `Database`: runs on a reader connection, or, inside a transaction body, in the
+   * transaction.
+   * @inheritDoc */
   selectBytes(sql: string, params?: Params, options?: QueryOptions): Promise<Buffer> {
     return (
       this.#context.getStore()?.selectBytes(sql, params, options) ??
@@ -117,15 +146,18 @@ export class Database {
     )
   }
 
-  /** Runs a statement on the writer; with no parameters, SQL holding several statements runs them all. */
+  /** On a `Database`: waits its turn on the writer behind earlier writes and any open
+   * transaction, or, inside a transaction body, runs in the transaction.
+   * @inheritDoc */
   execute(sql: string, params?: Params): Promise<RunResult> {
     return (
       this.#context.getStore()?.execute(sql, params) ?? this.#write(JobKind.Execute, sql, () => encodeParams(params))
     )
   }
 
-  /** Runs one statement once per parameter set, in one native loop inside one transaction:
-   * all sets apply, or (on any error) none. */
+  /** On a `Database`: waits its turn on the writer behind earlier writes and any open
+   * transaction, or, inside a transaction body, joins the transaction.
+   * @inheritDoc */
   executeBatch(sql: string, paramSets: readonly Params[]): Promise<BatchResult> {
     return (
       this.#context.getStore()?.executeBatch(sql, paramSets) ??
@@ -133,8 +165,14 @@ export class Database {
     )
   }
 
-  /** Runs `body` in a transaction that holds the writer across its awaits (README
-   * "Transactions"); inside a body it nests as a savepoint. Resolves with the body's value. */
+  /** On a `Database`: the transaction holds the writer from `BEGIN` to `COMMIT`, across the
+   * body's awaits; other writes wait their turn. Inside a transaction body it nests as a
+   * savepoint of the innermost transaction.
+   *
+   * @param options - `mode` and `signal` of the outermost transaction ({@link TransactionOptions});
+   *   a nested one takes none (`ERR_INVALID_ARG_VALUE`). Aborting `signal` rolls back and rejects
+   *   with `ABORT_ERR`.
+   * @inheritDoc */
   transaction<T>(body: (tx: Transaction) => Promise<T>, options?: TransactionOptions): Promise<T> {
     const current = this.#context.getStore()
     if (current) return current.transaction(body, options as undefined)
@@ -154,7 +192,15 @@ export class Database {
 
   /** Encrypts, re-keys, changes the cipher of, or (`null`) decrypts the database (README
    * "Encryption"). Runs on the writer in turn with other writes; readers reopen with the new
-   * key. Not inside a transaction. */
+   * key. Not inside a transaction.
+   *
+   * @param newKey - A passphrase, raw key bytes (see `OpenOptions.encryptionKey`), or `null`
+   *   to decrypt.
+   * @param options - `cipher`: the cipher to re-encrypt with; default, the one in use.
+   * @returns Resolves once every connection uses the new key. Rejects with
+   *   `ERR_REKEY_IN_TRANSACTION`, `ERR_DATABASE_READONLY`, `ERR_REKEY` (also for a database
+   *   opened with `attach`), `ERR_ENCRYPTION_CONFIG` or SQLite's codes; a rekey that fails
+   *   before the swap leaves the database under its old key. */
   rekey(newKey: string | Uint8Array | null, options?: RekeyOptions): Promise<void> {
     if (this.#context.getStore()) {
       return Promise.reject(
@@ -204,12 +250,13 @@ export class Database {
     }
   }
 
-  /** Lets queued and running work finish (an open transaction too), closes every connection
-   * and joins every thread. Calls made after `close()` reject with `ERR_DATABASE_CLOSED`. */
+  /** Lets queued and running work finish (an open transaction too), completes every live
+   * query subscription, closes every connection and joins every thread. Idempotent: every call
+   * returns the same promise. Calls made after `close()` reject with `ERR_DATABASE_CLOSED`. */
   close(): Promise<void> {
     if (this.#closing) return this.#closing
     clearInterval(this.#watch)
-    this.#streams.closeAll()
+    this.#live.closeAll()
     this.#closing = this.#turns.idle().then(() => this.#engine.close())
     return this.#closing
   }
@@ -225,7 +272,7 @@ export class Database {
   #watchExternalChanges(interval: number): void {
     let checking = false
     this.#watch = setInterval(() => {
-      if (checking || this.#streams.size === 0 || this.#closing) return
+      if (checking || this.#live.size === 0 || this.#closing) return
       checking = true
       const check = this.readonly
         ? this.#engine.read(JobKind.DataVersion, 'PRAGMA data_version', NO_PARAMS, undefined)

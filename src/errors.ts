@@ -1,14 +1,110 @@
-/** Every failure SQLite or the engine reports. `code` is an extended SQLite result-code name
- * (`SQLITE_CONSTRAINT_UNIQUE`) or a library code (`ERR_DATABASE_CLOSED`). Parameters are never
- * copied into errors: they may hold personal data. */
+// The library's errors: ResqliteError, its codes, and the argument errors shaped like Node's own.
+
+/** Every `code` the library's errors carry (README "Errors").
+ *
+ * - Failures of a call (SQLite's, the engine's, the library's) reject with a {@link ResqliteError}:
+ *   its `code` is SQLite's extended result code name (`SQLITE_CONSTRAINT_UNIQUE`, `SQLITE_BUSY`,
+ *   `SQLITE_NOTADB`, …; `SQLITE_UNKNOWN` for a code the library has no name for) or one of the
+ *   library codes below.
+ * - Argument mistakes reject with a `TypeError` or `RangeError` whose `code` is
+ *   `ERR_INVALID_ARG_TYPE`, `ERR_INVALID_ARG_VALUE`, `ERR_OUT_OF_RANGE` or
+ *   `ERR_INVALID_RETURN_VALUE`, as Node's own do.
+ *
+ * Nothing is thrown synchronously: every method reports its errors as a rejected promise (a
+ * live query, to its subscribers). */
+export type ResqliteErrorCode =
+  /** SQLite's result code, by name: `SQLITE_CONSTRAINT_UNIQUE`, `SQLITE_BUSY`, `SQLITE_NOTADB`, … */
+  | `SQLITE_${string}`
+  /** A call after `close()`, or a live query subscribed after it. */
+  | 'ERR_DATABASE_CLOSED'
+  /** `execute`, `executeBatch`, `transaction` or `rekey` on a database opened with `readonly: true`. */
+  | 'ERR_DATABASE_READONLY'
+  /** The `signal` aborted (before the call ran, while it waited, or while it ran); `cause` holds
+   * the signal's reason. */
+  | 'ABORT_ERR'
+  /** Positional parameters that do not match the statement's parameter count. */
+  | 'ERR_PARAMETER_COUNT'
+  /** A named parameter the object lacks, a key the statement does not have, or an object given
+   * to a statement with positional parameters. */
+  | 'ERR_PARAMETER_NAME'
+  /** SQL holding several statements given to a `select*` method, to `executeBatch`, or to
+   * `execute` with parameters (without parameters, `execute` runs them all). */
+  | 'ERR_MULTIPLE_STATEMENTS'
+  /** SQL holding no statement (empty, or only whitespace and comments). */
+  | 'ERR_EMPTY_STATEMENT'
+  /** A `select*` method (or a live query) given a statement that writes, or one that begins or
+   * ends a transaction: use `execute`. */
+  | 'ERR_NOT_READ_ONLY'
+  /** A TEXT value that is not valid UTF-8; the message names the column (read it with
+   * `CAST(col AS BLOB)`). */
+  | 'ERR_INVALID_UTF8'
+  /** A result set larger than 4 GiB, or one with more text than a JavaScript string can hold. */
+  | 'ERR_RESULT_TOO_LARGE'
+  /** A path that is `''`, `':memory:'` or holds a NUL character (every connection would get its
+   * own private database), for the database or an `attach` entry; an encryption key with such a
+   * path. */
+  | 'ERR_INVALID_PATH'
+  /** At `open()` (or when the writer reopens after `rekey()`): the database, or an attached one,
+   * could not be switched to WAL mode, which the library needs (a file another process keeps in
+   * another journal mode, a file system without shared memory, …). */
+  | 'ERR_WAL_UNAVAILABLE'
+  /** At `open()` or `rekey()`: a PRAGMA the library runs to set the connection up (such as
+   * `journal_mode`) returned no row. */
+  | 'ERR_EMPTY_RESULT'
+  /** At `open()`: the encryption key or cipher settings do not match the database (or the file
+   * is not a database). */
+  | 'ERR_ENCRYPTION_KEY'
+  /** At `open()` or `rekey()`: SQLite3 Multiple Ciphers refused to select the cipher, or one of
+   * its parameters. */
+  | 'ERR_ENCRYPTION_CONFIG'
+  /** `rekey` on a database opened with `attach`, a re-encrypted copy that failed its check,
+   * another process holding the database in WAL mode, or a writer that could not reopen after a
+   * rekey. Other rekey failures carry SQLite's code; either way, a rekey that fails before the
+   * swap leaves the database under its old key. */
+  | 'ERR_REKEY'
+  /** `rekey` called inside a transaction body. */
+  | 'ERR_REKEY_IN_TRANSACTION'
+  /** A `tx` (or `db.*` routed to it) used after its transaction body returned or threw. */
+  | 'ERR_TRANSACTION_FINISHED'
+  /** SQLite rolled the transaction back on its own (`SQLITE_FULL`, a trigger's
+   * `RAISE(ROLLBACK)`, …): later statements of the transaction, and the transaction itself,
+   * reject with this; `cause` holds the error that did it. */
+  | 'ERR_TRANSACTION_ROLLED_BACK'
+  /** `execute` left a transaction open (`BEGIN` without `COMMIT`); it was rolled back. Use
+   * `db.transaction()` for a transaction that spans several calls. */
+  | 'ERR_OPEN_TRANSACTION'
+  /** A `COMMIT`, `ROLLBACK` or `END` statement inside a transaction body ended the transaction. */
+  | 'ERR_TRANSACTION_CONTROL'
+  /** A bug inside the engine (a Rust panic): the job fails, the engine stays usable. */
+  | 'ERR_INTERNAL'
+  /** (`TypeError`) An argument of the wrong type: the message names the argument and its type. */
+  | 'ERR_INVALID_ARG_TYPE'
+  /** (`TypeError`) An argument of the right type with a wrong value: an unknown option, mode or
+   * cipher, NaN or a lone surrogate as a parameter, an empty key, … */
+  | 'ERR_INVALID_ARG_VALUE'
+  /** (`RangeError`) A number outside its range: an option, a bigint parameter outside 64 bits, a
+   * raw key of the wrong length, or an INTEGER column value beyond ±(2^53−1) read without
+   * `safeIntegers`. */
+  | 'ERR_OUT_OF_RANGE'
+  /** (`TypeError`) A transaction body that did not return a promise (make it an async function). */
+  | 'ERR_INVALID_RETURN_VALUE'
+
+/** A failure SQLite, the engine or the library reports. Parameters are never copied into
+ * errors: they may hold personal data. */
 export class ResqliteError extends Error {
-  readonly code: string
+  /** What failed: SQLite's extended result code name (`SQLITE_CONSTRAINT_UNIQUE`) or a library
+   * code (`ERR_DATABASE_CLOSED`); {@link ResqliteErrorCode} lists them. */
+  readonly code: ResqliteErrorCode
+  /** The SQL the failure belongs to (a transaction's own failures name it: `'transaction'`,
+   * `'BEGIN'`), or `undefined` when it belongs to none (a closed database, a failed open). */
   readonly sql: string | undefined
 
+  /** @param code a {@link ResqliteErrorCode} (typed `string` because codes arrive from the
+   * engine as text). `options.cause` becomes the standard `cause`. */
   constructor(code: string, message: string, sql?: string, options?: { cause?: unknown }) {
     super(message, options)
     this.name = 'ResqliteError'
-    this.code = code
+    this.code = code as ResqliteErrorCode
     this.sql = sql
   }
 }
@@ -22,7 +118,7 @@ export function abortError(signal: AbortSignal, sql: string): ResqliteError {
 }
 
 /** Argument errors, shaped like Node's own (`code` on a TypeError / RangeError). */
-export function typeError(message: string, code = 'ERR_INVALID_ARG_TYPE'): TypeError {
+export function typeError(message: string, code: ResqliteErrorCode = 'ERR_INVALID_ARG_TYPE'): TypeError {
   return Object.assign(new TypeError(message), { code })
 }
 

@@ -1,9 +1,15 @@
 // The package's public surface: the classes, and every public type from the module that
 // defines it.
 export { Database } from './database'
-export type { Row } from './decode'
-export { ResqliteError } from './errors'
+export { ResqliteError, type ResqliteErrorCode } from './errors'
+export type {
+  LiveQuery,
+  LiveQueryCounters,
+  LiveQueryObserver,
+  StreamCounters,
+  StreamObserver,
+  Unsubscribe,
+} from './live-queries'
 export type { Params, Value } from './params'
-export type { LiveQuery, StreamCounters, StreamObserver, Unsubscribe } from './streams'
 export type { Transaction } from './transaction'
 export type * from './types'

@@ -4,7 +4,16 @@
 // run when one is wrong.
 import { describe, rangeError, typeError } from './errors'
 
+/** A value to bind to a parameter (README "Values"): `null` → NULL; a `number` → INTEGER when
+ * integral and within 64 bits, else REAL (`NaN` is refused: SQLite would store NULL); a
+ * `bigint` → INTEGER (outside 64 bits, a `RangeError`); a `string` → TEXT (a lone surrogate is
+ * refused); an `ArrayBufferView` (`Uint8Array`, `Buffer`, …) → BLOB of its bytes. `undefined`,
+ * booleans, `Date`s and other objects are a `TypeError`: nothing is bound and nothing runs. */
 export type Value = null | number | bigint | string | ArrayBufferView
+
+/** A statement's parameters: an array binds by position (`?`, `?NNN`, or named parameters in
+ * their order), a plain object by name (`{ id: 1 }` binds `:id`, `@id` or `$id`). Every
+ * parameter of the statement must be given (`ERR_PARAMETER_COUNT`, `ERR_PARAMETER_NAME`). */
 export type Params = readonly Value[] | { readonly [name: string]: Value }
 
 const INITIAL = 64 * 1024

@@ -4,12 +4,11 @@
 // transaction level, so its statements reach the writer's queue in the order they were called.
 import type { AsyncLocalStorage } from 'node:async_hooks'
 import { checkBody, checkNestedOptions, prepareCall } from './arguments'
-import type { Row } from './decode'
 import type { Engine } from './engine'
 import { abortError, describe, ResqliteError, typeError } from './errors'
 import { JobKind } from './native'
 import { copyPacked, encodeBatch, encodeParams, NO_PARAMS, type Packed, type Params } from './params'
-import type { BatchResult, QueryOptions, RunResult, TransactionOptions } from './types'
+import type { BatchResult, Queryable, QueryOptions, Row, RunResult, TransactionOptions } from './types'
 
 /** A FIFO of callers that need the writer. Plain writes pass straight through while nothing
  * holds it; a holder (a transaction, or a nested one) waits its turn and has the writer alone
@@ -96,7 +95,12 @@ interface Ends {
 
 export const OUTERMOST: Ends = { commit: 'COMMIT', rollback: 'ROLLBACK' }
 
-export class Transaction {
+/** An open transaction, or a savepoint nested in one: the `tx` a transaction body receives
+ * (README "Transactions"). Its query methods ({@link Queryable}) run on the writer inside the
+ * transaction and see its uncommitted writes; they are usable until the body's promise
+ * settles, then reject with `ERR_TRANSACTION_FINISHED`. Made by `db.transaction()` and
+ * `tx.transaction()`, never directly. */
+export class Transaction implements Queryable {
   readonly #engine: Engine
   readonly #context: AsyncLocalStorage<Transaction>
   readonly #root: Root
@@ -112,29 +116,44 @@ export class Transaction {
     this.#depth = depth
   }
 
-  /** Runs a read-only statement on the writer connection: it sees this transaction's writes. */
+  /** On a `Transaction`: runs on the writer and sees this transaction's writes. An abort
+   * rejects at once, but the statement finishes and its result is dropped.
+   * @inheritDoc */
   select<T = Row>(sql: string, params?: Params, options?: QueryOptions): Promise<T[]> {
     return this.#op(JobKind.Select, sql, () => encodeParams(params), options)
   }
 
+  /** On a `Transaction`: runs on the writer and sees this transaction's writes.
+   * @inheritDoc */
   selectOne<T = Row>(sql: string, params?: Params, options?: QueryOptions): Promise<T | undefined> {
     return this.#op(JobKind.SelectOne, sql, () => encodeParams(params), options)
   }
 
+  /** On a `Transaction`: runs on the writer and sees this transaction's writes.
+   * @inheritDoc */
   selectBytes(sql: string, params?: Params, options?: QueryOptions): Promise<Buffer> {
     return this.#op(JobKind.SelectBytes, sql, () => encodeParams(params), options)
   }
 
+  /** On a `Transaction`: runs in this transaction, after the statements called before it.
+   * @inheritDoc */
   execute(sql: string, params?: Params): Promise<RunResult> {
     return this.#op(JobKind.Execute, sql, () => encodeParams(params), undefined)
   }
 
-  /** Joins this transaction: a savepoint keeps the batch all-or-nothing. */
+  /** On a `Transaction`: joins this transaction, in a savepoint of it that keeps the batch
+   * all-or-nothing.
+   * @inheritDoc */
   executeBatch(sql: string, paramSets: readonly Params[]): Promise<BatchResult> {
     return this.#op(JobKind.Batch, sql, () => encodeBatch(paramSets), undefined)
   }
 
-  /** Nests `body` as a savepoint: its throw rolls back its own work only. */
+  /** On a `Transaction`: nests `body` as a savepoint; its rejection rolls back the savepoint's
+   * work only, and this transaction goes on. Savepoints started together run one after another.
+   *
+   * @param options - None: `mode` and `signal` belong to the outermost transaction (any key is
+   *   an `ERR_INVALID_ARG_VALUE`).
+   * @inheritDoc */
   transaction<T>(body: (tx: Transaction) => Promise<T>, options?: Pick<TransactionOptions, never>): Promise<T> {
     const unusable = this.#unusable()
     if (unusable) return Promise.reject(unusable)

@@ -1,13 +1,126 @@
-// The public option and result types.
+// The public option and result types, and Queryable: the query methods Database and
+// Transaction share.
+import type { Row as DecodedRow } from './decode'
+import type { LiveQueryCounters } from './live-queries'
+import type { Params } from './params'
+import type { Transaction } from './transaction'
 
+/** One result row: a plain object with a property per column, named by the column's name (or
+ * alias), in column order. Values by SQLite type (README "Values"): NULL → `null`, INTEGER →
+ * `number` (or `bigint` with `safeIntegers`), REAL → `number`, TEXT → `string`, BLOB → `Buffer`.
+ * The query methods take a type argument (`db.select<User>(…)`) to name the row's shape; it is
+ * not checked. */
+export type Row = DecodedRow
+
+/** The query methods a {@link Database} and a {@link Transaction} share, so one helper can take
+ * either: `async function addUser(q: Queryable, name: string) { … }`.
+ *
+ * - On a `Database`, reads run on a reader connection (in parallel, seeing the last committed
+ *   state) and writes on the writer, one at a time in call order. Called inside a transaction
+ *   body, directly or from any function it calls, they are routed to that transaction.
+ * - On a `Transaction`, every call runs on the writer inside the transaction and sees its
+ *   uncommitted writes.
+ *
+ * Errors never throw synchronously: the promise rejects, with a `ResqliteError` (its `code` is a
+ * {@link ResqliteErrorCode}) for what SQLite, the engine or the library refuses, or with a
+ * `TypeError`/`RangeError` for a malformed argument (then nothing is sent). Calls after
+ * `db.close()` reject with `ERR_DATABASE_CLOSED`; a transaction's calls after its body finished,
+ * with `ERR_TRANSACTION_FINISHED`. */
+export interface Queryable {
+  /** Runs one read-only statement and resolves with all its rows.
+   *
+   * @typeParam T - The row's shape, as the caller declares it (not checked). Default {@link Row}.
+   * @param sql - One statement that does not write.
+   * @param params - Its parameters: an array binds by position (`?`, `?NNN`), a plain object by
+   *   name (`{ id: 1 }` binds `:id`, `@id` or `$id`). Omit, or pass `[]`, for none.
+   * @param options - `signal`: aborting rejects the call with `ABORT_ERR` (a read on a reader is
+   *   interrupted; inside a transaction the statement finishes and its result is dropped).
+   * @returns The rows, in the order SQLite steps them; `[]` when there are none. Rejects with
+   *   `ERR_NOT_READ_ONLY` (a statement that writes, begins or ends a transaction),
+   *   `ERR_MULTIPLE_STATEMENTS`, `ERR_EMPTY_STATEMENT`, `ERR_PARAMETER_COUNT`,
+   *   `ERR_PARAMETER_NAME`, `ERR_INVALID_UTF8`, `ERR_RESULT_TOO_LARGE`, `ABORT_ERR`, SQLite's
+   *   codes (`SQLITE_ERROR` for bad SQL), or, without `safeIntegers`, a `RangeError` for an
+   *   INTEGER beyond ±(2^53−1). */
+  select<T = Row>(sql: string, params?: Params, options?: QueryOptions): Promise<T[]>
+
+  /** Like {@link Queryable.select}, but resolves with the first row only, or `undefined` when
+   * there is none; SQLite stops stepping after that row.
+   *
+   * @typeParam T - The row's shape, as the caller declares it (not checked). Default {@link Row}.
+   * @param sql - One statement that does not write.
+   * @param params - Its parameters, by position (array) or by name (object); see `select`.
+   * @param options - `signal`: aborting rejects the call with `ABORT_ERR`.
+   * @returns The first row, or `undefined`. Rejects as `select` does. */
+  selectOne<T = Row>(sql: string, params?: Params, options?: QueryOptions): Promise<T | undefined>
+
+  /** Like {@link Queryable.select}, but resolves with the rows as a JSON array in a `Buffer`
+   * (UTF-8), built natively without making row objects: byte for byte
+   * `JSON.stringify(await select(sql, params))`, ready to send as an HTTP body. Values
+   * `JSON.stringify` cannot express: BLOB → base64 string, INTEGER beyond ±(2^53−1) → its exact
+   * digits, non-finite REAL → `null`.
+   *
+   * @param sql - One statement that does not write.
+   * @param params - Its parameters, by position (array) or by name (object); see `select`.
+   * @param options - `signal`: aborting rejects the call with `ABORT_ERR`.
+   * @returns The JSON text (`[]` for no rows). Rejects as `select` does (never with the
+   *   `RangeError` for large integers). */
+  selectBytes(sql: string, params?: Params, options?: QueryOptions): Promise<Buffer>
+
+  /** Runs a statement on the writer and resolves once it is done (committed, unless inside a
+   * transaction). Without parameters, SQL holding several statements runs them all, in order;
+   * they are not atomic (the ones before a failing statement stay applied): wrap them in
+   * `transaction` for all-or-nothing.
+   *
+   * @param sql - A statement, or (without `params`) several separated by `;`.
+   * @param params - Its parameters, by position (array) or by name (object); see `select`.
+   * @returns `changes` and `lastInsertRowid` ({@link RunResult}). Rejects with SQLite's codes
+   *   (`SQLITE_CONSTRAINT_UNIQUE`, `SQLITE_BUSY`, …), `ERR_MULTIPLE_STATEMENTS` (several
+   *   statements with parameters), `ERR_EMPTY_STATEMENT`, `ERR_PARAMETER_COUNT`,
+   *   `ERR_PARAMETER_NAME`, `ERR_DATABASE_READONLY`, `ERR_OPEN_TRANSACTION` (a `BEGIN` left
+   *   open: it is rolled back; use `transaction`) or, inside a transaction,
+   *   `ERR_TRANSACTION_CONTROL` (a `COMMIT`/`ROLLBACK` statement) and
+   *   `ERR_TRANSACTION_ROLLED_BACK`. */
+  execute(sql: string, params?: Params): Promise<RunResult>
+
+  /** Runs one statement once per parameter set, in one native loop, all or nothing: inside its
+   * own `BEGIN IMMEDIATE`, or, inside a transaction, a savepoint of it. A failing set rolls the
+   * whole batch back; the error's message names the set.
+   *
+   * @param sql - One statement.
+   * @param paramSets - One parameter array or object per run. `[]` runs nothing and resolves
+   *   `{ changes: 0 }`.
+   * @returns The rows changed, summed over every run ({@link BatchResult}). Rejects as
+   *   `execute` does, and with `ERR_MULTIPLE_STATEMENTS` for SQL holding several statements. */
+  executeBatch(sql: string, paramSets: readonly Params[]): Promise<BatchResult>
+
+  /** Runs `body` in a transaction (README "Transactions"): `BEGIN` before it, `COMMIT` after the
+   * promise it returns resolves, `ROLLBACK` if it rejects. Inside a transaction it nests as a
+   * `SAVEPOINT`: a rejection rolls back the savepoint's work only.
+   *
+   * @param body - An async function; its `tx` runs statements in the transaction (and so does
+   *   `db.*` called anywhere inside it). It must return a promise (else a `TypeError`,
+   *   `ERR_INVALID_RETURN_VALUE`).
+   * @returns The value the body's promise resolved with, once committed. Rejects with the
+   *   body's own error after rolling back, a failed `COMMIT`'s error,
+   *   `ERR_TRANSACTION_ROLLED_BACK` when SQLite rolled back on its own, or
+   *   `ERR_DATABASE_READONLY`. `Database.transaction` also takes `mode` and `signal`
+   *   ({@link TransactionOptions}). */
+  transaction<T>(body: (tx: Transaction) => Promise<T>): Promise<T>
+}
+
+/** Options of {@link Database.open}. Unknown keys are refused (`ERR_INVALID_ARG_VALUE`). */
 export interface OpenOptions {
-  /** Read-only connections reading in parallel. Default: clamp(cpus − 1, 2, 4). */
+  /** Read-only connections, each on its own thread, that serve reads in parallel: 1–64.
+   * Default: the number of CPUs minus one, at least 2 and at most 4. */
   readers?: number
-  /** Milliseconds a connection waits for a lock held by another process. Default 5000. */
+  /** Milliseconds a connection waits for a lock another process holds before failing with
+   * `SQLITE_BUSY`: 0–2^31−1. Default 5000. */
   busyTimeout?: number
-  /** Open without a writer: `execute`, `executeBatch` and `transaction` reject. Default false. */
+  /** Open without a writer: `execute`, `executeBatch`, `transaction` and `rekey` reject with
+   * `ERR_DATABASE_READONLY`. Default false. */
   readonly?: boolean
-  /** Return every INTEGER as a bigint. Default false. */
+  /** Return every INTEGER as a `bigint` (and `lastInsertRowid` too). Default false: INTEGERs are
+   * numbers, and one beyond ±(2^53−1) is a `RangeError`. */
   safeIntegers?: boolean
   /** Encrypts the database (README "Encryption"): a passphrase, or raw key bytes for the ciphers
    * that take them (chacha20, sqlcipher, ascon128: 32 bytes; aegis: 16 or 32 by algorithm;
@@ -18,7 +131,7 @@ export interface OpenOptions {
   cipher?: Cipher
   /** Re-run live queries when another process or connection commits to the file, checked
    * with `PRAGMA data_version` every `interval` ms (default 1000) while a live query is
-   * subscribed. Off by default: each check is one small job for the writer. */
+   * subscribed (at least 10). Off by default: each check is one small job for the writer. */
   watchExternalChanges?: boolean | { interval?: number }
   /** Databases to attach on every connection, by schema name: `{ aux: 'aux.db' }` makes
    * `aux.t` readable everywhere (live queries included) and writable through the writer. Each
@@ -27,24 +140,28 @@ export interface OpenOptions {
   attach?: Record<string, string>
 }
 
+/** What {@link Database.diagnostics} reports. */
 export interface Diagnostics {
-  streams: import('./streams').StreamCounters
+  /** Live queries' counters (named `streams` after `db.stream()`). */
+  streams: LiveQueryCounters
   /** SQLite's memory, summed over every connection; each connection measures it after a job, at
    * most every 250 ms (SQLite walks every table and statement to measure). */
   sqlite: { pageCacheBytes: number; schemaBytes: number; statementBytes: number }
-  /** Size of the WAL file now (0 when there is none). */
+  /** Size of the WAL file now, in bytes (0 when there is none). */
   walBytes: number
-  /** Standalone writes queued together and committed in one transaction (README "Writes"):
-   * how many such groups, and the writes in them. */
+  /** Standalone writes queued together and committed in one transaction (README "How it
+   * works", group commit): how many such groups, and the writes in them. */
   groupCommit: { groups: number; writes: number }
 }
 
+/** Options of {@link Database.rekey}. */
 export interface RekeyOptions {
   /** The cipher to re-encrypt with. Default: the cipher the database uses now
    * (`'chacha20'` for a plaintext one). */
   cipher?: Cipher
 }
 
+/** The ciphers of SQLite3 Multiple Ciphers, by name. */
 export type CipherName = 'chacha20' | 'sqlcipher' | 'aes256cbc' | 'aes128cbc' | 'ascon128' | 'aegis' | 'rc4'
 
 /** A cipher by name with its defaults, or with parameters (unset ones keep sqlite3mc's defaults). */
@@ -60,6 +177,7 @@ export type Cipher =
 
 /** ChaCha20-Poly1305 with a PBKDF2-SHA256 key (sqlite3mc's default cipher). */
 export interface ChaCha20Cipher {
+  /** Selects this cipher. */
   name: 'chacha20'
   /** PBKDF2 iterations. Default 64007. */
   kdfIter?: number
@@ -71,61 +189,89 @@ export interface ChaCha20Cipher {
 
 /** AES-256-CBC + HMAC in SQLCipher's file format. */
 export interface SqlCipherCipher {
+  /** Selects this cipher. */
   name: 'sqlcipher'
   /** SQLCipher major version whose format and defaults to use (1–4); 0: sqlite3mc's own
    * defaults. For files the `sqlcipher` tool reads, give the tool's version (Debian 12: 3). */
   legacy?: 0 | 1 | 2 | 3 | 4
   /** Page size in legacy mode (SQLCipher 1–3: 1024, 4: 4096). */
   legacyPageSize?: number
+  /** PBKDF2 iterations deriving the key from a passphrase (SQLCipher 4: 256000). */
   kdfIter?: number
+  /** PBKDF2 iterations deriving the HMAC key (default 2). */
   fastKdfIter?: number
+  /** Authenticate every page with an HMAC (default true). */
   hmacUse?: boolean
+  /** Byte order of the page number in the HMAC: the machine's, little- or big-endian (default
+   * `'le'`). */
   hmacPgno?: 'native' | 'le' | 'be'
+  /** Byte XORed into the salt to derive the HMAC key: 0–255 (default 0x3a). */
   hmacSaltMask?: number
+  /** Hash of the key derivation (SQLCipher 4: `'sha512'`; 1–3: `'sha1'`). */
   kdfAlgorithm?: 'sha1' | 'sha256' | 'sha512'
+  /** Hash of the page HMAC (SQLCipher 4: `'sha512'`; 1–3: `'sha1'`). */
   hmacAlgorithm?: 'sha1' | 'sha256' | 'sha512'
 }
 
 /** AES-256-CBC without authentication (wxSQLite3 format). */
 export interface Aes256CbcCipher {
+  /** Selects this cipher. */
   name: 'aes256cbc'
+  /** PBKDF2-SHA256 iterations. Default 4001. */
   kdfIter?: number
+  /** wxSQLite3's first format (page 1 encrypted too). Default false. */
   legacy?: boolean
+  /** Page size fixed in legacy mode; 0 (the default) fixes none. */
   legacyPageSize?: number
 }
 
 /** AES-128-CBC without authentication (wxSQLite3 format). */
 export interface Aes128CbcCipher {
+  /** Selects this cipher. */
   name: 'aes128cbc'
+  /** wxSQLite3's first format (page 1 encrypted too). Default false. */
   legacy?: boolean
+  /** Page size fixed in legacy mode; 0 (the default) fixes none. */
   legacyPageSize?: number
 }
 
 /** Ascon-128 AEAD with a PBKDF2-SHA3 key. */
 export interface Ascon128Cipher {
+  /** Selects this cipher. */
   name: 'ascon128'
+  /** PBKDF2 iterations. Default 64007. */
   kdfIter?: number
 }
 
 /** AEGIS AEAD with an Argon2id key. */
 export interface AegisCipher {
+  /** Selects this cipher. */
   name: 'aegis'
-  /** Default 'aegis-256'. */
+  /** The AEGIS variant. Default `'aegis-256'`; the `128` variants take 16-byte raw keys. */
   algorithm?: 'aegis-128l' | 'aegis-128x2' | 'aegis-128x4' | 'aegis-256' | 'aegis-256x2' | 'aegis-256x4'
-  /** Argon2 time cost (default 2), memory cost in KiB (default 19456), parallelism (default 1). */
+  /** Argon2 time cost: passes over memory. Default 2. */
   tcost?: number
+  /** Argon2 memory cost in KiB. Default 19456. */
   mcost?: number
+  /** Argon2 parallelism. Default 1. */
   pcost?: number
 }
 
 /** RC4 (System.Data.SQLite's legacy format): insecure, for reading old files only. */
 export interface Rc4Cipher {
+  /** Selects this cipher. */
   name: 'rc4'
+  /** Page size of the file (RC4 is always in legacy mode); 0 (the default) fixes none. */
   legacyPageSize?: number
 }
 
+/** How an outermost transaction begins (SQLite's `BEGIN DEFERRED | IMMEDIATE | EXCLUSIVE`):
+ * `'deferred'` takes the write lock at its first write; `'immediate'` and `'exclusive'` take it
+ * at `BEGIN`, so a wait for another process's writer (up to `busyTimeout`) happens there,
+ * before the body runs. */
 export type TransactionMode = 'deferred' | 'immediate' | 'exclusive'
 
+/** Options of `Database.transaction`; a nested transaction (a savepoint) takes none. */
 export interface TransactionOptions {
   /** How the outermost transaction begins. Default `'deferred'`. */
   mode?: TransactionMode
@@ -133,16 +279,28 @@ export interface TransactionOptions {
   signal?: AbortSignal
 }
 
+/** What `execute` resolves with. */
 export interface RunResult {
+  /** Rows the statement inserted, updated or deleted (SQLite's `changes()`, not counting
+   * triggers' and cascades' rows); summed over the statements of a script; 0 for a statement
+   * of another kind. */
   changes: number
+  /** The writer connection's last inserted rowid (SQLite's `last_insert_rowid()`): this
+   * statement's, if it inserted a row. A `bigint` with `safeIntegers`, or when outside
+   * ±(2^53−1). */
   lastInsertRowid: number | bigint
 }
 
+/** What `executeBatch` resolves with. */
 export interface BatchResult {
+  /** Rows inserted, updated or deleted, summed over every parameter set. */
   changes: number
 }
 
+/** Options of the `select*` methods. */
 export interface QueryOptions {
-  /** Aborting cancels the query; the promise rejects with `ABORT_ERR`. */
+  /** Aborting rejects the call with `ABORT_ERR` at once. A read on a reader is interrupted
+   * (the connection stays usable); inside a transaction the statement finishes and its result
+   * is dropped. An already-aborted signal rejects before anything runs. */
   signal?: AbortSignal
 }

@@ -142,6 +142,21 @@ function safeJson(v) {
   }
 }
 
+/** The tests' usual insert into `t`. */
+export const INSERT = 'INSERT INTO t (v) VALUES (?)'
+
+/** A database with `t (id INTEGER PRIMARY KEY, v)`. */
+export async function tdb(t, options) {
+  const { db } = await openTxDb(t, options)
+  await db.execute('CREATE TABLE t (id INTEGER PRIMARY KEY, v)')
+  return db
+}
+
+/** The number of rows in `table`. */
+export async function count(db, table = 't') {
+  return (await db.selectOne(`SELECT count(*) AS n FROM ${table}`)).n
+}
+
 /** Column `v` of every row of `table`, in rowid order. */
 export async function values(db, table = 't') {
   return (await db.select(`SELECT v FROM ${table} ORDER BY rowid`)).map((r) => r.v)

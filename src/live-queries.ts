@@ -2,30 +2,43 @@
 // starts one native query per distinct (sql, parameters), shared by every subscriber. The
 // engine re-runs it when a committed write touched what it reads and sends rows only when they
 // differ from the last ones sent; this side fans them out to the subscribers.
+// Naming: the concept is a "live query" everywhere in the TypeScript; `db.stream()` (the public
+// method) and the engine's `streamStart`/`streamStop`/`StreamSink` keep their older names.
 
 import { checkSql } from './arguments'
-import type { Row } from './decode'
 import type { Engine } from './engine'
 import { closedError, type ResqliteError } from './errors'
 import { encodeParams, type Packed, type Params } from './params'
+import type { Row } from './types'
 
-/** Receives a live query's rows; the same array goes to every subscriber: treat it as read-only. */
-export interface StreamObserver<T> {
+/** Receives a live query's results (the shape of an RxJS observer). Methods are called on the
+ * object, so a class instance works. */
+export interface LiveQueryObserver<T> {
+  /** The current rows, then the new rows after each committed write that changed them. The
+   * same array goes to every subscriber: treat it as read-only. */
   next?(rows: T[]): void
-  /** A run failed. After a failed first run the stream ends; later failures keep it. */
+  /** A run failed (a `ResqliteError`, or a `TypeError` for bad input). After a failed first
+   * run the live query ends (`complete` follows); a later failure (say, its table was dropped)
+   * keeps it, and the next successful run delivers rows again. Without this method, the error
+   * becomes a process warning. */
   error?(error: unknown): void
-  /** The stream ended: the first run failed, or the database closed. */
+  /** The subscription ended: its first run failed (bad SQL or parameters included), or the
+   * database closed. Not called on unsubscribe. */
   complete?(): void
 }
 
-/** Stops a subscription; also has `unsubscribe()` (the shape RxJS expects). Idempotent. */
+/** Stops a subscription when called; idempotent. Also an RxJS-style subscription object. */
 export interface Unsubscribe {
+  /** Stops the subscription: no more calls to its observer. */
   (): void
+  /** The same as calling it (the shape RxJS expects). */
   unsubscribe(): void
+  /** True once it has been called (it stays false when the subscription ends on its own). */
   readonly closed: boolean
 }
 
-export interface StreamCounters {
+/** Live queries' counters: `(await db.diagnostics()).streams`. */
+export interface LiveQueryCounters {
   /** Subscriptions now. */
   active: number
   /** Distinct native queries now (identical sql and parameters share one). */
@@ -34,7 +47,7 @@ export interface StreamCounters {
   requeries: number
   /** Changes to a table a query reads that touched none of the columns it reads. */
   skippedByColumns: number
-  /** Rows delivered to subscribers (one per subscriber per result). */
+  /** Results delivered to subscribers (one per subscriber per result). */
   emissions: number
   /** Runs whose result equalled the last one delivered: nothing crossed to JS. */
   unchangedSuppressed: number
@@ -42,8 +55,16 @@ export interface StreamCounters {
   fallbackAll: number
 }
 
+/** The former name of {@link LiveQueryObserver}.
+ * @deprecated Use `LiveQueryObserver`; this alias remains so existing code compiles. */
+export type StreamObserver<T> = LiveQueryObserver<T>
+
+/** The former name of {@link LiveQueryCounters}.
+ * @deprecated Use `LiveQueryCounters`; this alias remains so existing code compiles. */
+export type StreamCounters = LiveQueryCounters
+
 interface Subscriber {
-  observer: StreamObserver<unknown>
+  observer: LiveQueryObserver<unknown>
   /** Has received a result (the current rows, or a newer one). */
   seen: boolean
   closed: boolean
@@ -58,12 +79,12 @@ class SharedQuery {
 
   constructor(
     readonly key: string,
-    readonly hub: StreamHub,
+    readonly live: LiveQueries,
   ) {}
 
   receive(rows: Row[] | undefined, error: ResqliteError | undefined): void {
     if (error !== undefined) {
-      if (this.rows === undefined) this.hub.end(this, error)
+      if (this.rows === undefined) this.live.end(this, error)
       else for (const s of [...this.subscribers]) fail(s, error)
       return
     }
@@ -74,7 +95,7 @@ class SharedQuery {
   send(s: Subscriber): void {
     if (s.closed || this.rows === undefined) return
     s.seen = true
-    this.hub.emissions++
+    this.live.emissions++
     s.observer.next?.(this.rows)
   }
 }
@@ -85,13 +106,13 @@ function fail(s: Subscriber, error: unknown): void {
   if (!s.closed) report(s.observer, error)
 }
 
-function report(observer: StreamObserver<unknown>, error: unknown): void {
+function report(observer: LiveQueryObserver<unknown>, error: unknown): void {
   if (observer.error) observer.error(error)
   else process.emitWarning(error as Error)
 }
 
 /** The live queries of one database. */
-export class StreamHub {
+export class LiveQueries {
   readonly #engine: Engine
   readonly #queries = new Map<string, SharedQuery>()
   #active = 0
@@ -106,7 +127,7 @@ export class StreamHub {
     return this.#queries.size
   }
 
-  subscribe(sql: unknown, params: unknown, observer: StreamObserver<unknown>): Unsubscribe {
+  subscribe(sql: unknown, params: unknown, observer: LiveQueryObserver<unknown>): Unsubscribe {
     const s: Subscriber = { observer, seen: false, closed: false }
     const stop = unsubscriber(() => this.#unsubscribe(query, s))
     let query: SharedQuery | undefined
@@ -181,7 +202,7 @@ export class StreamHub {
     for (const query of [...this.#queries.values()]) this.end(query)
   }
 
-  counters(native: number[]): StreamCounters {
+  counters(native: number[]): LiveQueryCounters {
     return {
       active: this.#active,
       queries: native[0]!,
@@ -212,26 +233,36 @@ function unsubscriber(stop: () => void): Unsubscribe {
 /** A query whose rows update themselves: `subscribe`, `for await`, or RxJS `from(live)`. Lazy:
  * nothing runs until the first subscription. */
 export class LiveQuery<T = Row> implements AsyncIterable<T[]> {
+  /** The query's SQL, as given to `db.stream()`. */
   readonly sql: string
-  readonly #hub: StreamHub
+  readonly #live: LiveQueries
   readonly #params: Params | undefined
 
-  /** @internal */
-  constructor(hub: StreamHub, sql: string, params: Params | undefined) {
-    this.#hub = hub
+  /** @internal Made by `db.stream()`. */
+  constructor(live: LiveQueries, sql: string, params: Params | undefined) {
+    this.#live = live
     this.sql = sql
     this.#params = params
   }
 
   /** Calls `next` with the current rows, then with the new rows after every committed write
-   * that changed them. Returns the function that stops it. */
+   * that changed them (results equal to the last one delivered are skipped). Never throws:
+   * errors go to `error` (see {@link LiveQueryObserver.error}). Subscribers of the same
+   * (sql, params) share one native query.
+   *
+   * @returns The function that stops the subscription. */
   subscribe(next: (rows: T[]) => void, error?: (error: unknown) => void): Unsubscribe
-  subscribe(observer: StreamObserver<T>): Unsubscribe
-  subscribe(next: ((rows: T[]) => void) | StreamObserver<T>, error?: (error: unknown) => void): Unsubscribe {
+  /** Subscribes an observer: `next` with the current rows, then with the new rows after every
+   * committed write that changed them; `error` and `complete` as {@link LiveQueryObserver}
+   * describes. Never throws.
+   *
+   * @returns The function that stops the subscription. */
+  subscribe(observer: LiveQueryObserver<T>): Unsubscribe
+  subscribe(next: ((rows: T[]) => void) | LiveQueryObserver<T>, error?: (error: unknown) => void): Unsubscribe {
     // An observer object is kept as it is (RxJS passes a class instance): its methods are
     // called on it.
-    const observer: StreamObserver<T> = typeof next === 'function' ? { next, error } : next
-    return this.#hub.subscribe(this.sql, this.#params, observer)
+    const observer: LiveQueryObserver<T> = typeof next === 'function' ? { next, error } : next
+    return this.#live.subscribe(this.sql, this.#params, observer)
   }
 
   /** Yields the current rows, then each change; when results arrive faster than the loop
