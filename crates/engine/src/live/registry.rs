@@ -14,10 +14,10 @@ use std::sync::Arc;
 use crossbeam_channel::Sender;
 
 use super::dependencies::{Affected, ChangeSet, Dependencies};
-use crate::engine::{Job, Request};
+use crate::encode::rows::{EncodedRows, Text};
 use crate::error::DbError;
-use crate::jobs::Outcome;
-use crate::row_encoder::{EncodedRows, Text};
+use crate::threads::pool::{Job, Request};
+use crate::threads::worker::Outcome;
 
 #[derive(Default, Clone, Copy)]
 pub struct Counters {

@@ -5,15 +5,15 @@ use std::sync::Arc;
 
 use sqlite3mc_sys as ffi;
 
-use crate::connection::Connection;
+use crate::encode::json::encode_json;
+use crate::encode::rows::{encode_rows, EncodedRows};
 use crate::error::{DbError, DbResult};
-use crate::json_encoder::encode_json;
 use crate::live::dependencies::Dependencies;
 use crate::live::tracker::WriteEffects;
-use crate::params::{bind, bind_with, Reader};
-use crate::row_encoder::{encode_rows, EncodedRows};
-use crate::statement_cache::{ResetOnDrop, Statement, StatementCache};
-use crate::step::step;
+use crate::sqlite::connection::Connection;
+use crate::sqlite::params::{bind, bind_with, Reader};
+use crate::sqlite::statement_cache::{ResetOnDrop, Statement, StatementCache};
+use crate::sqlite::step::step;
 
 /// A connection and its statement cache. The cache is declared first so its statements are
 /// finalized before the connection closes.

@@ -8,10 +8,10 @@ use std::sync::Arc;
 use lru::LruCache;
 use sqlite3mc_sys as ffi;
 
-use crate::connection::Connection;
 use crate::error::{DbError, DbResult};
 use crate::live::dependencies::Dependencies;
 use crate::live::tracker::WriteEffects;
+use crate::sqlite::connection::Connection;
 
 /// Statements kept prepared per connection; the original's measured working-set size.
 pub const STATEMENT_CACHE_CAPACITY: usize = 128;

@@ -6,12 +6,12 @@ use std::ptr;
 
 use sqlite3mc_sys as ffi;
 
-use crate::encryption::{self, KeyConfig};
 use crate::error::{DbError, DbResult};
 use crate::live::capture::{authorize, AuthEvent, Capture};
 use crate::live::dependencies::{ChangeSet, Dependencies};
 use crate::live::tracker::{ChangeTracker, Tracking, WriteEffects};
 use crate::live::Hooks;
+use crate::sqlite::encryption::{self, KeyConfig};
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Role {

@@ -17,9 +17,9 @@ use std::time::{Duration, Instant};
 
 use napi::sys;
 
-use crate::engine::Shared;
-use crate::handover::{self, Mailbox};
-use crate::spin::SpinPolicy;
+use crate::handoff::mailbox::{self, Mailbox};
+use crate::handoff::spin::SpinPolicy;
+use crate::threads::pool::Shared;
 
 /// How long the loop keeps turning after the last write was sent or the last job completed.
 const WINDOW: Duration = Duration::from_micros(50);
@@ -149,7 +149,7 @@ impl Poller {
         let Some(shared) = self.shared.upgrade() else { return false };
         !self.closing.get()
             && self.mailbox.queued()
-            && handover::deliver(self.env, &shared, self.mailbox, &mut |argv| {
+            && mailbox::deliver(self.env, &shared, self.mailbox, &mut |argv| {
                 self.call_handler(argv);
                 !self.closing.get()
             })

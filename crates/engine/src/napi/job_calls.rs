@@ -11,8 +11,8 @@ use std::ptr;
 
 use napi::sys;
 
-use crate::engine::Job;
-use crate::NativeDatabase;
+use crate::napi::database::NativeDatabase;
+use crate::threads::pool::Job;
 
 /// `{ read, write, ref, unref }` bound to `db`.
 ///
@@ -104,7 +104,14 @@ unsafe fn job_args<'a>(
     if sys::napi_get_value_bool(env, argv[5], &mut flag) != sys::Status::napi_ok {
         return Err("flag: expected a boolean");
     }
-    let job = Job { id, request: crate::request(kind), sql, params, cancellable: false, in_transaction: false };
+    let job = Job {
+        id,
+        request: crate::napi::database::request(kind),
+        sql,
+        params,
+        cancellable: false,
+        in_transaction: false,
+    };
     Ok((db, job, flag))
 }
 

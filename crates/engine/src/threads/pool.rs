@@ -11,15 +11,15 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, Sender};
 use sqlite3mc_sys as ffi;
 
-use crate::connection::{Connection, OpenOptions, Role};
-use crate::encryption::{self, KeyConfig, ReaderGate};
 use crate::error::DbError;
-use crate::group_commit;
-use crate::jobs::{Outcome, Worker};
+use crate::handoff::spin::SpinPolicy;
 use crate::live::dependencies::ChangeSet;
 use crate::live::registry::{Counters, Registry};
-use crate::spin::SpinPolicy;
-use crate::statement_cache::StatementCache;
+use crate::sqlite::connection::{Connection, OpenOptions, Role};
+use crate::sqlite::encryption::{self, KeyConfig, ReaderGate};
+use crate::sqlite::statement_cache::StatementCache;
+use crate::threads::group_commit;
+use crate::threads::worker::{Outcome, Worker};
 
 pub enum Request {
     Select {

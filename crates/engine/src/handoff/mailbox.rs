@@ -15,9 +15,9 @@ use std::sync::Weak;
 
 use napi::sys;
 
-use crate::engine::{Completion, Shared, Waker};
-use crate::jobs::Outcome;
-use crate::row_encoder::{EncodedRows, Text};
+use crate::encode::rows::{EncodedRows, Text};
+use crate::threads::pool::{Completion, Shared, Waker};
+use crate::threads::worker::Outcome;
 
 /// Completion kinds (src/native.ts `Done`), with the values each puts in the object array.
 const DONE_ROWS: u32 = 0; // objects: ArrayBuffer (row_encoder layout), string (text block)

@@ -1,0 +1,8 @@
+//! SQLite itself: connections, prepared statements and their cache, binding parameters,
+//! stepping, and encryption. A query's rows go on to `encode`.
+
+pub mod connection;
+pub mod encryption;
+pub mod params;
+pub mod statement_cache;
+pub mod step;
