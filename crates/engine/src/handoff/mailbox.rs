@@ -236,7 +236,7 @@ unsafe fn values(
     let kind = match outcome {
         Outcome::Rows(rows) => push_rows(env, rows, push).map(|_| DONE_ROWS)?,
         Outcome::RowsPart(rows) => push_rows(env, rows, push).map(|_| DONE_ROWS_PART)?,
-        Outcome::StreamRows(rows) => push_rows(env, rows, push).map(|_| DONE_STREAM_ROWS)?,
+        Outcome::LiveRows(rows) => push_rows(env, rows, push).map(|_| DONE_STREAM_ROWS)?,
         Outcome::Json(bytes) => {
             push(array_buffer(env, bytes)?);
             DONE_JSON
@@ -251,7 +251,7 @@ unsafe fn values(
             return Ok((DONE_CHANGES_BIG, changes as f64, 0.0));
         }
         Outcome::Done => DONE_VOID,
-        Outcome::StreamError(e) => {
+        Outcome::LiveError(e) => {
             push(js_str(env, &e.code));
             push(js_str(env, &e.message));
             DONE_STREAM_ERROR
@@ -265,7 +265,7 @@ unsafe fn values(
                 DONE_ERROR
             }
         }
-        Outcome::StreamRan { .. } => unreachable!("the registry turns a run into rows or an error"),
+        Outcome::LiveRan { .. } => unreachable!("the registry turns a run into rows or an error"),
     };
     Ok((kind, 0.0, 0.0))
 }

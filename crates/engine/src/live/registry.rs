@@ -156,13 +156,13 @@ impl Registry {
                             None
                         } else {
                             q.delivered = Some(fingerprint);
-                            Some(Outcome::StreamRows(rows))
+                            Some(Outcome::LiveRows(rows))
                         }
                     }
                     Err(e) => {
                         // The next successful run delivers, even if equal to the one before.
                         q.delivered = None;
-                        Some(Outcome::StreamError(e))
+                        Some(Outcome::LiveError(e))
                     }
                 };
                 if std::mem::take(&mut q.dirty) {
@@ -189,7 +189,7 @@ impl Registry {
             self.in_flight += 1;
             let job = Job {
                 id,
-                request: Request::Stream,
+                request: Request::Live,
                 sql: q.sql.clone(),
                 params: q.params.clone(),
                 cancellable: false,

@@ -12,11 +12,11 @@ use napi_derive::napi;
 use crate::handoff::mailbox::{deliver_completions, finalize_context, CallbackContext, Mailbox, TsfnWaker};
 use crate::handoff::poller::Poller;
 use crate::sqlite::encryption::KeyConfig;
-use crate::threads::pool::{Engine, EngineOptions, Job, Request, Shared};
+use crate::threads::pool::{Job, Pool, PoolOptions, Request, Shared};
 
 #[napi]
 pub struct NativeDatabase {
-    pub(super) engine: Engine,
+    pub(super) pool: Pool,
     tsfn: sys::napi_threadsafe_function,
     /// Keeps the mailbox's ArrayBuffer alive until `release`.
     mailbox_ref: sys::napi_ref,
@@ -90,8 +90,8 @@ impl NativeDatabase {
             // Idle engines must not keep the process alive; JS refs it while jobs are pending.
             check(sys::napi_unref_threadsafe_function(raw_env, tsfn))?;
         }
-        let engine = Engine::start(
-            EngineOptions {
+        let pool = Pool::start(
+            PoolOptions {
                 path,
                 readers: readers as usize,
                 busy_timeout_ms: busy_timeout,
@@ -106,16 +106,16 @@ impl NativeDatabase {
         );
         // SAFETY: context lives until finalize_context. The TSFN callback runs on this (the JS)
         // thread, so it cannot run before this constructor returns and the store is seen.
-        unsafe { (*context).shared = Arc::downgrade(&engine.shared) };
+        unsafe { (*context).shared = Arc::downgrade(&pool.shared) };
         // SAFETY: JS thread; on_complete is the handler function.
-        let poller = unsafe { Poller::start(raw_env, on_complete.raw(), Arc::downgrade(&engine.shared), mailbox) }
+        let poller = unsafe { Poller::start(raw_env, on_complete.raw(), Arc::downgrade(&pool.shared), mailbox) }
             .map_err(|message| Error::new(Status::GenericFailure, message))?;
         // A worker thread may end without closing the database: detach from its environment
         // then, so no reader calls into a thread-safe function that no longer exists.
-        let cleanup = Box::into_raw(Box::new(Teardown { shared: Arc::downgrade(&engine.shared), poller }));
+        let cleanup = Box::into_raw(Box::new(Teardown { shared: Arc::downgrade(&pool.shared), poller }));
         // SAFETY: JS thread; the hook and its argument live until `release` removes them.
         check(unsafe { sys::napi_add_env_cleanup_hook(raw_env, Some(detach_on_teardown), cleanup as *mut c_void) })?;
-        Ok(NativeDatabase { engine, tsfn, mailbox_ref, poller, cleanup })
+        Ok(NativeDatabase { pool, tsfn, mailbox_ref, poller, cleanup })
     }
 
     /// `{ read, write, ref, unref }`, the calls made per job (job_calls.rs). Keep them with this
@@ -130,12 +130,12 @@ impl NativeDatabase {
     /// DONE_STREAM_ROWS / DONE_STREAM_ERROR completions until `stream_stop`.
     #[napi]
     pub fn stream_start(&self, id: u32, sql: String, params: &[u8], params_len: u32) {
-        self.engine.stream_start(id, sql, params[..params_len as usize].to_vec());
+        self.pool.live_start(id, sql, params[..params_len as usize].to_vec());
     }
 
     #[napi]
     pub fn stream_stop(&self, id: u32) {
-        self.engine.stream_stop(id);
+        self.pool.live_stop(id);
     }
 
     /// Live-query counters, SQLite's memory use and group commits: `[queries, requeries, skippedByColumns,
@@ -143,7 +143,7 @@ impl NativeDatabase {
     /// groupedWrites]`.
     #[napi]
     pub fn diagnostics(&self) -> Vec<f64> {
-        let d = self.engine.diagnostics();
+        let d = self.pool.diagnostics();
         let c = d.counters;
         vec![
             d.queries as f64,
@@ -179,23 +179,23 @@ impl NativeDatabase {
             cancellable: false,
             in_transaction: false,
         };
-        Ok(self.engine.write(job))
+        Ok(self.pool.write(job))
     }
 
     #[napi]
     pub fn interrupt_writer(&self) {
-        self.engine.interrupt_writer();
+        self.pool.interrupt_writer();
     }
 
     #[napi]
     pub fn cancel(&self, id: u32) {
-        self.engine.cancel(id);
+        self.pool.cancel(id);
     }
 
     /// Finishes queued jobs, joins every thread off the JS thread, then completes `close_id`.
     #[napi]
     pub fn close(&mut self, close_id: u32) {
-        self.engine.close(close_id);
+        self.pool.close(close_id);
     }
 
     /// Releases the wake-up function; call once, after the close completion arrived.

@@ -44,7 +44,7 @@ unsafe extern "C" fn read(env: sys::napi_env, info: sys::napi_callback_info) -> 
         Ok(v) => v,
         Err(message) => return throw(env, message),
     };
-    db.engine.read(Job { cancellable, ..job });
+    db.pool.read(Job { cancellable, ..job });
     ptr::null_mut()
 }
 
@@ -55,7 +55,7 @@ unsafe extern "C" fn write(env: sys::napi_env, info: sys::napi_callback_info) ->
         Ok(v) => v,
         Err(message) => return throw(env, message),
     };
-    let sent = db.engine.write(Job { in_transaction, ..job });
+    let sent = db.pool.write(Job { in_transaction, ..job });
     if sent {
         db.poll_for_completions();
     }

@@ -34,7 +34,7 @@ pub enum Request {
     /// Test hook: a job that panics, to prove a panic rejects one job and nothing more.
     Panic,
     /// A run of the live query whose id the job carries (live::registry).
-    Stream,
+    Live,
     /// Writer: has another connection committed since the last check? (watchExternalChanges)
     DataVersion,
     /// Re-encrypts the database with this key (`None`: decrypts it); see encryption.rs.
@@ -98,7 +98,7 @@ pub struct Shared {
     gate: ReaderGate,
     /// One per reader: a message parks it for a rekey.
     park: Vec<Sender<()>>,
-    streams: Mutex<Registry>,
+    live_queries: Mutex<Registry>,
     /// Live queries exist: the writer tracks its changes (set under the registry lock).
     tracking: std::sync::atomic::AtomicBool,
     /// SQLite's memory per connection (writer first): page cache, schema, statements.
@@ -166,18 +166,18 @@ impl Shared {
 
     /// Committed changes: re-run the live queries they touch.
     fn publish(&self, changes: &ChangeSet) {
-        self.streams.lock().unwrap().publish(changes);
+        self.live_queries.lock().unwrap().publish(changes);
     }
 
     /// A live query's run ended: deliver its rows unless they equal the last delivered.
-    fn finish_stream(&self, id: u32, outcome: Outcome) {
+    fn finish_live(&self, id: u32, outcome: Outcome) {
         let (result, reads) = match outcome {
-            Outcome::StreamRan { result, reads } => (result, reads),
+            Outcome::LiveRan { result, reads } => (result, reads),
             Outcome::Error(e) => (Err(e), None), // a panic
-            _ => unreachable!("a stream job ends with StreamRan"),
+            _ => unreachable!("a live query run ends with LiveRan"),
         };
-        let mut streams = self.streams.lock().unwrap();
-        if let Some(outcome) = streams.finish(id, result, reads) {
+        let mut queries = self.live_queries.lock().unwrap();
+        if let Some(outcome) = queries.finish(id, result, reads) {
             // Under the registry lock: the query's next run cannot deliver before this one.
             self.complete(id, outcome);
         }
@@ -204,7 +204,7 @@ impl Shared {
     }
 }
 
-pub struct EngineOptions {
+pub struct PoolOptions {
     pub path: String,
     pub readers: usize,
     pub busy_timeout_ms: u32,
@@ -215,7 +215,7 @@ pub struct EngineOptions {
     pub attach: Vec<(String, String)>,
 }
 
-pub struct Engine {
+pub struct Pool {
     pub shared: Arc<Shared>,
     read_tx: Option<Sender<Job>>,
     write_tx: Option<Sender<Job>>,
@@ -274,8 +274,8 @@ impl OpenLatch {
     }
 }
 
-impl Engine {
-    pub fn start(mut opts: EngineOptions, open_id: u32, waker: Box<dyn Waker>) -> Engine {
+impl Pool {
+    pub fn start(mut opts: PoolOptions, open_id: u32, waker: Box<dyn Waker>) -> Pool {
         let (park, park_rx): (Vec<_>, Vec<_>) = (0..opts.readers).map(|_| crossbeam_channel::unbounded()).unzip();
         let (read_tx, read_rx) = crossbeam_channel::unbounded::<Job>();
         let shared = Arc::new(Shared {
@@ -287,7 +287,7 @@ impl Engine {
                 .map(|_| ReaderSlot { running: Mutex::new(0), db: AtomicPtr::new(std::ptr::null_mut()) })
                 .collect(),
             safe_integers: opts.safe_integers,
-            streams: Mutex::new(Registry::new(read_tx.clone(), opts.readers)),
+            live_queries: Mutex::new(Registry::new(read_tx.clone(), opts.readers)),
             tracking: Default::default(),
             memory: (0..=opts.readers).map(|_| Default::default()).collect(),
             memory_due: (0..=opts.readers).map(|_| Default::default()).collect(),
@@ -320,7 +320,7 @@ impl Engine {
             threads.push(spawn("resqlite-writer".into(), move || writer_thread(&opts, &shared, &latch, rx)));
             tx
         });
-        Engine { shared, read_tx: Some(read_tx), write_tx, threads }
+        Pool { shared, read_tx: Some(read_tx), write_tx, threads }
     }
 
     pub fn read(&self, job: Job) {
@@ -337,25 +337,25 @@ impl Engine {
     }
 
     /// Starts a live query: its first run is queued at once.
-    pub fn stream_start(&self, id: u32, sql: String, params: Vec<u8>) {
-        let mut streams = self.shared.streams.lock().unwrap();
+    pub fn live_start(&self, id: u32, sql: String, params: Vec<u8>) {
+        let mut queries = self.shared.live_queries.lock().unwrap();
         self.shared.tracking.store(true, Ordering::SeqCst);
-        streams.start(id, sql, params);
+        queries.start(id, sql, params);
     }
 
-    pub fn stream_stop(&self, id: u32) {
-        let mut streams = self.shared.streams.lock().unwrap();
-        streams.stop(id);
-        self.shared.tracking.store(!streams.is_empty(), Ordering::SeqCst);
+    pub fn live_stop(&self, id: u32) {
+        let mut queries = self.shared.live_queries.lock().unwrap();
+        queries.stop(id);
+        self.shared.tracking.store(!queries.is_empty(), Ordering::SeqCst);
     }
 
     pub fn diagnostics(&self) -> Diagnostics {
         use std::sync::atomic::Ordering::Relaxed;
-        let streams = self.shared.streams.lock().unwrap();
+        let queries = self.shared.live_queries.lock().unwrap();
         let sum = |i: usize| self.shared.memory.iter().map(|m| m[i].load(Relaxed)).sum();
         Diagnostics {
-            queries: streams.len(),
-            counters: streams.counters,
+            queries: queries.len(),
+            counters: queries.counters,
             page_cache_bytes: sum(0),
             schema_bytes: sum(1),
             statement_bytes: sum(2),
@@ -394,7 +394,7 @@ impl Engine {
     /// that joins them all (run it off the JS thread), then completes `close_id`.
     pub fn close(&mut self, close_id: u32) {
         // The registry holds a sender to the readers' queue: drop it, or they never stop.
-        self.shared.streams.lock().unwrap().close();
+        self.shared.live_queries.lock().unwrap().close();
         self.read_tx = None;
         self.write_tx = None;
         let threads = std::mem::take(&mut self.threads);
@@ -408,10 +408,10 @@ impl Engine {
     }
 }
 
-impl Drop for Engine {
+impl Drop for Pool {
     /// Dropped without `close()` (its JS environment ended): let the readers stop.
     fn drop(&mut self) {
-        self.shared.streams.lock().unwrap().close();
+        self.shared.live_queries.lock().unwrap().close();
     }
 }
 
@@ -420,7 +420,7 @@ fn spawn(name: String, f: impl FnOnce() + Send + 'static) -> JoinHandle<()> {
 }
 
 fn reader_thread(
-    opts: &EngineOptions,
+    opts: &PoolOptions,
     shared: &Shared,
     latch: &OpenLatch,
     index: usize,
@@ -445,7 +445,7 @@ fn reader_thread(
     shared.slots[index].db.store(std::ptr::null_mut(), Ordering::Release);
 }
 
-fn writer_thread(opts: &EngineOptions, shared: &Shared, latch: &OpenLatch, rx: Receiver<Job>) {
+fn writer_thread(opts: &PoolOptions, shared: &Shared, latch: &OpenLatch, rx: Receiver<Job>) {
     let opened = open_worker(opts, Role::Writer, shared.gate.key().as_deref());
     latch.lead_done(opened.is_ok());
     let worker = match opened {
@@ -459,7 +459,7 @@ fn writer_thread(opts: &EngineOptions, shared: &Shared, latch: &OpenLatch, rx: R
     drop(worker);
 }
 
-fn open_worker(opts: &EngineOptions, role: Role, key: Option<&KeyConfig>) -> Result<Worker, DbError> {
+fn open_worker(opts: &PoolOptions, role: Role, key: Option<&KeyConfig>) -> Result<Worker, DbError> {
     let conn = Connection::open(&OpenOptions {
         path: &opts.path,
         role,
@@ -482,7 +482,7 @@ fn run(worker: &mut Worker, job: &Job, shared: &Shared) -> Outcome {
             Request::Control => worker.control(&job.sql),
             Request::Batch => worker.execute_batch(&job.sql, &job.params),
             Request::Panic => panic!("deliberate panic (test hook)"),
-            Request::Stream => Ok(worker.stream(&job.sql, &job.params, shared.safe_integers)),
+            Request::Live => Ok(worker.run_live(&job.sql, &job.params, shared.safe_integers)),
             Request::DataVersion => {
                 if worker.external_change() {
                     shared.publish(&ChangeSet::everything());
@@ -511,7 +511,7 @@ const MAX_READ_BATCH: usize = 16;
 
 fn reader_loop(
     worker: Worker,
-    opts: &EngineOptions,
+    opts: &PoolOptions,
     shared: &Shared,
     index: usize,
     rx: Receiver<Job>,
@@ -574,8 +574,8 @@ fn reader_loop(
 
 /// A read's outcome goes to JS; a live query's first to the registry.
 fn finish_read(shared: &Shared, job: &Job, outcome: Outcome) {
-    if matches!(job.request, Request::Stream) {
-        shared.finish_stream(job.id, outcome);
+    if matches!(job.request, Request::Live) {
+        shared.finish_live(job.id, outcome);
     } else {
         shared.complete(job.id, outcome);
     }
@@ -631,7 +631,7 @@ fn next_job(rx: &Receiver<Job>, spin: &SpinPolicy) -> Option<Job> {
     rx.recv().ok()
 }
 
-fn writer_loop(slot: &mut Option<Worker>, opts: &EngineOptions, shared: &Shared, rx: Receiver<Job>) {
+fn writer_loop(slot: &mut Option<Worker>, opts: &PoolOptions, shared: &Shared, rx: Receiver<Job>) {
     if let Some(worker) = slot.as_ref() {
         shared.record_memory(0, &worker.conn);
     }
@@ -731,7 +731,7 @@ fn writer_lost() -> DbError {
 /// reopens the writer, then releases the readers to reopen with the key now current. On a
 /// failure before the rename nothing changed: the writer goes back to WAL and the readers
 /// reopen with the old key.
-fn rekey(slot: &mut Option<Worker>, opts: &EngineOptions, shared: &Shared, new: Option<Arc<KeyConfig>>) -> Outcome {
+fn rekey(slot: &mut Option<Worker>, opts: &PoolOptions, shared: &Shared, new: Option<Arc<KeyConfig>>) -> Outcome {
     let Some(worker) = slot.as_mut() else { return Outcome::Error(writer_lost()) };
     if !worker.conn.autocommit() {
         return Outcome::Error(DbError::new("ERR_REKEY_IN_TRANSACTION", "rekey cannot run inside a transaction"));

@@ -36,14 +36,14 @@ pub enum Outcome {
     Done,
     Error(DbError),
     /// A live query's run, before the registry decides what to deliver.
-    StreamRan {
+    LiveRan {
         result: DbResult<EncodedRows>,
         reads: Option<Arc<Dependencies>>,
     },
     /// A live query's new rows, to deliver.
-    StreamRows(EncodedRows),
+    LiveRows(EncodedRows),
     /// A live query's run failed.
-    StreamError(DbError),
+    LiveError(DbError),
 }
 
 fn multiple_statements(what: &str) -> DbError {
@@ -100,10 +100,10 @@ impl Worker {
 
     /// One run of a live query: every row in one part (the registry hashes the whole result),
     /// and what the statement reads.
-    pub fn stream(&mut self, sql: &str, params: &[u8], safe_integers: bool) -> Outcome {
+    pub fn run_live(&mut self, sql: &str, params: &[u8], safe_integers: bool) -> Outcome {
         let stmt = match Self::read_statement(&mut self.cache, &self.conn, sql) {
             Ok(stmt) => stmt,
-            Err(e) => return Outcome::StreamRan { result: Err(e), reads: None },
+            Err(e) => return Outcome::LiveRan { result: Err(e), reads: None },
         };
         let _reset = ResetOnDrop(stmt.raw);
         self.conn.clear_capture();
@@ -115,7 +115,7 @@ impl Worker {
             let merged = stmt.reads.borrow().union(&more);
             *stmt.reads.borrow_mut() = Arc::new(merged);
         }
-        Outcome::StreamRan { result, reads: Some(stmt.reads.borrow().clone()) }
+        Outcome::LiveRan { result, reads: Some(stmt.reads.borrow().clone()) }
     }
 
     /// execute: one statement with parameters, or a script of several without. It must leave
