@@ -16,8 +16,8 @@ use std::sync::Weak;
 use napi::sys;
 
 use crate::encode::rows::{EncodedRows, Text};
-use crate::threads::pool::{Completion, Shared, Waker};
-use crate::threads::worker::Outcome;
+use crate::threads::job::Outcome;
+use crate::threads::{Completion, Shared, Waker};
 
 /// Completion kinds (src/native.ts `Done`), with the values each puts in the object array.
 const DONE_ROWS: u32 = 0; // objects: ArrayBuffer (row_encoder layout), string (text block)
@@ -190,7 +190,7 @@ pub unsafe fn deliver(
     loop {
         let mut scope = ptr::null_mut();
         sys::napi_open_handle_scope(env, &mut scope);
-        let (completions, more) = shared.take_completions(SLOTS);
+        let (completions, more) = shared.completions.take(SLOTS);
         let go_on = !completions.is_empty() && {
             delivered = true;
             call(&hand_over(env, mailbox, completions)) && more

@@ -19,7 +19,7 @@ use napi::sys;
 
 use crate::handoff::mailbox::{self, Mailbox};
 use crate::handoff::spin::SpinPolicy;
-use crate::threads::pool::Shared;
+use crate::threads::Shared;
 
 /// How long the loop keeps turning after the last write was sent or the last job completed.
 const WINDOW: Duration = Duration::from_micros(50);

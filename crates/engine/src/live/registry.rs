@@ -16,8 +16,7 @@ use crossbeam_channel::Sender;
 use super::dependencies::{Affected, ChangeSet, Dependencies};
 use crate::encode::rows::{EncodedRows, Text};
 use crate::error::DbError;
-use crate::threads::pool::{Job, Request};
-use crate::threads::worker::Outcome;
+use crate::threads::job::{Job, Outcome, Request};
 
 #[derive(Default, Clone, Copy)]
 pub struct Counters {

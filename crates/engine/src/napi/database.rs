@@ -12,7 +12,8 @@ use napi_derive::napi;
 use crate::handoff::mailbox::{deliver_completions, finalize_context, CallbackContext, Mailbox, TsfnWaker};
 use crate::handoff::poller::Poller;
 use crate::sqlite::encryption::KeyConfig;
-use crate::threads::pool::{Job, Pool, PoolOptions, Request, Shared};
+use crate::threads::job::{Job, Request};
+use crate::threads::{Pool, PoolOptions, Shared};
 
 #[napi]
 pub struct NativeDatabase {
@@ -116,14 +117,6 @@ impl NativeDatabase {
         // SAFETY: JS thread; the hook and its argument live until `release` removes them.
         check(unsafe { sys::napi_add_env_cleanup_hook(raw_env, Some(detach_on_teardown), cleanup as *mut c_void) })?;
         Ok(NativeDatabase { pool, tsfn, mailbox_ref, poller, cleanup })
-    }
-
-    /// `{ read, write, ref, unref }`, the calls made per job (job_calls.rs). Keep them with this
-    /// object: they use it without holding it.
-    #[napi]
-    pub fn job_calls(&self, env: Env) -> Result<Unknown<'_>> {
-        // SAFETY: JS thread; the contract above keeps `self` alive while they are callable.
-        unsafe { Unknown::from_napi_value(env.raw(), super::job_calls::job_calls(env.raw(), self)) }
     }
 
     /// Starts live query `id` (its first run is queued now); its results arrive as
@@ -241,24 +234,10 @@ impl NativeDatabase {
     }
 }
 
-/// Job kinds as JS sends them (src/native.ts `JobKind`).
-pub(crate) fn request(kind: u32) -> Request {
-    match kind {
-        1 => Request::Batch,
-        2 => Request::Select { max_rows: usize::MAX, json: false },
-        3 => Request::Select { max_rows: 1, json: false },
-        4 => Request::Select { max_rows: usize::MAX, json: true },
-        5 => Request::Control,
-        6 => Request::DataVersion,
-        99 => Request::Panic,
-        _ => Request::Execute,
-    }
-}
-
 unsafe extern "C" fn detach_on_teardown(arg: *mut c_void) {
     let teardown = Box::from_raw(arg as *mut Teardown);
     if let Some(shared) = teardown.shared.upgrade() {
-        shared.detach();
+        shared.completions.detach();
     }
     Poller::close(teardown.poller);
 }

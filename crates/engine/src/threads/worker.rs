@@ -5,10 +5,10 @@ use std::sync::Arc;
 
 use sqlite3mc_sys as ffi;
 
+use super::job::Outcome;
 use crate::encode::json::encode_json;
-use crate::encode::rows::{encode_rows, EncodedRows};
+use crate::encode::rows::encode_rows;
 use crate::error::{DbError, DbResult};
-use crate::live::dependencies::Dependencies;
 use crate::live::tracker::WriteEffects;
 use crate::sqlite::connection::Connection;
 use crate::sqlite::params::{bind, bind_with, Reader};
@@ -22,28 +22,6 @@ pub struct Worker {
     pub conn: Connection,
     /// `PRAGMA data_version` when last checked: it changes when another connection commits.
     data_version: i64,
-}
-
-pub enum Outcome {
-    Rows(EncodedRows),
-    /// A full part of a large `select` result; the job goes on (row_encoder::PART_CELLS).
-    RowsPart(EncodedRows),
-    Json(Vec<u8>),
-    Changes {
-        changes: i64,
-        last_insert_rowid: i64,
-    },
-    Done,
-    Error(DbError),
-    /// A live query's run, before the registry decides what to deliver.
-    LiveRan {
-        result: DbResult<EncodedRows>,
-        reads: Option<Arc<Dependencies>>,
-    },
-    /// A live query's new rows, to deliver.
-    LiveRows(EncodedRows),
-    /// A live query's run failed.
-    LiveError(DbError),
 }
 
 fn multiple_statements(what: &str) -> DbError {
