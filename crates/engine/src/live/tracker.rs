@@ -19,7 +19,7 @@ use sqlite3mc_sys as ffi;
 
 use super::capture::{is_schema_change, is_write, AuthEvent};
 use super::dependencies::{name_id, table_key, ChangeSet, NameId, TableKey};
-use super::Hooks;
+use super::hooks::Hooks;
 use crate::sqlite::connection::Connection;
 
 /// Columns of one table changed by UPDATEs: a bit per column index; tables wider than this

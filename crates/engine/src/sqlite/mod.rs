@@ -4,5 +4,6 @@
 pub mod connection;
 pub mod encryption;
 pub mod params;
+pub mod setup;
 pub mod statement_cache;
 pub mod step;

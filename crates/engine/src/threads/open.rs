@@ -7,9 +7,8 @@ use super::job::Outcome;
 use super::shared::Shared;
 use super::worker::Worker;
 use crate::error::DbError;
-use crate::sqlite::connection::{Connection, OpenOptions, Role};
 use crate::sqlite::encryption::KeyConfig;
-use crate::sqlite::statement_cache::StatementCache;
+use crate::sqlite::setup::{self, OpenOptions, Role};
 
 pub struct PoolOptions {
     pub path: String,
@@ -81,12 +80,12 @@ impl OpenLatch {
 }
 
 pub(super) fn open_worker(opts: &PoolOptions, role: Role, key: Option<&KeyConfig>) -> Result<Worker, DbError> {
-    let conn = Connection::open(&OpenOptions {
+    let conn = setup::open(&OpenOptions {
         path: &opts.path,
         role,
         busy_timeout_ms: opts.busy_timeout_ms,
         key,
         attach: &opts.attach,
     })?;
-    Ok(Worker::new(StatementCache::new(), conn))
+    Ok(Worker::new(conn, role))
 }

@@ -11,7 +11,7 @@ use super::run::run;
 use super::shared::{ReaderSlot, Shared};
 use super::worker::Worker;
 use crate::error::DbError;
-use crate::sqlite::connection::Role;
+use crate::sqlite::setup::Role;
 
 /// At most this many queued reads share one read transaction (experiments/002).
 const MAX_READ_BATCH: usize = 16;
@@ -93,13 +93,13 @@ fn reader_loop(
         // before it was issued.
         let extra = (rx.len() / shared.slots.len()).min(MAX_READ_BATCH - 1);
         batch.extend(rx.try_iter().take(extra));
-        let in_transaction = batch.len() > 1 && worker.conn.exec("BEGIN").is_ok();
+        let in_transaction = batch.len() > 1 && worker.exec("BEGIN").is_ok();
         for job in batch.drain(..) {
             let outcome = run_read(worker, shared, slot, &job, in_transaction);
             finish_read(shared, &job, outcome);
         }
         if in_transaction && !worker.conn.autocommit() {
-            let _ = worker.conn.exec("COMMIT");
+            let _ = worker.exec("COMMIT");
         }
         shared.record_memory(index + 1, &worker.conn);
     }
@@ -132,7 +132,7 @@ fn run_read(worker: &mut Worker, shared: &Shared, slot: &ReaderSlot, job: &Job, 
     // BEGIN, COMMIT and friends count as read-only statements; a select must not change the
     // reader's transaction state. Put it back and fail the job.
     if worker.conn.autocommit() == in_transaction {
-        let _ = worker.conn.exec(if in_transaction { "BEGIN" } else { "ROLLBACK" });
+        let _ = worker.exec(if in_transaction { "BEGIN" } else { "ROLLBACK" });
         outcome =
             Outcome::Error(DbError::new("ERR_NOT_READ_ONLY", "select cannot begin or end transactions; use execute()"));
     }

@@ -17,8 +17,8 @@ use super::worker::Worker;
 use crate::error::DbError;
 use crate::handoff::spin::SpinPolicy;
 use crate::live::dependencies::ChangeSet;
-use crate::sqlite::connection::Role;
 use crate::sqlite::encryption::{self, KeyConfig};
+use crate::sqlite::setup::Role;
 
 pub(super) fn writer_thread(opts: &PoolOptions, shared: &Shared, latch: &OpenLatch, rx: Receiver<Job>) {
     let opened = open_worker(opts, Role::Writer, shared.gate.key().as_deref());
@@ -78,7 +78,7 @@ fn writer_loop(slot: &mut Option<Worker>, opts: &PoolOptions, shared: &Shared, r
         let wanted = shared.tracking.load(Ordering::SeqCst);
         if wanted != tracking {
             tracking = wanted;
-            worker.conn.set_tracking(tracking);
+            worker.set_tracking(tracking);
         }
         // Standalone writes queued behind this one commit with it (group_commit.rs).
         let mut jobs = vec![job];
@@ -112,7 +112,7 @@ fn writer_loop(slot: &mut Option<Worker>, opts: &PoolOptions, shared: &Shared, r
             }
         }
         // Before the writes complete: by the time JS sees them, the re-runs they cause are queued.
-        if let Some(changes) = worker.conn.take_committed() {
+        if let Some(changes) = worker.take_committed() {
             shared.publish(&changes);
             shared.record_memory(0, &worker.conn);
         } else if !tracking && shared.tracking.load(Ordering::SeqCst) {
@@ -179,9 +179,9 @@ fn rekey(slot: &mut Option<Worker>, opts: &PoolOptions, shared: &Shared, new: Op
                 "rekey needs the database to itself (another process has it open in WAL mode)",
             ));
         }
-        worker.conn.exec("BEGIN IMMEDIATE")?;
+        worker.exec("BEGIN IMMEDIATE")?;
         let copy = encryption::build_rekeyed_copy(&opts.path, old.as_deref(), new.as_deref());
-        let _ = worker.conn.exec("COMMIT");
+        let _ = worker.exec("COMMIT");
         copy
     })();
     let swapped = copy.and_then(|tmp| {
