@@ -20,7 +20,7 @@ use crate::threads::job::Outcome;
 use crate::threads::{Completion, Shared, Waker};
 
 /// Completion kinds (src/native.ts `Done`), with the values each puts in the object array.
-const DONE_ROWS: u32 = 0; // objects: ArrayBuffer (row_encoder layout), string (text block)
+const DONE_ROWS: u32 = 0; // objects: ArrayBuffer (encode/rows.rs layout), string (text block)
 const DONE_JSON: u32 = 1; // objects: ArrayBuffer (JSON text)
 const DONE_CHANGES: u32 = 2; // a: changes, b: lastInsertRowid; no objects
 const DONE_VOID: u32 = 3;
@@ -270,7 +270,7 @@ unsafe fn values(
     Ok((kind, 0.0, 0.0))
 }
 
-/// A row_encoder result as its ArrayBuffer and its text string, both pushed or neither.
+/// An encoded result (encode/rows.rs) as its ArrayBuffer and its text string, both pushed or neither.
 unsafe fn push_rows(
     env: sys::napi_env,
     rows: EncodedRows,

@@ -6,7 +6,7 @@
 //!
 //! The handle runs from a write being sent until nothing is in flight, or until WINDOW has
 //! passed since the last write was sent or the last job completed. While it runs the engine
-//! does not wake the loop (handover.rs: the `polling` word). Everything here happens on the JS
+//! does not wake the loop (mailbox.rs: the `polling` word). Everything here happens on the JS
 //! thread.
 
 use std::cell::Cell;

@@ -91,7 +91,7 @@ pub struct ChangeTracker {
     /// The change hooks are installed.
     on: bool,
     /// Counts the times a schema may have changed. A cached statement prepared before the
-    /// latest is prepared again (statement_cache.rs): its SET lists may be out of date.
+    /// latest is prepared again (sqlite/statement_cache.rs): its SET lists may be out of date.
     generation: u64,
     /// `PRAGMA schema_version` when last read.
     schema_version: Option<i64>,

@@ -225,7 +225,7 @@ impl NativeDatabase {
         }
     }
 
-    /// A write was sent: the loop polls for its completion (poller.rs).
+    /// A write was sent: the loop polls for its completion (handoff/poller.rs).
     pub(super) fn poll_for_completions(&self) {
         if !self.poller.is_null() {
             // SAFETY: not yet released, so the poller is alive; JS thread.

@@ -1,5 +1,6 @@
-//! SQLite itself: connections, prepared statements and their cache, binding parameters,
-//! stepping, and encryption. A query's rows go on to `encode`.
+//! SQLite itself: a connection handle and how the pool opens one (`setup`), prepared
+//! statements and their cache, binding parameters, stepping, and encryption. A query's rows go
+//! on to `encode`.
 
 pub mod connection;
 pub mod encryption;

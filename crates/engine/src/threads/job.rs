@@ -24,7 +24,7 @@ pub enum Request {
     Live,
     /// Writer: has another connection committed since the last check? (watchExternalChanges)
     DataVersion,
-    /// Re-encrypts the database with this key (`None`: decrypts it); see encryption.rs.
+    /// Re-encrypts the database with this key (`None`: decrypts it); see writer.rs and sqlite/encryption.rs.
     Rekey(Option<Arc<KeyConfig>>),
 }
 
@@ -42,7 +42,7 @@ pub struct Job {
 
 pub enum Outcome {
     Rows(EncodedRows),
-    /// A full part of a large `select` result; the job goes on (row_encoder::PART_CELLS).
+    /// A full part of a large `select` result; the job goes on (encode::rows::PART_CELLS).
     RowsPart(EncodedRows),
     Json(Vec<u8>),
     Changes {

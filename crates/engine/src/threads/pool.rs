@@ -147,8 +147,8 @@ impl Pool {
         }
     }
 
-    /// Stops taking jobs; the threads finish everything queued, then exit. Returns a handle
-    /// that joins them all (run it off the JS thread), then completes `close_id`.
+    /// Stops taking jobs; the threads finish everything queued, then exit. A thread of its own
+    /// joins them all (off the JS thread), then completes `close_id`; nothing is returned.
     pub fn close(&mut self, close_id: u32) {
         // The registry holds a sender to the readers' queue: drop it, or they never stop.
         self.shared.live_queries.lock().unwrap().close();

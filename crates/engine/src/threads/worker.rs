@@ -1,5 +1,5 @@
-//! What a job does on its connection: the bodies of select, selectBytes, execute and
-//! executeBatch. Each runs on the worker thread that owns the connection.
+//! What a job does on its connection: the bodies of select, selectBytes, execute,
+//! executeBatch and a live query's run. Each runs on the thread that owns the connection.
 
 use std::sync::Arc;
 

@@ -39,7 +39,7 @@ pub(super) fn writer_thread(opts: &PoolOptions, shared: &Shared, latch: &OpenLat
 const WRITER_SPIN: Duration = Duration::from_micros(50);
 
 /// The next job: spin briefly for one arriving right away (when the CPUs have room for it,
-/// spin.rs), then sleep until one does.
+/// handoff/spin.rs), then sleep until one does.
 fn next_job(rx: &Receiver<Job>, spin: &SpinPolicy) -> Option<Job> {
     let start = Instant::now();
     if spin.allowed(start) {
@@ -59,7 +59,7 @@ fn writer_loop(slot: &mut Option<Worker>, opts: &PoolOptions, shared: &Shared, r
     if let Some(worker) = slot.as_ref() {
         shared.record_memory(0, &worker.conn);
     }
-    // Whether the change hooks are on (live queries exist); see Connection::set_tracking.
+    // Whether the change hooks are on (live queries exist); see Hooks::set_tracking.
     let mut tracking = false;
     // A job taken while gathering a group that could not join it: it runs next.
     let mut held: Option<Job> = None;
@@ -150,7 +150,7 @@ fn writer_lost() -> DbError {
     DbError::new("ERR_REKEY", "the writer connection could not be reopened after rekey; close and reopen the database")
 }
 
-/// `db.rekey` on the writer thread (encryption.rs explains the copy-and-rename): parks every
+/// `db.rekey` on the writer thread (sqlite/encryption.rs explains the copy-and-rename): parks every
 /// reader with its connection closed, builds the rekeyed copy, renames it over the database,
 /// reopens the writer, then releases the readers to reopen with the key now current. On a
 /// failure before the rename nothing changed: the writer goes back to WAL and the readers
