@@ -1,4 +1,4 @@
-// Turns the engine's binary result (layout in crates/engine/src/row_encoder.rs) into row
+// Turns the engine's binary result (layout in crates/engine/src/encode/rows.rs) into row
 // objects. This is the JS-thread cost of `select`, so it is built for speed:
 // - one generated function per column-name set builds each row as an object literal, so every
 //   row of a shape shares one hidden class (what made better-sqlite3 fast; see experiments/);
@@ -93,7 +93,7 @@ export class RowsResult {
     text: string,
     private readonly safeIntegers: boolean,
   ) {
-    // Header (row_encoder.rs): rows, cols, tags offset, slots offset, blob offset, two-byte
+    // Header (encode/rows.rs): rows, cols, tags offset, slots offset, blob offset, two-byte
     // text flag; then the column names' lengths.
     const u32 = new Uint32Array(buffer, 0, buffer.byteLength >>> 2)
     const rows = u32[0]!

@@ -59,7 +59,7 @@ export class Engine {
   readonly #calls: JobCalls
   readonly #jobs = new Map<number, Job>()
   readonly #streams = new Map<number, { sql: string; sink: StreamSink }>()
-  /** Shared with the engine (crates/engine/src/handover.rs): completions' numbers arrive in
+  /** Shared with the engine (crates/engine/src/handoff/mailbox.rs): completions' numbers arrive in
    * `#slots`; `#words` holds the engine's signals and the count of writes in flight this
    * thread keeps, which tells the engine's poller how long to keep the loop turning
    * (poller.rs; experiments/021, 023). */

@@ -1,7 +1,7 @@
-// The native engine's interface (crates/engine/src/lib.rs). Internal: not exported.
+// The native engine's interface (crates/engine/src/napi/database.rs). Internal: not exported.
 import * as path from 'node:path'
 
-/** Completion kinds (crates/engine/src/handover.rs). Each completion is [id, kind, a, b]: numbers
+/** Completion kinds (crates/engine/src/handoff/mailbox.rs). Each completion is [id, kind, a, b]: numbers
  * in the mailbox's slots, other values taken in order from the array handed over. */
 export enum Done {
   Rows = 0, // a: ArrayBuffer (see decode.ts), b: text block
@@ -17,7 +17,7 @@ export enum Done {
 }
 
 /** The mailbox's layout: i32 words [queued, polling, count, writes in flight], then 256 slots
- * of four f64 each (handover.rs). */
+ * of four f64 each (mailbox.rs). */
 export enum Mailbox {
   Queued = 0,
   Polling = 1,
@@ -39,7 +39,7 @@ export enum JobKind {
   Panic = 99, // test hook: a job that panics inside the engine
 }
 
-/** The calls made once per job, written against N-API directly (crates/engine/src/job_calls.rs).
+/** The calls made once per job, written against N-API directly (crates/engine/src/napi/job_calls.rs).
  * They use their NativeDatabase without holding it: keep them only next to it. */
 export interface JobCalls {
   read(id: number, kind: JobKind, sql: string, params: Uint8Array, paramsLength: number, cancellable: boolean): void

@@ -1,5 +1,5 @@
 // Packs a call's parameters into one reused scratch buffer (the layout is documented in
-// crates/engine/src/params.rs). One buffer per call, no per-value objects crossing to native
+// crates/engine/src/sqlite/params.rs). One buffer per call, no per-value objects crossing to native
 // (the original's experiment 109). Every value is type-checked here; nothing is sent, bound or
 // run when one is wrong.
 import { describe, rangeError, typeError } from './errors'

@@ -7,8 +7,8 @@ fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     let mut build = cc::Build::new();
     build.file(dir.join(sqlite3mc_src::SOURCE_FILE)).include(dir).warnings(false).opt_level(2);
-    // Compile options from DESIGN.md ("Connection setup"). THREADSAFE=2: every
-    // connection is used by one thread at a time, so SQLite skips its per-connection mutex.
+    // Compile options. THREADSAFE=2: every connection is used by one thread at a time, so
+    // SQLite skips its per-connection mutex.
     for (name, value) in [
         ("SQLITE_THREADSAFE", "2"),
         ("SQLITE_DQS", "0"),

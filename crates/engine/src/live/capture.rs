@@ -8,7 +8,7 @@ use std::os::raw::{c_char, c_int, c_void};
 
 use sqlite3mc_sys as ffi;
 
-use crate::connection::Role;
+use crate::sqlite::setup::Role;
 
 /// Events kept per statement; beyond this the statement depends on everything.
 pub const MAX_EVENTS: usize = 4096;

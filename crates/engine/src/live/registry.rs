@@ -14,10 +14,9 @@ use std::sync::Arc;
 use crossbeam_channel::Sender;
 
 use super::dependencies::{Affected, ChangeSet, Dependencies};
-use crate::engine::{Job, Request};
+use crate::encode::rows::{EncodedRows, Text};
 use crate::error::DbError;
-use crate::jobs::Outcome;
-use crate::row_encoder::{EncodedRows, Text};
+use crate::threads::job::{Job, Outcome, Request};
 
 #[derive(Default, Clone, Copy)]
 pub struct Counters {
@@ -156,13 +155,13 @@ impl Registry {
                             None
                         } else {
                             q.delivered = Some(fingerprint);
-                            Some(Outcome::StreamRows(rows))
+                            Some(Outcome::LiveRows(rows))
                         }
                     }
                     Err(e) => {
                         // The next successful run delivers, even if equal to the one before.
                         q.delivered = None;
-                        Some(Outcome::StreamError(e))
+                        Some(Outcome::LiveError(e))
                     }
                 };
                 if std::mem::take(&mut q.dirty) {
@@ -189,7 +188,7 @@ impl Registry {
             self.in_flight += 1;
             let job = Job {
                 id,
-                request: Request::Stream,
+                request: Request::Live,
                 sql: q.sql.clone(),
                 params: q.params.clone(),
                 cancellable: false,

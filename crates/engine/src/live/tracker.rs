@@ -19,8 +19,8 @@ use sqlite3mc_sys as ffi;
 
 use super::capture::{is_schema_change, is_write, AuthEvent};
 use super::dependencies::{name_id, table_key, ChangeSet, NameId, TableKey};
-use super::Hooks;
-use crate::connection::Connection;
+use super::hooks::Hooks;
+use crate::sqlite::connection::Connection;
 
 /// Columns of one table changed by UPDATEs: a bit per column index; tables wider than this
 /// count as every column.
@@ -91,7 +91,7 @@ pub struct ChangeTracker {
     /// The change hooks are installed.
     on: bool,
     /// Counts the times a schema may have changed. A cached statement prepared before the
-    /// latest is prepared again (statement_cache.rs): its SET lists may be out of date.
+    /// latest is prepared again (sqlite/statement_cache.rs): its SET lists may be out of date.
     generation: u64,
     /// `PRAGMA schema_version` when last read.
     schema_version: Option<i64>,

@@ -15,12 +15,12 @@ use std::sync::Weak;
 
 use napi::sys;
 
-use crate::engine::{Completion, Shared, Waker};
-use crate::jobs::Outcome;
-use crate::row_encoder::{EncodedRows, Text};
+use crate::encode::rows::{EncodedRows, Text};
+use crate::threads::job::Outcome;
+use crate::threads::{Completion, Shared, Waker};
 
 /// Completion kinds (src/native.ts `Done`), with the values each puts in the object array.
-const DONE_ROWS: u32 = 0; // objects: ArrayBuffer (row_encoder layout), string (text block)
+const DONE_ROWS: u32 = 0; // objects: ArrayBuffer (encode/rows.rs layout), string (text block)
 const DONE_JSON: u32 = 1; // objects: ArrayBuffer (JSON text)
 const DONE_CHANGES: u32 = 2; // a: changes, b: lastInsertRowid; no objects
 const DONE_VOID: u32 = 3;
@@ -190,7 +190,7 @@ pub unsafe fn deliver(
     loop {
         let mut scope = ptr::null_mut();
         sys::napi_open_handle_scope(env, &mut scope);
-        let (completions, more) = shared.take_completions(SLOTS);
+        let (completions, more) = shared.completions.take(SLOTS);
         let go_on = !completions.is_empty() && {
             delivered = true;
             call(&hand_over(env, mailbox, completions)) && more
@@ -236,7 +236,7 @@ unsafe fn values(
     let kind = match outcome {
         Outcome::Rows(rows) => push_rows(env, rows, push).map(|_| DONE_ROWS)?,
         Outcome::RowsPart(rows) => push_rows(env, rows, push).map(|_| DONE_ROWS_PART)?,
-        Outcome::StreamRows(rows) => push_rows(env, rows, push).map(|_| DONE_STREAM_ROWS)?,
+        Outcome::LiveRows(rows) => push_rows(env, rows, push).map(|_| DONE_STREAM_ROWS)?,
         Outcome::Json(bytes) => {
             push(array_buffer(env, bytes)?);
             DONE_JSON
@@ -251,7 +251,7 @@ unsafe fn values(
             return Ok((DONE_CHANGES_BIG, changes as f64, 0.0));
         }
         Outcome::Done => DONE_VOID,
-        Outcome::StreamError(e) => {
+        Outcome::LiveError(e) => {
             push(js_str(env, &e.code));
             push(js_str(env, &e.message));
             DONE_STREAM_ERROR
@@ -265,12 +265,12 @@ unsafe fn values(
                 DONE_ERROR
             }
         }
-        Outcome::StreamRan { .. } => unreachable!("the registry turns a run into rows or an error"),
+        Outcome::LiveRan { .. } => unreachable!("the registry turns a run into rows or an error"),
     };
     Ok((kind, 0.0, 0.0))
 }
 
-/// A row_encoder result as its ArrayBuffer and its text string, both pushed or neither.
+/// An encoded result (encode/rows.rs) as its ArrayBuffer and its text string, both pushed or neither.
 unsafe fn push_rows(
     env: sys::napi_env,
     rows: EncodedRows,

@@ -1,49 +1,32 @@
-//! What a job does on its connection: the bodies of select, selectBytes, execute and
-//! executeBatch. Each runs on the worker thread that owns the connection.
+//! What a job does on its connection: the bodies of select, selectBytes, execute,
+//! executeBatch and a live query's run. Each runs on the thread that owns the connection.
 
 use std::sync::Arc;
 
 use sqlite3mc_sys as ffi;
 
-use crate::connection::Connection;
+use super::job::Outcome;
+use crate::encode::json::encode_json;
+use crate::encode::rows::encode_rows;
 use crate::error::{DbError, DbResult};
-use crate::json_encoder::encode_json;
-use crate::live::dependencies::Dependencies;
+use crate::live::dependencies::ChangeSet;
+use crate::live::hooks::Hooks;
 use crate::live::tracker::WriteEffects;
-use crate::params::{bind, bind_with, Reader};
-use crate::row_encoder::{encode_rows, EncodedRows};
-use crate::statement_cache::{ResetOnDrop, Statement, StatementCache};
-use crate::step::step;
+use crate::sqlite::connection::Connection;
+use crate::sqlite::params::{bind, bind_with, Reader};
+use crate::sqlite::setup::Role;
+use crate::sqlite::statement_cache::{ResetOnDrop, Statement, StatementCache};
+use crate::sqlite::step::step;
 
-/// A connection and its statement cache. The cache is declared first so its statements are
-/// finalized before the connection closes.
+/// A connection with its statement cache and its live-query hooks: what a pool thread owns.
+/// Declared in drop order: the cache's statements are finalized before the connection closes,
+/// and the hooks, which SQLite may call while it closes, outlive it.
 pub struct Worker {
     pub cache: StatementCache,
     pub conn: Connection,
+    hooks: Box<Hooks>,
     /// `PRAGMA data_version` when last checked: it changes when another connection commits.
     data_version: i64,
-}
-
-pub enum Outcome {
-    Rows(EncodedRows),
-    /// A full part of a large `select` result; the job goes on (row_encoder::PART_CELLS).
-    RowsPart(EncodedRows),
-    Json(Vec<u8>),
-    Changes {
-        changes: i64,
-        last_insert_rowid: i64,
-    },
-    Done,
-    Error(DbError),
-    /// A live query's run, before the registry decides what to deliver.
-    StreamRan {
-        result: DbResult<EncodedRows>,
-        reads: Option<Arc<Dependencies>>,
-    },
-    /// A live query's new rows, to deliver.
-    StreamRows(EncodedRows),
-    /// A live query's run failed.
-    StreamError(DbError),
 }
 
 fn multiple_statements(what: &str) -> DbError {
@@ -51,9 +34,28 @@ fn multiple_statements(what: &str) -> DbError {
 }
 
 impl Worker {
-    pub fn new(cache: StatementCache, conn: Connection) -> Worker {
+    /// A worker on a freshly opened connection of `role`: the authorizer goes on now.
+    pub fn new(conn: Connection, role: Role) -> Worker {
+        // SAFETY: the hooks outlive the connection (field order) and stay on this thread.
+        let hooks = unsafe { Hooks::install(&conn, role) };
         let data_version = conn.query_int("PRAGMA data_version").unwrap_or(0);
-        Worker { cache, conn, data_version }
+        Worker { cache: StatementCache::new(), conn, hooks, data_version }
+    }
+
+    /// Runs every statement of `sql` (transaction control), each one's effects recorded for
+    /// live queries in order; see `Connection::exec` for the plain kind.
+    pub fn exec(&self, sql: &str) -> DbResult<()> {
+        self.hooks.exec(&self.conn, sql)
+    }
+
+    /// Turns the writer's change hooks on or off (live queries exist or not).
+    pub fn set_tracking(&self, on: bool) {
+        self.hooks.set_tracking(&self.conn, on);
+    }
+
+    /// After a writer job: what it committed, if anything.
+    pub fn take_committed(&self) -> Option<ChangeSet> {
+        self.hooks.take_committed(&self.conn)
     }
 
     /// Whether another connection (another process) committed since the last check.
@@ -63,8 +65,13 @@ impl Worker {
     }
 
     /// The cached statement for a read: one read-only statement.
-    fn read_statement<'a>(cache: &'a mut StatementCache, conn: &Connection, sql: &str) -> DbResult<&'a Statement> {
-        let stmt = cache.get(conn, sql)?;
+    fn read_statement<'a>(
+        cache: &'a mut StatementCache,
+        conn: &Connection,
+        hooks: &Hooks,
+        sql: &str,
+    ) -> DbResult<&'a Statement> {
+        let stmt = cache.get(conn, hooks, sql)?;
         if stmt.has_tail {
             return Err(multiple_statements("select takes one statement"));
         }
@@ -87,7 +94,7 @@ impl Worker {
         safe_integers: bool,
         emit: &mut dyn FnMut(Outcome),
     ) -> DbResult<Outcome> {
-        let stmt = Self::read_statement(&mut self.cache, &self.conn, sql)?;
+        let stmt = Self::read_statement(&mut self.cache, &self.conn, &self.hooks, sql)?;
         let _reset = ResetOnDrop(stmt.raw);
         bind(stmt, &mut Reader::new(params))?;
         if json {
@@ -100,22 +107,22 @@ impl Worker {
 
     /// One run of a live query: every row in one part (the registry hashes the whole result),
     /// and what the statement reads.
-    pub fn stream(&mut self, sql: &str, params: &[u8], safe_integers: bool) -> Outcome {
-        let stmt = match Self::read_statement(&mut self.cache, &self.conn, sql) {
+    pub fn run_live(&mut self, sql: &str, params: &[u8], safe_integers: bool) -> Outcome {
+        let stmt = match Self::read_statement(&mut self.cache, &self.conn, &self.hooks, sql) {
             Ok(stmt) => stmt,
-            Err(e) => return Outcome::StreamRan { result: Err(e), reads: None },
+            Err(e) => return Outcome::LiveRan { result: Err(e), reads: None },
         };
         let _reset = ResetOnDrop(stmt.raw);
-        self.conn.clear_capture();
+        self.hooks.clear_capture();
         let result = bind(stmt, &mut Reader::new(params))
             .and_then(|_| encode_rows(&self.conn, stmt, usize::MAX, safe_integers, None));
         // Statements compiled while it ran (a re-prepare after a schema change, a virtual
         // table's own) read more.
-        if let Some(more) = self.conn.captured_reads() {
+        if let Some(more) = self.hooks.captured_reads() {
             let merged = stmt.reads.borrow().union(&more);
             *stmt.reads.borrow_mut() = Arc::new(merged);
         }
-        Outcome::StreamRan { result, reads: Some(stmt.reads.borrow().clone()) }
+        Outcome::LiveRan { result, reads: Some(stmt.reads.borrow().clone()) }
     }
 
     /// execute: one statement with parameters, or a script of several without. It must leave
@@ -127,7 +134,7 @@ impl Worker {
         let was_autocommit = self.conn.autocommit();
         let result = self.execute_inner(sql, params);
         if was_autocommit && !self.conn.autocommit() {
-            let _ = self.conn.exec("ROLLBACK");
+            let _ = self.hooks.exec(&self.conn, "ROLLBACK");
             if result.is_ok() {
                 return Err(DbError::new(
                     "ERR_OPEN_TRANSACTION",
@@ -141,7 +148,7 @@ impl Worker {
 
     fn execute_inner(&mut self, sql: &str, params: &[u8]) -> DbResult<Outcome> {
         let no_params = Reader::new(params).peek_is_empty_set();
-        let stmt = self.cache.get(&self.conn, sql)?;
+        let stmt = self.cache.get(&self.conn, &self.hooks, sql)?;
         if stmt.has_tail {
             if !no_params {
                 return Err(multiple_statements("parameters given"));
@@ -150,7 +157,7 @@ impl Worker {
         }
         let _reset = ResetOnDrop(stmt.raw);
         bind(stmt, &mut Reader::new(params))?;
-        let changes = run_to_end(&self.conn, stmt.raw, &stmt.effects)?;
+        let changes = run_to_end(&self.conn, &self.hooks, stmt.raw, &stmt.effects)?;
         Ok(self.changes(changes))
     }
 
@@ -158,12 +165,12 @@ impl Worker {
     /// texts, so they stay prepared in the cache (preparing them took a sixth of the writer's
     /// work in an interactive transaction; experiments/021).
     pub fn control(&mut self, sql: &str) -> DbResult<Outcome> {
-        let stmt = self.cache.get(&self.conn, sql)?;
+        let stmt = self.cache.get(&self.conn, &self.hooks, sql)?;
         if stmt.has_tail {
-            return self.conn.exec(sql).map(|_| Outcome::Done);
+            return self.hooks.exec(&self.conn, sql).map(|_| Outcome::Done);
         }
         let _reset = ResetOnDrop(stmt.raw);
-        run_to_end(&self.conn, stmt.raw, &stmt.effects)?;
+        run_to_end(&self.conn, &self.hooks, stmt.raw, &stmt.effects)?;
         Ok(Outcome::Done)
     }
 
@@ -171,10 +178,10 @@ impl Worker {
         let mut rest = sql.as_bytes();
         let mut changes = 0;
         loop {
-            self.conn.clear_capture();
+            self.hooks.clear_capture();
             let Some((stmt, consumed)) = self.conn.prepare_at(rest, 0)? else { break };
-            let effects = self.conn.captured_effects();
-            changes += run_to_end(&self.conn, stmt.0, &effects)?;
+            let effects = self.hooks.captured_effects(&self.conn);
+            changes += run_to_end(&self.conn, &self.hooks, stmt.0, &effects)?;
             rest = &rest[consumed..];
         }
         Ok(self.changes(changes))
@@ -185,13 +192,13 @@ impl Worker {
     pub fn execute_batch(&mut self, sql: &str, params: &[u8]) -> DbResult<Outcome> {
         let mut reader = Reader::new(params);
         let sets = reader.u32()?;
-        let stmt = self.cache.get(&self.conn, sql)?;
+        let stmt = self.cache.get(&self.conn, &self.hooks, sql)?;
         if stmt.has_tail {
             return Err(multiple_statements("executeBatch takes one statement"));
         }
         let raw = stmt.raw;
         let joins = !self.conn.autocommit();
-        self.conn.exec(if joins { "SAVEPOINT resqlite_batch" } else { "BEGIN IMMEDIATE" })?;
+        self.hooks.exec(&self.conn, if joins { "SAVEPOINT resqlite_batch" } else { "BEGIN IMMEDIATE" })?;
         let mut changes = 0;
         let mut bound = Vec::new();
         // Every set rebinds every parameter: reset between sets, clear the bindings once.
@@ -200,22 +207,21 @@ impl Worker {
             for set in 0..sets {
                 // SAFETY: raw is the cached statement, alive for the whole job.
                 unsafe { ffi::sqlite3_reset(raw) };
-                let r =
-                    bind_with(stmt, &mut reader, &mut bound).and_then(|_| run_to_end(&self.conn, raw, &stmt.effects));
+                let r = bind_with(stmt, &mut reader, &mut bound)
+                    .and_then(|_| run_to_end(&self.conn, &self.hooks, raw, &stmt.effects));
                 changes +=
                     r.map_err(|e| DbError { message: format!("parameter set {}: {}", set + 1, e.message), ..e })?;
             }
-            self.conn.exec(if joins { "RELEASE resqlite_batch" } else { "COMMIT" })
+            self.hooks.exec(&self.conn, if joins { "RELEASE resqlite_batch" } else { "COMMIT" })
         })();
         if let Err(e) = body {
             // SQLite may have rolled back already (e.g. after SQLITE_FULL): then there is
             // nothing to undo, and the error reports it (DbError::no_transaction).
             if !self.conn.autocommit() {
-                let _ = self.conn.exec(if joins {
-                    "ROLLBACK TO resqlite_batch; RELEASE resqlite_batch"
-                } else {
-                    "ROLLBACK"
-                });
+                let _ = self.hooks.exec(
+                    &self.conn,
+                    if joins { "ROLLBACK TO resqlite_batch; RELEASE resqlite_batch" } else { "ROLLBACK" },
+                );
             }
             return Err(e);
         }
@@ -231,10 +237,10 @@ impl Worker {
 /// Steps a statement to its end, discarding rows; returns the rows it changed (0 for a
 /// statement that is not INSERT/UPDATE/DELETE, where sqlite3_changes would repeat an old count).
 /// On the writer, what it did is recorded for live queries (`effects`: learned at prepare).
-fn run_to_end(conn: &Connection, stmt: *mut ffi::sqlite3_stmt, effects: &WriteEffects) -> DbResult<i64> {
+fn run_to_end(conn: &Connection, hooks: &Hooks, stmt: *mut ffi::sqlite3_stmt, effects: &WriteEffects) -> DbResult<i64> {
     // SAFETY: valid handle.
     let before = unsafe { ffi::sqlite3_total_changes64(conn.raw()) };
-    conn.run_statement(effects, || {
+    hooks.run_statement(conn, effects, || {
         while step(conn, stmt)? {}
         Ok(())
     })?;

@@ -5,8 +5,8 @@ use std::os::raw::c_int;
 
 use sqlite3mc_sys as ffi;
 
-use crate::connection::Connection;
 use crate::error::{DbError, DbResult};
+use crate::sqlite::connection::Connection;
 
 /// One cell, borrowed from SQLite until the next step.
 pub enum Cell<'a> {

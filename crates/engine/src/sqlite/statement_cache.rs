@@ -8,10 +8,11 @@ use std::sync::Arc;
 use lru::LruCache;
 use sqlite3mc_sys as ffi;
 
-use crate::connection::Connection;
 use crate::error::{DbError, DbResult};
 use crate::live::dependencies::Dependencies;
+use crate::live::hooks::Hooks;
 use crate::live::tracker::WriteEffects;
+use crate::sqlite::connection::Connection;
 
 /// Statements kept prepared per connection; the original's measured working-set size.
 pub const STATEMENT_CACHE_CAPACITY: usize = 128;
@@ -72,24 +73,24 @@ impl StatementCache {
     /// The cached statement for `sql`, preparing it on a miss, or again when the schema may
     /// have changed since it was (its effects name tables and columns by the old schema). An
     /// evicted or replaced statement is finalized by its Drop.
-    pub fn get(&mut self, conn: &Connection, sql: &str) -> DbResult<&Statement> {
-        let generation = conn.schema_generation();
+    pub fn get(&mut self, conn: &Connection, hooks: &Hooks, sql: &str) -> DbResult<&Statement> {
+        let generation = hooks.schema_generation();
         if self.lru.get(sql).is_none_or(|stmt| stmt.effects.generation != generation) {
-            let stmt = prepare(conn, sql)?;
+            let stmt = prepare(conn, hooks, sql)?;
             self.lru.put(sql.into(), stmt);
         }
         Ok(self.lru.peek(sql).expect("just inserted"))
     }
 }
 
-fn prepare(conn: &Connection, sql: &str) -> DbResult<Statement> {
+fn prepare(conn: &Connection, hooks: &Hooks, sql: &str) -> DbResult<Statement> {
     let bytes = sql.as_bytes();
-    conn.clear_capture();
+    hooks.clear_capture();
     let (stmt, consumed) = conn
         .prepare_at(bytes, ffi::SQLITE_PREPARE_PERSISTENT)?
         .ok_or_else(|| DbError::new("ERR_EMPTY_STATEMENT", "the SQL holds no statement"))?;
-    let reads = Arc::new(conn.captured_reads().unwrap_or_else(Dependencies::none));
-    let effects = conn.captured_effects();
+    let reads = Arc::new(hooks.captured_reads().unwrap_or_else(Dependencies::none));
+    let effects = hooks.captured_effects(conn);
     // Anything but whitespace and comments after the first statement is another statement
     // (one that fails to prepare now, e.g. on a table the first creates, counts too).
     let has_tail = conn.prepare_at(&bytes[consumed..], 0).map_or(true, |next| next.is_some());

@@ -12,7 +12,7 @@ use std::os::raw::c_int;
 use sqlite3mc_sys as ffi;
 
 use crate::error::{DbError, DbResult};
-use crate::statement_cache::Statement;
+use crate::sqlite::statement_cache::Statement;
 
 const NONE: u8 = 0;
 const POSITIONAL: u8 = 1;

@@ -4,10 +4,10 @@
 
 use base64::Engine as _;
 
-use crate::connection::Connection;
 use crate::error::DbResult;
-use crate::statement_cache::Statement;
-use crate::step::{cell, column_names, step, Cell};
+use crate::sqlite::connection::Connection;
+use crate::sqlite::statement_cache::Statement;
+use crate::sqlite::step::{cell, column_names, step, Cell};
 
 /// 2^53: every integral f64 below it is an exact integer.
 const MAX_EXACT: f64 = 9007199254740992.0;

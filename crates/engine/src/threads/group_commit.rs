@@ -12,8 +12,8 @@
 
 use sqlite3mc_sys as ffi;
 
-use crate::engine::{Job, Request};
-use crate::jobs::{Outcome, Worker};
+use super::job::{Job, Outcome, Request};
+use super::worker::Worker;
 
 /// The most jobs one group commits: bounds how long the first waits for its completion.
 pub const MAX_GROUP: usize = 128;

@@ -18,11 +18,12 @@ use std::ffi::{CStr, CString};
 use std::os::raw::{c_int, c_void};
 use std::path::Path;
 use std::ptr;
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::Arc;
 
 use sqlite3mc_sys as ffi;
 use zeroize::Zeroizing;
 
+use super::connection::Connection;
 use crate::error::{DbError, DbResult};
 
 /// A cipher, its parameters and the key, as `Database.open` / `rekey` validated them.
@@ -135,71 +136,6 @@ fn errmsg(db: *mut ffi::sqlite3) -> String {
     unsafe { CStr::from_ptr(ffi::sqlite3_errmsg(db)).to_string_lossy().into_owned() }
 }
 
-/// The readers' side of a rekey. The writer parks every reader (each closes its connection
-/// and waits), swaps the file, then releases them with the key now current; each reopens its
-/// connection with it before its next read.
-pub struct ReaderGate {
-    state: Mutex<GateState>,
-    cond: Condvar,
-}
-
-struct GateState {
-    /// The key every connection opens with now.
-    key: Option<Arc<KeyConfig>>,
-    /// Bumped by each release: a parked reader waits for it to change.
-    generation: u64,
-    /// Readers parked for the current rekey.
-    parked: usize,
-    /// Reader threads that have ended.
-    exited: usize,
-}
-
-impl ReaderGate {
-    pub fn new(key: Option<Arc<KeyConfig>>) -> ReaderGate {
-        ReaderGate { state: Mutex::new(GateState { key, generation: 0, parked: 0, exited: 0 }), cond: Condvar::new() }
-    }
-
-    pub fn key(&self) -> Option<Arc<KeyConfig>> {
-        self.state.lock().unwrap().key.clone()
-    }
-
-    /// Reader side: called with its connection closed. Returns once released, with the key to
-    /// reopen with.
-    pub fn park(&self) -> Option<Arc<KeyConfig>> {
-        let mut st = self.state.lock().unwrap();
-        st.parked += 1;
-        self.cond.notify_all();
-        let generation = st.generation;
-        while st.generation == generation {
-            st = self.cond.wait(st).unwrap();
-        }
-        st.key.clone()
-    }
-
-    /// A reader thread ended (the database is closing): it will never park, count it as parked.
-    pub fn reader_exited(&self) {
-        self.state.lock().unwrap().exited += 1;
-        self.cond.notify_all();
-    }
-
-    /// Writer side: waits until `readers` readers have parked (or ended).
-    pub fn wait_parked(&self, readers: usize) {
-        let mut st = self.state.lock().unwrap();
-        while st.parked + st.exited < readers {
-            st = self.cond.wait(st).unwrap();
-        }
-    }
-
-    /// Writer side: sets the key and lets every parked reader reopen.
-    pub fn release(&self, key: Option<Arc<KeyConfig>>) {
-        let mut st = self.state.lock().unwrap();
-        st.key = key;
-        st.parked = 0;
-        st.generation += 1;
-        self.cond.notify_all();
-    }
-}
-
 /// The private copy a rekey works on, next to the database.
 pub fn rekey_path(path: &str) -> String {
     format!("{path}-rekey")
@@ -212,70 +148,40 @@ pub fn remove_rekey_leftovers(path: &str) {
     let _ = std::fs::remove_file(&tmp);
 }
 
-/// A connection to the rekey copy, closed on drop.
-struct Scratch(*mut ffi::sqlite3);
+/// A connection to the rekey copy: plain calls, their errors worded as the rekey's.
+struct Scratch(Connection);
 
 impl Scratch {
     fn open(path: &str) -> DbResult<Scratch> {
-        let c_path =
-            CString::new(path).map_err(|_| DbError::new("ERR_INVALID_PATH", "the path contains a NUL character"))?;
-        let mut db = ptr::null_mut();
         let flags = ffi::SQLITE_OPEN_READWRITE | ffi::SQLITE_OPEN_NOMUTEX | ffi::SQLITE_OPEN_EXRESCODE;
-        // SAFETY: valid C string and out-pointer; Drop closes the handle even on error.
-        let rc = unsafe { ffi::sqlite3_open_v2(c_path.as_ptr(), &mut db, flags, ptr::null()) };
-        let scratch = Scratch(db);
+        let (conn, rc) = Connection::open(path, flags, 0)?;
+        let scratch = Scratch(conn);
         if rc != ffi::SQLITE_OK {
             return Err(scratch.error("opening the rekey copy"));
         }
         Ok(scratch)
     }
 
+    fn db(&self) -> *mut ffi::sqlite3 {
+        self.0.raw()
+    }
+
     fn exec(&self, sql: &str) -> DbResult<()> {
-        let c_sql = CString::new(sql).expect("static SQL");
-        // SAFETY: valid handle and C string; no callback.
-        let rc = unsafe { ffi::sqlite3_exec(self.0, c_sql.as_ptr(), None, ptr::null_mut(), ptr::null_mut()) };
-        if rc == ffi::SQLITE_OK {
-            Ok(())
-        } else {
-            Err(self.error(sql))
-        }
+        self.0.exec(sql).map_err(|_| self.error(sql))
     }
 
     /// The first column of the first row, as text.
     fn text(&self, sql: &str) -> DbResult<String> {
-        let c_sql = CString::new(sql).expect("static SQL");
-        let mut stmt = ptr::null_mut();
-        // SAFETY: valid handle; the statement is finalized before returning.
-        unsafe {
-            if ffi::sqlite3_prepare_v3(self.0, c_sql.as_ptr(), -1, 0, &mut stmt, ptr::null_mut()) != ffi::SQLITE_OK {
-                return Err(self.error(sql));
-            }
-            let rc = ffi::sqlite3_step(stmt);
-            let text = if rc == ffi::SQLITE_ROW {
-                let p = ffi::sqlite3_column_text(stmt, 0);
-                Ok(if p.is_null() { String::new() } else { CStr::from_ptr(p as _).to_string_lossy().into_owned() })
-            } else {
-                Err(self.error(sql))
-            };
-            ffi::sqlite3_finalize(stmt);
-            text
-        }
+        self.0.query_text(sql).map_err(|_| self.error(sql))
     }
 
+    /// The connection's current error (what just failed left it there), as the rekey's.
     fn error(&self, what: &str) -> DbError {
-        if self.0.is_null() {
-            return DbError::new("SQLITE_NOMEM", "out of memory");
+        let error = self.0.sqlite_error();
+        if self.db().is_null() {
+            return error; // out of memory
         }
-        // SAFETY: valid handle.
-        let code = unsafe { ffi::sqlite3_extended_errcode(self.0) };
-        DbError::sqlite(code, format!("rekey ({what}): {}", errmsg(self.0)))
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        // SAFETY: from sqlite3_open_v2 (possibly null), closed once.
-        unsafe { ffi::sqlite3_close_v2(self.0) };
+        DbError { message: format!("rekey ({what}): {}", error.message), ..error }
     }
 }
 
@@ -283,7 +189,7 @@ impl Drop for Scratch {
 fn open_keyed(path: &str, key: Option<&KeyConfig>) -> DbResult<Scratch> {
     let scratch = Scratch::open(path)?;
     if let Some(key) = key {
-        key_connection(scratch.0, key)?;
+        key_connection(scratch.db(), key)?;
     }
     scratch.text("SELECT count(*) FROM sqlite_schema")?;
     Ok(scratch)
@@ -306,10 +212,10 @@ pub fn build_rekeyed_copy(path: &str, old: Option<&KeyConfig>, new: Option<&KeyC
             }
             match new {
                 Some(new) => {
-                    new.select_cipher(scratch.0)?;
+                    new.select_cipher(scratch.db())?;
                     // A plaintext database can take the page size a legacy cipher needs; an
                     // encrypted one cannot change it (sqlite3mc refuses, and says so below).
-                    if let (None, Some(size)) = (old, new.required_page_size(scratch.0)) {
+                    if let (None, Some(size)) = (old, new.required_page_size(scratch.db())) {
                         if scratch.text("PRAGMA page_size")?.parse::<i64>().ok() != Some(size) {
                             scratch.exec(&format!("PRAGMA page_size = {size}; VACUUM"))?;
                         }
@@ -317,7 +223,7 @@ pub fn build_rekeyed_copy(path: &str, old: Option<&KeyConfig>, new: Option<&KeyC
                     // SAFETY: valid handle; the key buffer outlives the call.
                     let rc = unsafe {
                         ffi::sqlite3_rekey_v2(
-                            scratch.0,
+                            scratch.db(),
                             c"main".as_ptr(),
                             new.key.as_ptr() as *const c_void,
                             new.key_len(),
@@ -329,7 +235,9 @@ pub fn build_rekeyed_copy(path: &str, old: Option<&KeyConfig>, new: Option<&KeyC
                 }
                 None => {
                     // SAFETY: valid handle; a null key decrypts.
-                    if unsafe { ffi::sqlite3_rekey_v2(scratch.0, c"main".as_ptr(), ptr::null(), 0) } != ffi::SQLITE_OK {
+                    if unsafe { ffi::sqlite3_rekey_v2(scratch.db(), c"main".as_ptr(), ptr::null(), 0) }
+                        != ffi::SQLITE_OK
+                    {
                         return Err(scratch.error("decrypting"));
                     }
                 }

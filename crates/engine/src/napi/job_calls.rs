@@ -4,21 +4,35 @@
 //! (experiments/021, 030).
 //!
 //! They are plain functions whose data pointer is the `NativeDatabase`; JS keeps them next to
-//! that object (src/engine.ts), so they cannot be called once it is gone.
+//! that object (src/engine.ts), so they cannot be called once it is gone. `NativeDatabase`'s
+//! `jobCalls()` hands them out; `request` maps the job kinds JS sends.
 
 use std::ffi::c_void;
 use std::ptr;
 
+use napi::bindgen_prelude::{Env, FromNapiValue, Unknown};
 use napi::sys;
+use napi_derive::napi;
 
-use crate::engine::Job;
-use crate::NativeDatabase;
+use crate::napi::database::NativeDatabase;
+use crate::threads::job::{Job, Request};
+
+#[napi]
+impl NativeDatabase {
+    /// `{ read, write, ref, unref }`, the calls made per job (below). Keep them with this
+    /// object: they use it without holding it.
+    #[napi]
+    pub fn job_calls(&self, env: Env) -> napi::Result<Unknown<'_>> {
+        // SAFETY: JS thread; the contract above keeps `self` alive while they are callable.
+        unsafe { Unknown::from_napi_value(env.raw(), job_calls(env.raw(), self)) }
+    }
+}
 
 /// `{ read, write, ref, unref }` bound to `db`.
 ///
 /// # Safety
 /// JS thread; `db` must outlive every call of the returned functions.
-pub unsafe fn job_calls(env: sys::napi_env, db: *const NativeDatabase) -> sys::napi_value {
+unsafe fn job_calls(env: sys::napi_env, db: *const NativeDatabase) -> sys::napi_value {
     let mut object = ptr::null_mut();
     sys::napi_create_object(env, &mut object);
     let calls: [(&std::ffi::CStr, sys::napi_callback); 4] =
@@ -44,7 +58,7 @@ unsafe extern "C" fn read(env: sys::napi_env, info: sys::napi_callback_info) -> 
         Ok(v) => v,
         Err(message) => return throw(env, message),
     };
-    db.engine.read(Job { cancellable, ..job });
+    db.pool.read(Job { cancellable, ..job });
     ptr::null_mut()
 }
 
@@ -55,7 +69,7 @@ unsafe extern "C" fn write(env: sys::napi_env, info: sys::napi_callback_info) ->
         Ok(v) => v,
         Err(message) => return throw(env, message),
     };
-    let sent = db.engine.write(Job { in_transaction, ..job });
+    let sent = db.pool.write(Job { in_transaction, ..job });
     if sent {
         db.poll_for_completions();
     }
@@ -104,7 +118,7 @@ unsafe fn job_args<'a>(
     if sys::napi_get_value_bool(env, argv[5], &mut flag) != sys::Status::napi_ok {
         return Err("flag: expected a boolean");
     }
-    let job = Job { id, request: crate::request(kind), sql, params, cancellable: false, in_transaction: false };
+    let job = Job { id, request: request(kind), sql, params, cancellable: false, in_transaction: false };
     Ok((db, job, flag))
 }
 
@@ -148,4 +162,18 @@ unsafe fn throw(env: sys::napi_env, message: &'static str) -> sys::napi_value {
     let message = std::ffi::CString::new(message).unwrap_or_default();
     sys::napi_throw_type_error(env, ptr::null(), message.as_ptr());
     ptr::null_mut()
+}
+
+/// Job kinds as JS sends them (src/native.ts `JobKind`).
+fn request(kind: u32) -> Request {
+    match kind {
+        1 => Request::Batch,
+        2 => Request::Select { max_rows: usize::MAX, json: false },
+        3 => Request::Select { max_rows: 1, json: false },
+        4 => Request::Select { max_rows: usize::MAX, json: true },
+        5 => Request::Control,
+        6 => Request::DataVersion,
+        99 => Request::Panic,
+        _ => Request::Execute,
+    }
 }

@@ -11,10 +11,10 @@
 //! Text block: the column names, then every TEXT value, one JS string for the whole result.
 //! It is one-byte (Latin-1) when all of it is ASCII, else UTF-16; offsets count its units.
 
-use crate::connection::Connection;
 use crate::error::{DbError, DbResult};
-use crate::statement_cache::{ResultSize, Statement};
-use crate::step::{cell, column_names, step, Cell};
+use crate::sqlite::connection::Connection;
+use crate::sqlite::statement_cache::{ResultSize, Statement};
+use crate::sqlite::step::{cell, column_names, step, Cell};
 
 const TAG_NULL: u8 = 0;
 const TAG_NUMBER: u8 = 1;

@@ -6,7 +6,7 @@
 //!
 //! The handle runs from a write being sent until nothing is in flight, or until WINDOW has
 //! passed since the last write was sent or the last job completed. While it runs the engine
-//! does not wake the loop (handover.rs: the `polling` word). Everything here happens on the JS
+//! does not wake the loop (mailbox.rs: the `polling` word). Everything here happens on the JS
 //! thread.
 
 use std::cell::Cell;
@@ -17,9 +17,9 @@ use std::time::{Duration, Instant};
 
 use napi::sys;
 
-use crate::engine::Shared;
-use crate::handover::{self, Mailbox};
-use crate::spin::SpinPolicy;
+use crate::handoff::mailbox::{self, Mailbox};
+use crate::handoff::spin::SpinPolicy;
+use crate::threads::Shared;
 
 /// How long the loop keeps turning after the last write was sent or the last job completed.
 const WINDOW: Duration = Duration::from_micros(50);
@@ -149,7 +149,7 @@ impl Poller {
         let Some(shared) = self.shared.upgrade() else { return false };
         !self.closing.get()
             && self.mailbox.queued()
-            && handover::deliver(self.env, &shared, self.mailbox, &mut |argv| {
+            && mailbox::deliver(self.env, &shared, self.mailbox, &mut |argv| {
                 self.call_handler(argv);
                 !self.closing.get()
             })

@@ -1,0 +1,141 @@
+//! The live-query hooks on one of the pool's connections: the authorizer on every connection
+//! (what statements read and write, learned as they are prepared), the writer's change hooks
+//! (what its writes changed), and the calls that run statements with both kept informed.
+
+use std::cell::RefCell;
+
+use sqlite3mc_sys as ffi;
+
+use super::capture::{authorize, AuthEvent, Capture};
+use super::dependencies::{ChangeSet, Dependencies};
+use super::tracker::{ChangeTracker, Tracking, WriteEffects};
+use crate::error::DbResult;
+use crate::sqlite::connection::Connection;
+use crate::sqlite::setup::Role;
+use crate::sqlite::step::step;
+
+/// A connection's live-query state that SQLite's callbacks reach. Boxed, so the address SQLite
+/// holds stays put, and kept until after the connection closes (closing may call the hooks).
+pub struct Hooks {
+    role: Role,
+    pub capture: RefCell<Capture>,
+    pub tracker: RefCell<ChangeTracker>,
+}
+
+impl Hooks {
+    /// Installs the authorizer on `conn`; the change hooks come with `set_tracking`.
+    ///
+    /// # Safety
+    /// The returned box must outlive `conn`'s handle, and both are used only on its thread.
+    pub unsafe fn install(conn: &Connection, role: Role) -> Box<Hooks> {
+        let hooks = Box::new(Hooks {
+            role,
+            capture: RefCell::new(Capture::new(role)),
+            tracker: RefCell::new(ChangeTracker::default()),
+        });
+        let capture = &hooks.capture as *const _ as *mut std::ffi::c_void;
+        ffi::sqlite3_set_authorizer(conn.raw(), Some(authorize), capture);
+        hooks
+    }
+
+    /// Turns the writer's change hooks on or off. Off while no live query exists: the
+    /// pre-update hook costs ~150 instructions a row and disables SQLite's fast path for
+    /// `DELETE FROM t` (experiments/018). Turned on inside an open transaction, the changes made
+    /// before are unknown, so its commit counts as changing everything.
+    pub fn set_tracking(&self, conn: &Connection, on: bool) {
+        // SAFETY: the tracker outlives the hooks (see install).
+        unsafe { self.tracking(conn).install(on) };
+        let mut tracker = self.tracker.borrow_mut();
+        tracker.reset();
+        if on && !conn.autocommit() {
+            tracker.mark_incomplete();
+        }
+    }
+
+    fn tracking<'a>(&'a self, conn: &'a Connection) -> Tracking<'a> {
+        Tracking { conn, hooks: self }
+    }
+
+    /// Forgets what the authorizer recorded so far: call before preparing or running.
+    pub fn clear_capture(&self) {
+        self.capture.borrow_mut().clear();
+    }
+
+    /// What the statements prepared since `clear_capture` read (reader connections).
+    pub fn captured_reads(&self) -> Option<Dependencies> {
+        let capture = self.capture.borrow();
+        if capture.events.is_empty() && !capture.overflow {
+            return None;
+        }
+        Some(Dependencies::from_events(&capture.events, capture.overflow))
+    }
+
+    /// What running the statements prepared since `clear_capture` will do besides changing
+    /// rows (writer connection; empty on readers).
+    pub fn captured_effects(&self, conn: &Connection) -> WriteEffects {
+        if self.role != Role::Writer {
+            return WriteEffects::default();
+        }
+        let events: Vec<AuthEvent> = std::mem::take(&mut self.capture.borrow_mut().events);
+        self.tracking(conn).effects(&events)
+    }
+
+    /// After a statement ran on the writer: applies its effects, and those of statements
+    /// SQLite prepared while it ran (a re-prepare after a schema change, a virtual table's own).
+    fn after_statement(&self, conn: &Connection, effects: &WriteEffects, succeeded: bool) {
+        if self.role != Role::Writer {
+            return;
+        }
+        let autocommit = conn.autocommit();
+        self.tracker.borrow_mut().apply(effects, succeeded, autocommit);
+        if !self.capture.borrow().events.is_empty() {
+            let during = self.captured_effects(conn);
+            self.tracker.borrow_mut().apply(&during, false, autocommit);
+            self.tracking(conn).recompiled();
+        }
+    }
+
+    /// Steps a statement on the writer (`steps`), its written tables known to the change
+    /// hooks, then applies its effects (`after_statement`): as having succeeded when `steps`
+    /// returned Ok.
+    pub fn run_statement<T>(
+        &self,
+        conn: &Connection,
+        effects: &WriteEffects,
+        steps: impl FnOnce() -> DbResult<T>,
+    ) -> DbResult<T> {
+        let stepped = self.tracking(conn).running(effects, || {
+            self.clear_capture();
+            steps()
+        });
+        self.after_statement(conn, effects, stepped.is_ok());
+        stepped
+    }
+
+    /// Runs every statement of `sql`, discarding rows (the library's transaction control). One
+    /// statement at a time, so the writer applies each one's effects in order.
+    pub fn exec(&self, conn: &Connection, sql: &str) -> DbResult<()> {
+        let mut rest = sql.as_bytes();
+        loop {
+            self.clear_capture();
+            let Some((stmt, consumed)) = conn.prepare_at(rest, 0)? else { return Ok(()) };
+            let effects = self.captured_effects(conn);
+            self.run_statement(conn, &effects, || {
+                while step(conn, stmt.0)? {}
+                Ok(())
+            })?;
+            rest = &rest[consumed..];
+        }
+    }
+
+    /// Bumped when a schema may have changed: cached statements prepared before are out of
+    /// date (their effects name columns by the old schema).
+    pub fn schema_generation(&self) -> u64 {
+        self.tracker.borrow().generation()
+    }
+
+    /// After a writer job: what it committed, if anything.
+    pub fn take_committed(&self, conn: &Connection) -> Option<ChangeSet> {
+        self.tracking(conn).take_committed(conn.autocommit())
+    }
+}

@@ -1,0 +1,243 @@
+//! `NativeDatabase`, the object JS holds (see src/native.ts for the JS-side contract): it
+//! starts the threads, and hands them what JS asks for beyond the per-job calls.
+
+use std::ffi::c_void;
+use std::ptr;
+use std::sync::Arc;
+
+use napi::bindgen_prelude::*;
+use napi::sys;
+use napi_derive::napi;
+
+use crate::handoff::mailbox::{deliver_completions, finalize_context, CallbackContext, Mailbox, TsfnWaker};
+use crate::handoff::poller::Poller;
+use crate::sqlite::encryption::KeyConfig;
+use crate::threads::job::{Job, Request};
+use crate::threads::{Pool, PoolOptions, Shared};
+
+#[napi]
+pub struct NativeDatabase {
+    pub(super) pool: Pool,
+    tsfn: sys::napi_threadsafe_function,
+    /// Keeps the mailbox's ArrayBuffer alive until `release`.
+    mailbox_ref: sys::napi_ref,
+    /// Takes completions while writes are in flight; null once released.
+    poller: *const Poller,
+    /// Argument of the env cleanup hook, removed with the hook on release.
+    cleanup: *mut Teardown,
+}
+
+/// What the env cleanup hook detaches when a worker's environment ends before `close()`.
+struct Teardown {
+    shared: std::sync::Weak<Shared>,
+    poller: *const Poller,
+}
+
+fn check(status: sys::napi_status) -> Result<()> {
+    if status == sys::Status::napi_ok {
+        Ok(())
+    } else {
+        Err(Error::new(Status::from(status), "N-API call failed"))
+    }
+}
+
+#[napi]
+impl NativeDatabase {
+    /// Starts the threads; each opens its connection. Completion `open_id` reports the open.
+    #[napi(constructor)]
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        env: Env,
+        path: String,
+        readers: u32,
+        busy_timeout: u32,
+        readonly: bool,
+        safe_integers: bool,
+        on_complete: Unknown,
+        mailbox: Unknown,
+        open_id: u32,
+        cipher: String,
+        cipher_params: Vec<String>,
+        cipher_values: Vec<i32>,
+        key: &[u8],
+        attach: Vec<String>,
+    ) -> Result<Self> {
+        // Checked before anything starts: a bad cipher setting must not touch the file.
+        let key = KeyConfig::new(&cipher, cipher_params, cipher_values, key)
+            .map_err(|e| Error::new(Status::InvalidArg, e.message))?;
+        let raw_env = env.raw();
+        // SAFETY: JS thread; the buffer's memory stays put while the reference holds it.
+        let (mailbox, mailbox_ref) = unsafe { Mailbox::from_js(raw_env, mailbox.raw()) }
+            .map_err(|message| Error::new(Status::InvalidArg, message))?;
+        let context = Box::into_raw(Box::new(CallbackContext { shared: std::sync::Weak::new(), mailbox }));
+        let mut tsfn = ptr::null_mut();
+        let mut name = ptr::null_mut();
+        // SAFETY: plain N-API calls on the JS thread with valid arguments.
+        unsafe {
+            check(sys::napi_create_string_utf8(raw_env, c"resqlite".as_ptr(), 8, &mut name))?;
+            check(sys::napi_create_threadsafe_function(
+                raw_env,
+                on_complete.raw(),
+                ptr::null_mut(),
+                name,
+                0,
+                1,
+                ptr::null_mut(),
+                Some(finalize_context),
+                context as *mut c_void,
+                Some(deliver_completions),
+                &mut tsfn,
+            ))?;
+            // Idle engines must not keep the process alive; JS refs it while jobs are pending.
+            check(sys::napi_unref_threadsafe_function(raw_env, tsfn))?;
+        }
+        let pool = Pool::start(
+            PoolOptions {
+                path,
+                readers: readers as usize,
+                busy_timeout_ms: busy_timeout,
+                readonly,
+                safe_integers,
+                key,
+                // [name, path, name, path, …]
+                attach: attach.chunks_exact(2).map(|p| (p[0].clone(), p[1].clone())).collect(),
+            },
+            open_id,
+            Box::new(TsfnWaker { tsfn, mailbox }),
+        );
+        // SAFETY: context lives until finalize_context. The TSFN callback runs on this (the JS)
+        // thread, so it cannot run before this constructor returns and the store is seen.
+        unsafe { (*context).shared = Arc::downgrade(&pool.shared) };
+        // SAFETY: JS thread; on_complete is the handler function.
+        let poller = unsafe { Poller::start(raw_env, on_complete.raw(), Arc::downgrade(&pool.shared), mailbox) }
+            .map_err(|message| Error::new(Status::GenericFailure, message))?;
+        // A worker thread may end without closing the database: detach from its environment
+        // then, so no reader calls into a thread-safe function that no longer exists.
+        let cleanup = Box::into_raw(Box::new(Teardown { shared: Arc::downgrade(&pool.shared), poller }));
+        // SAFETY: JS thread; the hook and its argument live until `release` removes them.
+        check(unsafe { sys::napi_add_env_cleanup_hook(raw_env, Some(detach_on_teardown), cleanup as *mut c_void) })?;
+        Ok(NativeDatabase { pool, tsfn, mailbox_ref, poller, cleanup })
+    }
+
+    /// Starts live query `id` (its first run is queued now); its results arrive as
+    /// DONE_STREAM_ROWS / DONE_STREAM_ERROR completions until `stream_stop`.
+    #[napi]
+    pub fn stream_start(&self, id: u32, sql: String, params: &[u8], params_len: u32) {
+        self.pool.live_start(id, sql, params[..params_len as usize].to_vec());
+    }
+
+    #[napi]
+    pub fn stream_stop(&self, id: u32) {
+        self.pool.live_stop(id);
+    }
+
+    /// Live-query counters, SQLite's memory use and group commits: `[queries, requeries, skippedByColumns,
+    /// unchangedSuppressed, fallbackAll, pageCacheBytes, schemaBytes, statementBytes, groups,
+    /// groupedWrites]`.
+    #[napi]
+    pub fn diagnostics(&self) -> Vec<f64> {
+        let d = self.pool.diagnostics();
+        let c = d.counters;
+        vec![
+            d.queries as f64,
+            c.requeries as f64,
+            c.skipped_by_columns as f64,
+            c.unchanged_suppressed as f64,
+            c.fallback_all as f64,
+            d.page_cache_bytes as f64,
+            d.schema_bytes as f64,
+            d.statement_bytes as f64,
+            d.group_commits.groups as f64,
+            d.group_commits.writes as f64,
+        ]
+    }
+
+    /// Queues a rekey on the writer: `key` empty decrypts. False when there is no writer.
+    #[napi]
+    pub fn rekey(
+        &self,
+        id: u32,
+        cipher: String,
+        cipher_params: Vec<String>,
+        cipher_values: Vec<i32>,
+        key: &[u8],
+    ) -> Result<bool> {
+        let key = KeyConfig::new(&cipher, cipher_params, cipher_values, key)
+            .map_err(|e| Error::new(Status::InvalidArg, e.message))?;
+        let job = Job {
+            id,
+            request: Request::Rekey(key),
+            sql: String::new(),
+            params: Vec::new(),
+            cancellable: false,
+            in_transaction: false,
+        };
+        Ok(self.pool.write(job))
+    }
+
+    #[napi]
+    pub fn interrupt_writer(&self) {
+        self.pool.interrupt_writer();
+    }
+
+    #[napi]
+    pub fn cancel(&self, id: u32) {
+        self.pool.cancel(id);
+    }
+
+    /// Finishes queued jobs, joins every thread off the JS thread, then completes `close_id`.
+    #[napi]
+    pub fn close(&mut self, close_id: u32) {
+        self.pool.close(close_id);
+    }
+
+    /// Releases the wake-up function; call once, after the close completion arrived.
+    #[napi]
+    pub fn release(&mut self, env: Env) {
+        if !self.tsfn.is_null() {
+            // SAFETY: every thread that could call it has been joined; the hook is ours.
+            unsafe {
+                sys::napi_release_threadsafe_function(self.tsfn, sys::ThreadsafeFunctionReleaseMode::release);
+                sys::napi_remove_env_cleanup_hook(env.raw(), Some(detach_on_teardown), self.cleanup as *mut c_void);
+                drop(Box::from_raw(self.cleanup));
+                Poller::close(self.poller);
+                sys::napi_delete_reference(env.raw(), self.mailbox_ref);
+            }
+            self.tsfn = ptr::null_mut();
+            self.poller = ptr::null();
+        }
+    }
+}
+
+impl NativeDatabase {
+    /// Keeps the process alive while jobs are pending (`on`), or lets it exit.
+    ///
+    /// # Safety
+    /// JS thread.
+    pub(crate) unsafe fn keep_alive(&self, env: sys::napi_env, on: bool) -> sys::napi_status {
+        if self.tsfn.is_null() {
+            return sys::Status::napi_ok; // released
+        }
+        if on {
+            sys::napi_ref_threadsafe_function(env, self.tsfn)
+        } else {
+            sys::napi_unref_threadsafe_function(env, self.tsfn)
+        }
+    }
+
+    /// A write was sent: the loop polls for its completion (handoff/poller.rs).
+    pub(super) fn poll_for_completions(&self) {
+        if !self.poller.is_null() {
+            // SAFETY: not yet released, so the poller is alive; JS thread.
+            unsafe { (*self.poller).arm() };
+        }
+    }
+}
+
+unsafe extern "C" fn detach_on_teardown(arg: *mut c_void) {
+    let teardown = Box::from_raw(arg as *mut Teardown);
+    if let Some(shared) = teardown.shared.upgrade() {
+        shared.completions.detach();
+    }
+    Poller::close(teardown.poller);
+}

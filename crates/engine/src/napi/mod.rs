@@ -1,0 +1,5 @@
+//! What JS calls: the `NativeDatabase` class, and the per-job calls written against N-API
+//! directly. A job goes from here to `threads`, and comes back through `handoff`.
+
+pub mod database;
+mod job_calls;

@@ -1,0 +1,222 @@
+//! One SQLite connection handle and the plain calls on it: errors, preparing, running
+//! statements, reading a value. How the pool opens and sets one up is in setup.rs; the
+//! live-query hooks on it are in live/hooks.rs.
+
+use std::ffi::{CStr, CString};
+use std::os::raw::c_int;
+use std::ptr;
+
+use sqlite3mc_sys as ffi;
+
+use crate::error::{DbError, DbResult};
+
+/// SQLITE_BUSY | (2 << 8): a deferred transaction's read snapshot is stale for writing.
+const SQLITE_BUSY_SNAPSHOT: c_int = 517;
+
+pub struct Connection {
+    db: *mut ffi::sqlite3,
+    /// For SQLITE_BUSY messages, which name how long the connection waited.
+    busy_timeout_ms: u32,
+}
+
+// SAFETY: a Connection is moved to its thread once and used only there
+// (SQLITE_THREADSAFE=2 allows a connection to change threads between uses).
+unsafe impl Send for Connection {}
+
+impl Connection {
+    /// Opens `path` with `flags` (SQLITE_OPEN_*), nothing more; SQLite's result code comes
+    /// with the handle, which it makes even when the open fails (the error is read from it;
+    /// Drop closes it either way). `busy_timeout_ms` only words SQLITE_BUSY messages.
+    pub fn open(path: &str, flags: c_int, busy_timeout_ms: u32) -> DbResult<(Connection, c_int)> {
+        let c_path =
+            CString::new(path).map_err(|_| DbError::new("ERR_INVALID_PATH", "the path contains a NUL character"))?;
+        let mut db = ptr::null_mut();
+        // SAFETY: valid C string and out-pointer; the handle is closed by Drop even on error.
+        let rc = unsafe { ffi::sqlite3_open_v2(c_path.as_ptr(), &mut db, flags, ptr::null()) };
+        Ok((Connection { db, busy_timeout_ms }, rc))
+    }
+
+    pub fn checkpoint_on_close(&self, on: bool) {
+        // SAFETY: db is open; this dbconfig op takes (int, int*).
+        unsafe {
+            ffi::sqlite3_db_config(
+                self.db,
+                ffi::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
+                !on as c_int,
+                ptr::null_mut::<c_int>(),
+            );
+        }
+    }
+
+    /// True outside an explicit transaction.
+    pub fn autocommit(&self) -> bool {
+        // SAFETY: valid handle.
+        unsafe { ffi::sqlite3_get_autocommit(self.db) != 0 }
+    }
+
+    pub fn raw(&self) -> *mut ffi::sqlite3 {
+        self.db
+    }
+
+    /// The connection's current error, as SQLite words it.
+    pub fn sqlite_error(&self) -> DbError {
+        if self.db.is_null() {
+            return DbError::new("SQLITE_NOMEM", "out of memory");
+        }
+        // SAFETY: db is a valid handle; errmsg is NUL-terminated and copied at once.
+        unsafe {
+            let code = ffi::sqlite3_extended_errcode(self.db);
+            DbError::sqlite(code, CStr::from_ptr(ffi::sqlite3_errmsg(self.db)).to_string_lossy().into_owned())
+        }
+    }
+
+    /// The connection's current error, saying what to do about a busy database.
+    pub fn last_error(&self) -> DbError {
+        let mut error = self.sqlite_error();
+        if self.db.is_null() {
+            return error;
+        }
+        // SAFETY: db is a valid handle.
+        let code = unsafe { ffi::sqlite3_extended_errcode(self.db) };
+        let msg = &mut error.message;
+        if code == SQLITE_BUSY_SNAPSHOT {
+            msg.push_str(
+                " (this transaction read a snapshot that another connection has since written \
+                 past, so it cannot start writing; begin it with mode 'immediate')",
+            );
+        } else if code & 0xff == ffi::SQLITE_BUSY {
+            msg.push_str(&format!(
+                " (another connection holds the lock; waited busyTimeout = {} ms)",
+                self.busy_timeout_ms
+            ));
+        }
+        error
+    }
+
+    /// Runs every statement of `sql`, discarding rows. Plain: on the pool's connections,
+    /// `Worker::exec` runs statements with their effects recorded for live queries.
+    pub fn exec(&self, sql: &str) -> DbResult<()> {
+        let mut rest = sql.as_bytes();
+        loop {
+            let Some((stmt, consumed)) = self.prepare_at(rest, 0)? else { return Ok(()) };
+            loop {
+                // SAFETY: stmt is valid until it drops at the end of this iteration.
+                match unsafe { ffi::sqlite3_step(stmt.0) } {
+                    ffi::SQLITE_ROW => continue,
+                    ffi::SQLITE_DONE => break,
+                    _ => return Err(self.last_error()),
+                }
+            }
+            rest = &rest[consumed..];
+        }
+    }
+
+    /// Steps the one statement of `sql` to its end, calling `row` on each row.
+    fn for_each_row(&self, sql: &str, mut row: impl FnMut(*mut ffi::sqlite3_stmt)) -> DbResult<()> {
+        let (stmt, _) =
+            self.prepare_at(sql.as_bytes(), 0)?.ok_or_else(|| DbError::new("ERR_EMPTY_STATEMENT", "no statement"))?;
+        loop {
+            // SAFETY: stmt is valid until the OwnedStmt drops at the end of this function.
+            match unsafe { ffi::sqlite3_step(stmt.0) } {
+                ffi::SQLITE_ROW => row(stmt.0),
+                ffi::SQLITE_DONE => return Ok(()),
+                _ => return Err(self.last_error()),
+            }
+        }
+    }
+
+    /// The first column of every row, as text (NULL as "").
+    pub fn query_texts(&self, sql: &str) -> DbResult<Vec<String>> {
+        let mut out = Vec::new();
+        // SAFETY: the statement is on a row.
+        self.for_each_row(sql, |stmt| out.push(unsafe { text_column(stmt) }))?;
+        Ok(out)
+    }
+
+    /// The first row's first column, as text (NULL as "").
+    pub fn query_text(&self, sql: &str) -> DbResult<String> {
+        // SAFETY: the statement is on a row.
+        self.first_row(sql, |stmt| unsafe { text_column(stmt) })
+    }
+
+    /// The first row's first column, as an integer.
+    pub fn query_int(&self, sql: &str) -> DbResult<i64> {
+        // SAFETY: the statement is on a row.
+        self.first_row(sql, |stmt| unsafe { ffi::sqlite3_column_int64(stmt, 0) })
+    }
+
+    /// Steps the one statement of `sql` once and reads its first row with `read`.
+    fn first_row<T>(&self, sql: &str, read: impl FnOnce(*mut ffi::sqlite3_stmt) -> T) -> DbResult<T> {
+        let (stmt, _) =
+            self.prepare_at(sql.as_bytes(), 0)?.ok_or_else(|| DbError::new("ERR_EMPTY_STATEMENT", "no statement"))?;
+        // SAFETY: stmt is valid until the OwnedStmt drops at the end of this function.
+        match unsafe { ffi::sqlite3_step(stmt.0) } {
+            ffi::SQLITE_ROW => Ok(read(stmt.0)),
+            ffi::SQLITE_DONE => Err(no_row(sql)),
+            _ => Err(self.last_error()),
+        }
+    }
+
+    /// Prepares the first statement of `sql`; `None` when it holds no statement. Returns the
+    /// statement and the byte offset where the next one starts.
+    pub fn prepare_at(&self, sql: &[u8], flags: u32) -> DbResult<Option<(OwnedStmt, usize)>> {
+        if sql.len() > i32::MAX as usize {
+            return Err(DbError::new("SQLITE_TOOBIG", "SQL text is too long"));
+        }
+        let mut stmt = ptr::null_mut();
+        let mut tail = ptr::null();
+        // SAFETY: sql is valid for sql.len() bytes; SQLite reads at most that many.
+        let rc = unsafe {
+            ffi::sqlite3_prepare_v3(self.db, sql.as_ptr() as _, sql.len() as c_int, flags, &mut stmt, &mut tail)
+        };
+        if rc != ffi::SQLITE_OK {
+            return Err(self.last_error());
+        }
+        let consumed = if tail.is_null() { sql.len() } else { tail as usize - sql.as_ptr() as usize };
+        Ok(if stmt.is_null() { None } else { Some((OwnedStmt(stmt), consumed)) })
+    }
+}
+
+/// Column 0 of the current row as text (NULL as ""), copied.
+///
+/// # Safety
+/// `stmt` is on a row.
+unsafe fn text_column(stmt: *mut ffi::sqlite3_stmt) -> String {
+    let text = ffi::sqlite3_column_text(stmt, 0);
+    if text.is_null() {
+        String::new()
+    } else {
+        CStr::from_ptr(text as _).to_string_lossy().into_owned()
+    }
+}
+
+fn no_row(sql: &str) -> DbError {
+    DbError::new("ERR_EMPTY_RESULT", format!("{sql} returned no row"))
+}
+
+/// A statement outside the cache, finalized on drop.
+pub struct OwnedStmt(pub *mut ffi::sqlite3_stmt);
+
+impl OwnedStmt {
+    pub fn into_raw(self) -> *mut ffi::sqlite3_stmt {
+        let raw = self.0;
+        std::mem::forget(self);
+        raw
+    }
+}
+
+impl Drop for OwnedStmt {
+    fn drop(&mut self) {
+        // SAFETY: a valid statement, finalized once.
+        unsafe { ffi::sqlite3_finalize(self.0) };
+    }
+}
+
+impl Drop for Connection {
+    fn drop(&mut self) {
+        // Statements are finalized first by their owners (StatementCache is declared before the
+        // Connection in Worker); close_v2 would otherwise leave a zombie until they are.
+        // SAFETY: db came from sqlite3_open_v2 (possibly null after OOM, which close accepts).
+        unsafe { ffi::sqlite3_close_v2(self.db) };
+    }
+}

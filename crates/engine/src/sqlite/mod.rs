@@ -1,0 +1,10 @@
+//! SQLite itself: a connection handle and how the pool opens one (`setup`), prepared
+//! statements and their cache, binding parameters, stepping, and encryption. A query's rows go
+//! on to `encode`.
+
+pub mod connection;
+pub mod encryption;
+pub mod params;
+pub mod setup;
+pub mod statement_cache;
+pub mod step;

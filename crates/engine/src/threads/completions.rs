@@ -1,0 +1,84 @@
+//! The completion queue: finished jobs wait here until the JS thread takes them, and the
+//! first one queued while the JS thread is neither woken nor polling wakes it.
+
+use std::sync::Mutex;
+
+use super::job::Outcome;
+
+pub struct Completion {
+    pub id: u32,
+    pub outcome: Outcome,
+}
+
+/// Tells the JS thread about finished jobs; implemented in handoff/mailbox.rs over a napi
+/// thread-safe function and two words of memory the JS thread reads while it polls
+/// (experiments/021).
+pub trait Waker: Send + Sync + 'static {
+    /// Wakes the JS thread's event loop.
+    fn wake(&self);
+    /// Shows the polling JS thread whether completions are queued.
+    fn set_queued(&self, queued: bool);
+    /// The JS thread is polling for completions: it needs no wake-up.
+    fn js_polling(&self) -> bool;
+}
+
+#[derive(Default)]
+struct CompletionQueue {
+    list: Vec<Completion>,
+    /// A wake-up is on its way to the JS thread, which will take everything queued by then.
+    wake_pending: bool,
+    /// The JS environment is gone (a worker thread ended without closing the database):
+    /// completions are dropped and nothing calls into it again.
+    detached: bool,
+}
+
+/// The queue and what wakes the JS thread for it.
+pub struct Completions {
+    queue: Mutex<CompletionQueue>,
+    waker: Box<dyn Waker>,
+}
+
+impl Completions {
+    pub fn new(waker: Box<dyn Waker>) -> Completions {
+        Completions { queue: Mutex::new(CompletionQueue::default()), waker }
+    }
+
+    /// Queues a finished job (or a part of its result), waking the JS thread if need be.
+    pub fn push(&self, id: u32, outcome: Outcome) {
+        let mut q = self.queue.lock().unwrap();
+        if q.detached {
+            return;
+        }
+        q.list.push(Completion { id, outcome });
+        // Marked before reading the polling word, and the JS thread clears that word before it
+        // looks at this one (both sequentially consistent): either it sees the completion or
+        // it gets a wake-up. Woken under the lock, so `detach` cannot slip in between.
+        self.waker.set_queued(true);
+        if !q.wake_pending && !self.waker.js_polling() {
+            q.wake_pending = true;
+            self.waker.wake();
+        }
+    }
+
+    /// Called when the JS environment is torn down before `close()`.
+    pub fn detach(&self) {
+        let mut q = self.queue.lock().unwrap();
+        q.detached = true;
+        q.list.clear();
+    }
+
+    /// The first `max` jobs finished so far, and whether more are queued; called on the JS
+    /// thread when woken or while polling.
+    pub fn take(&self, max: usize) -> (Vec<Completion>, bool) {
+        let mut q = self.queue.lock().unwrap();
+        q.wake_pending = false;
+        if q.list.len() > max {
+            let rest = q.list.split_off(max);
+            return (std::mem::replace(&mut q.list, rest), true);
+        }
+        if !q.detached {
+            self.waker.set_queued(false);
+        }
+        (std::mem::take(&mut q.list), false)
+    }
+}

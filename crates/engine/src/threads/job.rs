@@ -1,0 +1,63 @@
+//! What goes through the pool's queues: a job in (what to run, on the writer or a reader), and
+//! its outcome out (to JS through the completion queue, or to the live-query registry).
+
+use std::sync::Arc;
+
+use crate::encode::rows::EncodedRows;
+use crate::error::{DbError, DbResult};
+use crate::live::dependencies::Dependencies;
+use crate::sqlite::encryption::KeyConfig;
+
+pub enum Request {
+    Select {
+        max_rows: usize,
+        json: bool,
+    },
+    Execute,
+    Batch,
+    /// The library's own transaction control (BEGIN, SAVEPOINT, RELEASE, COMMIT, ROLLBACK):
+    /// the only jobs allowed to open or end a transaction.
+    Control,
+    /// Test hook: a job that panics, to prove a panic rejects one job and nothing more.
+    Panic,
+    /// A run of the live query whose id the job carries (live::registry).
+    Live,
+    /// Writer: has another connection committed since the last check? (watchExternalChanges)
+    DataVersion,
+    /// Re-encrypts the database with this key (`None`: decrypts it); see writer.rs and sqlite/encryption.rs.
+    Rekey(Option<Arc<KeyConfig>>),
+}
+
+pub struct Job {
+    pub id: u32,
+    pub request: Request,
+    pub sql: String,
+    pub params: Vec<u8>,
+    /// The job has an AbortSignal: check the cancelled set before running it.
+    pub cancellable: bool,
+    /// A writer job from a transaction: it must run inside that open transaction, never
+    /// in autocommit after SQLite rolled the transaction back.
+    pub in_transaction: bool,
+}
+
+pub enum Outcome {
+    Rows(EncodedRows),
+    /// A full part of a large `select` result; the job goes on (encode::rows::PART_CELLS).
+    RowsPart(EncodedRows),
+    Json(Vec<u8>),
+    Changes {
+        changes: i64,
+        last_insert_rowid: i64,
+    },
+    Done,
+    Error(DbError),
+    /// A live query's run, before the registry decides what to deliver.
+    LiveRan {
+        result: DbResult<EncodedRows>,
+        reads: Option<Arc<Dependencies>>,
+    },
+    /// A live query's new rows, to deliver.
+    LiveRows(EncodedRows),
+    /// A live query's run failed.
+    LiveError(DbError),
+}

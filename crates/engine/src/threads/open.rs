@@ -1,0 +1,91 @@
+//! Opening the pool's connections, each on its own thread: the options they open with, and the
+//! latch that orders them and reports the open.
+
+use std::sync::{Arc, Condvar, Mutex};
+
+use super::job::Outcome;
+use super::shared::Shared;
+use super::worker::Worker;
+use crate::error::DbError;
+use crate::sqlite::encryption::KeyConfig;
+use crate::sqlite::setup::{self, OpenOptions, Role};
+
+pub struct PoolOptions {
+    pub path: String,
+    pub readers: usize,
+    pub busy_timeout_ms: u32,
+    pub readonly: bool,
+    pub safe_integers: bool,
+    pub key: Option<Arc<KeyConfig>>,
+    /// Databases attached on every connection: (schema name, file path).
+    pub attach: Vec<(String, String)>,
+}
+
+/// Opening happens on the worker threads. A lead connection opens alone first (the writer,
+/// which creates the file and switches it to WAL; reader 0 when read-only), then the others
+/// in parallel: connections opening at once would meet each other's WAL recovery. The open
+/// job completes when every connection is open, or with the first failure.
+pub(super) struct OpenLatch {
+    open_id: u32,
+    state: Mutex<OpenState>,
+    cond: Condvar,
+}
+
+struct OpenState {
+    /// `None` until the lead connection has tried; then whether it opened.
+    lead: Option<bool>,
+    /// Reader connections still to open.
+    readers_left: usize,
+    /// The open job has completed (all open, or the first failure reported).
+    reported: bool,
+}
+
+impl OpenLatch {
+    /// A latch that completes job `open_id` once `readers` readers (after the lead) opened.
+    pub(super) fn new(open_id: u32, readers: usize) -> OpenLatch {
+        let state = Mutex::new(OpenState { lead: None, readers_left: readers, reported: false });
+        OpenLatch { open_id, state, cond: Condvar::new() }
+    }
+
+    pub(super) fn lead_done(&self, opened: bool) {
+        self.state.lock().unwrap().lead = Some(opened);
+        self.cond.notify_all();
+    }
+
+    /// Waits for the lead connection; false when it failed (nothing more to open).
+    pub(super) fn wait_for_lead(&self) -> bool {
+        let mut st = self.state.lock().unwrap();
+        while st.lead.is_none() {
+            st = self.cond.wait(st).unwrap();
+        }
+        st.lead == Some(true)
+    }
+
+    pub(super) fn reader_opened(&self, shared: &Shared) {
+        let mut st = self.state.lock().unwrap();
+        st.readers_left -= 1;
+        if st.readers_left == 0 && !st.reported {
+            st.reported = true;
+            shared.complete(self.open_id, Outcome::Done);
+        }
+    }
+
+    pub(super) fn failed(&self, shared: &Shared, error: DbError) {
+        let mut st = self.state.lock().unwrap();
+        if !st.reported {
+            st.reported = true;
+            shared.complete(self.open_id, Outcome::Error(error));
+        }
+    }
+}
+
+pub(super) fn open_worker(opts: &PoolOptions, role: Role, key: Option<&KeyConfig>) -> Result<Worker, DbError> {
+    let conn = setup::open(&OpenOptions {
+        path: &opts.path,
+        role,
+        busy_timeout_ms: opts.busy_timeout_ms,
+        key,
+        attach: &opts.attach,
+    })?;
+    Ok(Worker::new(conn, role))
+}

@@ -1,0 +1,177 @@
+//! The pool: one writer and N readers, each a thread owning a connection, fed by job queues;
+//! starting it, sending it jobs and live queries, cancelling, diagnostics, closing.
+
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicPtr, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+
+use crossbeam_channel::Sender;
+use sqlite3mc_sys as ffi;
+
+use super::completions::{Completions, Waker};
+use super::group_commit;
+use super::job::{Job, Outcome};
+use super::open::{OpenLatch, PoolOptions};
+use super::reader::reader_thread;
+use super::reader_gate::ReaderGate;
+use super::shared::{ReaderSlot, Shared};
+use super::writer::writer_thread;
+use crate::live::registry::{Counters, Registry};
+
+/// What `diagnostics()` reports from the pool.
+pub struct Diagnostics {
+    pub queries: usize,
+    pub counters: Counters,
+    pub page_cache_bytes: i64,
+    pub schema_bytes: i64,
+    pub statement_bytes: i64,
+    pub group_commits: group_commit::Committed,
+}
+
+pub struct Pool {
+    pub shared: Arc<Shared>,
+    read_tx: Option<Sender<Job>>,
+    write_tx: Option<Sender<Job>>,
+    threads: Vec<JoinHandle<()>>,
+}
+
+impl Pool {
+    pub fn start(mut opts: PoolOptions, open_id: u32, waker: Box<dyn Waker>) -> Pool {
+        let (park, park_rx): (Vec<_>, Vec<_>) = (0..opts.readers).map(|_| crossbeam_channel::unbounded()).unzip();
+        let (read_tx, read_rx) = crossbeam_channel::unbounded::<Job>();
+        let shared = Arc::new(Shared {
+            completions: Completions::new(waker),
+            writer_db: Mutex::new(0),
+            cancelled: Mutex::new(HashSet::new()),
+            slots: (0..opts.readers)
+                .map(|_| ReaderSlot { running: Mutex::new(0), db: AtomicPtr::new(std::ptr::null_mut()) })
+                .collect(),
+            safe_integers: opts.safe_integers,
+            live_queries: Mutex::new(Registry::new(read_tx.clone(), opts.readers)),
+            tracking: Default::default(),
+            memory: (0..=opts.readers).map(|_| Default::default()).collect(),
+            memory_due: (0..=opts.readers).map(|_| Default::default()).collect(),
+            started: std::time::Instant::now(),
+            group_commits: Default::default(),
+            // The key lives in the gate from here on: rekey replaces it there.
+            gate: ReaderGate::new(opts.key.take()),
+            park,
+        });
+        let latch = Arc::new(OpenLatch::new(open_id, opts.readers));
+        let opts = Arc::new(opts);
+        let mut threads = Vec::new();
+
+        for (index, park_rx) in park_rx.into_iter().enumerate() {
+            let (shared, latch, opts, rx) = (shared.clone(), latch.clone(), opts.clone(), read_rx.clone());
+            threads.push(spawn(format!("resqlite-reader-{index}"), move || {
+                reader_thread(&opts, &shared, &latch, index, rx, park_rx);
+                shared.gate.reader_exited();
+            }));
+        }
+        drop(read_rx);
+
+        let write_tx = (!opts.readonly).then(|| {
+            let (tx, rx) = crossbeam_channel::unbounded::<Job>();
+            let (shared, latch, opts) = (shared.clone(), latch.clone(), opts.clone());
+            threads.push(spawn("resqlite-writer".into(), move || writer_thread(&opts, &shared, &latch, rx)));
+            tx
+        });
+        Pool { shared, read_tx: Some(read_tx), write_tx, threads }
+    }
+
+    pub fn read(&self, job: Job) {
+        if let Some(tx) = &self.read_tx {
+            let _ = tx.send(job);
+        }
+    }
+
+    pub fn write(&self, job: Job) -> bool {
+        match &self.write_tx {
+            Some(tx) => tx.send(job).is_ok(),
+            None => false,
+        }
+    }
+
+    /// Starts a live query: its first run is queued at once.
+    pub fn live_start(&self, id: u32, sql: String, params: Vec<u8>) {
+        let mut queries = self.shared.live_queries.lock().unwrap();
+        self.shared.tracking.store(true, Ordering::SeqCst);
+        queries.start(id, sql, params);
+    }
+
+    pub fn live_stop(&self, id: u32) {
+        let mut queries = self.shared.live_queries.lock().unwrap();
+        queries.stop(id);
+        self.shared.tracking.store(!queries.is_empty(), Ordering::SeqCst);
+    }
+
+    pub fn diagnostics(&self) -> Diagnostics {
+        use std::sync::atomic::Ordering::Relaxed;
+        let queries = self.shared.live_queries.lock().unwrap();
+        let sum = |i: usize| self.shared.memory.iter().map(|m| m[i].load(Relaxed)).sum();
+        Diagnostics {
+            queries: queries.len(),
+            counters: queries.counters,
+            page_cache_bytes: sum(0),
+            schema_bytes: sum(1),
+            statement_bytes: sum(2),
+            group_commits: *self.shared.group_commits.lock().unwrap(),
+        }
+    }
+
+    /// Marks a job cancelled; if a reader is running it, interrupts that reader's statement.
+    pub fn cancel(&self, id: u32) {
+        self.shared.cancelled.lock().unwrap().insert(id);
+        for slot in &self.shared.slots {
+            let running = slot.running.lock().unwrap();
+            if *running == id {
+                let db = slot.db.load(Ordering::Acquire);
+                if !db.is_null() {
+                    // SAFETY: sqlite3_interrupt may be called from any thread while the
+                    // connection is open; the slot lock keeps the job (and so the connection) alive.
+                    unsafe { ffi::sqlite3_interrupt(db) };
+                }
+            }
+        }
+    }
+
+    /// Interrupts the statement the writer is running, if any (an aborted transaction: it
+    /// holds the writer, so the statement is its own).
+    pub fn interrupt_writer(&self) {
+        let db = self.shared.writer_db.lock().unwrap();
+        if *db != 0 {
+            // SAFETY: the connection stays open while the lock is held (writer_thread clears the
+            // pointer under it before closing); sqlite3_interrupt may be called from any thread.
+            unsafe { ffi::sqlite3_interrupt(*db as *mut ffi::sqlite3) };
+        }
+    }
+
+    /// Stops taking jobs; the threads finish everything queued, then exit. A thread of its own
+    /// joins them all (off the JS thread), then completes `close_id`; nothing is returned.
+    pub fn close(&mut self, close_id: u32) {
+        // The registry holds a sender to the readers' queue: drop it, or they never stop.
+        self.shared.live_queries.lock().unwrap().close();
+        self.read_tx = None;
+        self.write_tx = None;
+        let threads = std::mem::take(&mut self.threads);
+        let shared = self.shared.clone();
+        spawn("resqlite-close".into(), move || {
+            for t in threads {
+                let _ = t.join();
+            }
+            shared.complete(close_id, Outcome::Done);
+        });
+    }
+}
+
+impl Drop for Pool {
+    /// Dropped without `close()` (its JS environment ended): let the readers stop.
+    fn drop(&mut self) {
+        self.shared.live_queries.lock().unwrap().close();
+    }
+}
+
+fn spawn(name: String, f: impl FnOnce() + Send + 'static) -> JoinHandle<()> {
+    std::thread::Builder::new().name(name).spawn(f).expect("cannot start a thread")
+}

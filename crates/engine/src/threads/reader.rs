@@ -1,0 +1,144 @@
+//! A reader thread: opens its read-only connection, then runs reads (batched on one snapshot
+//! when several wait) and live-query runs until the pool closes, parking for a rekey.
+
+use std::sync::atomic::Ordering;
+
+use crossbeam_channel::Receiver;
+
+use super::job::{Job, Outcome, Request};
+use super::open::{open_worker, OpenLatch, PoolOptions};
+use super::run::run;
+use super::shared::{ReaderSlot, Shared};
+use super::worker::Worker;
+use crate::error::DbError;
+use crate::sqlite::setup::Role;
+
+/// At most this many queued reads share one read transaction (experiments/002).
+const MAX_READ_BATCH: usize = 16;
+
+pub(super) fn reader_thread(
+    opts: &PoolOptions,
+    shared: &Shared,
+    latch: &OpenLatch,
+    index: usize,
+    rx: Receiver<Job>,
+    park: Receiver<()>,
+) {
+    let lead = opts.readonly && index == 0;
+    if !lead && !latch.wait_for_lead() {
+        return;
+    }
+    let opened = open_worker(opts, Role::Reader, shared.gate.key().as_deref());
+    if lead {
+        latch.lead_done(opened.is_ok());
+    }
+    let worker = match opened {
+        Ok(worker) => worker,
+        Err(e) => return latch.failed(shared, e),
+    };
+    shared.slots[index].db.store(worker.conn.raw(), Ordering::Release);
+    latch.reader_opened(shared);
+    reader_loop(worker, opts, shared, index, rx, park);
+    shared.slots[index].db.store(std::ptr::null_mut(), Ordering::Release);
+}
+
+fn reader_loop(
+    worker: Worker,
+    opts: &PoolOptions,
+    shared: &Shared,
+    index: usize,
+    rx: Receiver<Job>,
+    park: Receiver<()>,
+) {
+    let slot = &shared.slots[index];
+    let mut batch = Vec::with_capacity(MAX_READ_BATCH);
+    // `Err`: reopening after a rekey failed; jobs fail with that error until a reopen works.
+    let mut worker: Result<Worker, DbError> = Ok(worker);
+    loop {
+        let first = crossbeam_channel::select! {
+            recv(rx) -> job => match job {
+                Ok(job) => job,
+                Err(_) => break,
+            },
+            recv(park) -> _ => {
+                // A rekey: close the connection, wait for the writer to swap the file, reopen.
+                slot.db.store(std::ptr::null_mut(), Ordering::Release);
+                drop(worker);
+                let key = shared.gate.park();
+                worker = open_worker(opts, Role::Reader, key.as_deref());
+                if let Ok(w) = &worker {
+                    slot.db.store(w.conn.raw(), Ordering::Release);
+                }
+                continue;
+            }
+        };
+        if worker.is_err() {
+            worker = open_worker(opts, Role::Reader, shared.gate.key().as_deref());
+            if let Ok(w) = &worker {
+                slot.db.store(w.conn.raw(), Ordering::Release);
+            }
+        }
+        let worker = match &mut worker {
+            Ok(worker) => worker,
+            Err(e) => {
+                let error = DbError { code: e.code.clone(), message: e.message.clone(), no_transaction: false };
+                finish_read(shared, &first, Outcome::Error(error));
+                continue;
+            }
+        };
+        batch.push(first);
+        // Reads already waiting beyond the other readers' share run on one snapshot: one lock
+        // cycle instead of one per query. Every job here was queued before the snapshot is
+        // taken (at the first read after BEGIN), so each still sees every write committed
+        // before it was issued.
+        let extra = (rx.len() / shared.slots.len()).min(MAX_READ_BATCH - 1);
+        batch.extend(rx.try_iter().take(extra));
+        let in_transaction = batch.len() > 1 && worker.exec("BEGIN").is_ok();
+        for job in batch.drain(..) {
+            let outcome = run_read(worker, shared, slot, &job, in_transaction);
+            finish_read(shared, &job, outcome);
+        }
+        if in_transaction && !worker.conn.autocommit() {
+            let _ = worker.exec("COMMIT");
+        }
+        shared.record_memory(index + 1, &worker.conn);
+    }
+}
+
+/// A read's outcome goes to JS; a live query's first to the registry.
+fn finish_read(shared: &Shared, job: &Job, outcome: Outcome) {
+    if matches!(job.request, Request::Live) {
+        shared.finish_live(job.id, outcome);
+    } else {
+        shared.complete(job.id, outcome);
+    }
+}
+
+fn run_read(worker: &mut Worker, shared: &Shared, slot: &ReaderSlot, job: &Job, in_transaction: bool) -> Outcome {
+    if job.cancellable {
+        *slot.running.lock().unwrap() = job.id;
+        if shared.take_cancelled(job.id) {
+            *slot.running.lock().unwrap() = 0;
+            return aborted();
+        }
+    }
+    let mut outcome = run(worker, job, shared);
+    if job.cancellable {
+        *slot.running.lock().unwrap() = 0;
+        if shared.take_cancelled(job.id) {
+            outcome = aborted();
+        }
+    }
+    // BEGIN, COMMIT and friends count as read-only statements; a select must not change the
+    // reader's transaction state. Put it back and fail the job.
+    if worker.conn.autocommit() == in_transaction {
+        let _ = worker.exec(if in_transaction { "BEGIN" } else { "ROLLBACK" });
+        outcome =
+            Outcome::Error(DbError::new("ERR_NOT_READ_ONLY", "select cannot begin or end transactions; use execute()"));
+    }
+    outcome
+}
+
+fn aborted() -> Outcome {
+    Outcome::Error(DbError::new("ABORT_ERR", "the operation was aborted"))
+}

@@ -1,0 +1,43 @@
+//! Runs one job on a thread's worker: what its request asks for, with a panic turned into an
+//! error for that job alone.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use super::job::{Job, Outcome, Request};
+use super::shared::Shared;
+use super::worker::Worker;
+use crate::error::DbError;
+use crate::live::dependencies::ChangeSet;
+
+/// Runs a job, turning a panic into an error for that job alone.
+pub(super) fn run(worker: &mut Worker, job: &Job, shared: &Shared) -> Outcome {
+    let result = catch_unwind(AssertUnwindSafe(|| {
+        let r = match job.request {
+            Request::Select { max_rows, json } => {
+                let emit = &mut |part| shared.complete(job.id, part);
+                worker.select(&job.sql, &job.params, max_rows, json, shared.safe_integers, emit)
+            }
+            Request::Execute => worker.execute(&job.sql, &job.params),
+            Request::Control => worker.control(&job.sql),
+            Request::Batch => worker.execute_batch(&job.sql, &job.params),
+            Request::Panic => panic!("deliberate panic (test hook)"),
+            Request::Live => Ok(worker.run_live(&job.sql, &job.params, shared.safe_integers)),
+            Request::DataVersion => {
+                if worker.external_change() {
+                    shared.publish(&ChangeSet::everything());
+                }
+                Ok(Outcome::Done)
+            }
+            Request::Rekey(_) => unreachable!("rekey runs in writer_loop"),
+        };
+        r.unwrap_or_else(Outcome::Error)
+    }));
+    result.unwrap_or_else(|payload| {
+        let what = payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        Outcome::Error(DbError::new("ERR_INTERNAL", format!("internal error in the engine (a Rust panic: {what})")))
+    })
+}

@@ -1,0 +1,211 @@
+//! The writer thread: opens the read-write connection, then runs writes in call order
+//! (standalone ones grouped into one commit), publishes what they committed to the live
+//! queries, and runs `rekey`.
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::Receiver;
+
+use super::group_commit;
+use super::job::{Job, Outcome, Request};
+use super::open::{open_worker, OpenLatch, PoolOptions};
+use super::run::run;
+use super::shared::Shared;
+use super::worker::Worker;
+use crate::error::DbError;
+use crate::handoff::spin::SpinPolicy;
+use crate::live::dependencies::ChangeSet;
+use crate::sqlite::encryption::{self, KeyConfig};
+use crate::sqlite::setup::Role;
+
+pub(super) fn writer_thread(opts: &PoolOptions, shared: &Shared, latch: &OpenLatch, rx: Receiver<Job>) {
+    let opened = open_worker(opts, Role::Writer, shared.gate.key().as_deref());
+    latch.lead_done(opened.is_ok());
+    let worker = match opened {
+        Ok(worker) => worker,
+        Err(e) => return latch.failed(shared, e),
+    };
+    *shared.writer_db.lock().unwrap() = worker.conn.raw() as usize;
+    let mut worker = Some(worker);
+    writer_loop(&mut worker, opts, shared, rx);
+    *shared.writer_db.lock().unwrap() = 0;
+    drop(worker);
+}
+
+/// How long the writer keeps looking for the next job before it sleeps: an awaited write
+/// sequence sends its next job within microseconds of the completion (experiments/013).
+const WRITER_SPIN: Duration = Duration::from_micros(50);
+
+/// The next job: spin briefly for one arriving right away (when the CPUs have room for it,
+/// handoff/spin.rs), then sleep until one does.
+fn next_job(rx: &Receiver<Job>, spin: &SpinPolicy) -> Option<Job> {
+    let start = Instant::now();
+    if spin.allowed(start) {
+        loop {
+            match rx.try_recv() {
+                Ok(job) => return Some(job),
+                Err(crossbeam_channel::TryRecvError::Disconnected) => return None,
+                Err(crossbeam_channel::TryRecvError::Empty) if start.elapsed() < WRITER_SPIN => std::hint::spin_loop(),
+                Err(crossbeam_channel::TryRecvError::Empty) => break,
+            }
+        }
+    }
+    rx.recv().ok()
+}
+
+fn writer_loop(slot: &mut Option<Worker>, opts: &PoolOptions, shared: &Shared, rx: Receiver<Job>) {
+    if let Some(worker) = slot.as_ref() {
+        shared.record_memory(0, &worker.conn);
+    }
+    // Whether the change hooks are on (live queries exist); see Hooks::set_tracking.
+    let mut tracking = false;
+    // A job taken while gathering a group that could not join it: it runs next.
+    let mut held: Option<Job> = None;
+    let spin = SpinPolicy::new();
+    while let Some(job) = held.take().or_else(|| next_job(&rx, &spin)) {
+        if let Request::Rekey(key) = &job.request {
+            let outcome = rekey(slot, opts, shared, key.clone());
+            tracking = false; // a reopened writer connection starts without the hooks
+            shared.complete(job.id, outcome);
+            continue;
+        }
+        let Some(worker) = slot.as_mut() else {
+            shared.complete(job.id, Outcome::Error(writer_lost()));
+            continue;
+        };
+        let wanted = shared.tracking.load(Ordering::SeqCst);
+        if wanted != tracking {
+            tracking = wanted;
+            worker.set_tracking(tracking);
+        }
+        // Standalone writes queued behind this one commit with it (group_commit.rs).
+        let mut jobs = vec![job];
+        if group_commit::may_join(&jobs[0]) {
+            while jobs.len() < group_commit::MAX_GROUP {
+                match rx.try_recv() {
+                    Ok(next) if group_commit::may_join(&next) => jobs.push(next),
+                    Ok(next) => {
+                        held = Some(next);
+                        break;
+                    }
+                    Err(_) => break,
+                }
+            }
+        }
+        let mut outcomes = if jobs.len() > 1 {
+            let mut committed = group_commit::Committed::default();
+            let outcomes = group_commit::run(worker, &jobs, &mut committed, &mut |worker, job| {
+                run_writer_job(worker, job, shared)
+            });
+            let mut total = shared.group_commits.lock().unwrap();
+            total.groups += committed.groups;
+            total.writes += committed.writes;
+            outcomes
+        } else {
+            vec![run_writer_job(worker, &jobs[0], shared)]
+        };
+        for outcome in &mut outcomes {
+            if let Outcome::Error(e) = outcome {
+                e.no_transaction = worker.conn.autocommit();
+            }
+        }
+        // Before the writes complete: by the time JS sees them, the re-runs they cause are queued.
+        if let Some(changes) = worker.take_committed() {
+            shared.publish(&changes);
+            shared.record_memory(0, &worker.conn);
+        } else if !tracking && shared.tracking.load(Ordering::SeqCst) {
+            // The first live query started while this job ran untracked: its first run may
+            // have read the state before this job's commit.
+            shared.publish(&ChangeSet::everything());
+        }
+        for (job, outcome) in jobs.iter().zip(outcomes) {
+            shared.complete(job.id, outcome);
+        }
+    }
+}
+
+/// One writer job, with the checks that keep a transaction's statements inside it.
+fn run_writer_job(worker: &mut Worker, job: &Job, shared: &Shared) -> Outcome {
+    if job.in_transaction && worker.conn.autocommit() {
+        return Outcome::Error(DbError::new(
+            "ERR_TRANSACTION_ROLLED_BACK",
+            "the transaction is not open: it failed to begin, or SQLite rolled it back after an earlier error",
+        ));
+    }
+    let outcome = run(worker, job, shared);
+    let user_statement = !matches!(job.request, Request::Control);
+    if user_statement && job.in_transaction && !matches!(outcome, Outcome::Error(_)) && worker.conn.autocommit() {
+        return Outcome::Error(DbError::new(
+            "ERR_TRANSACTION_CONTROL",
+            "this statement ended the transaction (COMMIT, ROLLBACK or END inside db.transaction()); \
+             end a transaction by returning from or throwing in its body",
+        ));
+    }
+    outcome
+}
+
+fn writer_lost() -> DbError {
+    DbError::new("ERR_REKEY", "the writer connection could not be reopened after rekey; close and reopen the database")
+}
+
+/// `db.rekey` on the writer thread (sqlite/encryption.rs explains the copy-and-rename): parks every
+/// reader with its connection closed, builds the rekeyed copy, renames it over the database,
+/// reopens the writer, then releases the readers to reopen with the key now current. On a
+/// failure before the rename nothing changed: the writer goes back to WAL and the readers
+/// reopen with the old key.
+fn rekey(slot: &mut Option<Worker>, opts: &PoolOptions, shared: &Shared, new: Option<Arc<KeyConfig>>) -> Outcome {
+    let Some(worker) = slot.as_mut() else { return Outcome::Error(writer_lost()) };
+    if !worker.conn.autocommit() {
+        return Outcome::Error(DbError::new("ERR_REKEY_IN_TRANSACTION", "rekey cannot run inside a transaction"));
+    }
+    let old = shared.gate.key();
+    if old.is_none() && new.is_none() {
+        return Outcome::Done; // decrypting a plaintext database: nothing to do
+    }
+    for park in &shared.park {
+        let _ = park.send(());
+    }
+    shared.gate.wait_parked(shared.park.len());
+    // The copy must see a complete, unchanging file:
+    // rollback-journal mode (the WAL checkpointed into the file and removed) and a RESERVED lock
+    // keep the file complete and unchanging while it is copied.
+    let copy = (|| {
+        let mode = worker.conn.query_text("PRAGMA journal_mode = DELETE")?;
+        if !mode.eq_ignore_ascii_case("delete") {
+            return Err(DbError::new(
+                "ERR_REKEY",
+                "rekey needs the database to itself (another process has it open in WAL mode)",
+            ));
+        }
+        worker.exec("BEGIN IMMEDIATE")?;
+        let copy = encryption::build_rekeyed_copy(&opts.path, old.as_deref(), new.as_deref());
+        let _ = worker.exec("COMMIT");
+        copy
+    })();
+    let swapped = copy.and_then(|tmp| {
+        encryption::swap_in(&opts.path, &tmp).inspect_err(|_| encryption::remove_rekey_leftovers(&opts.path))
+    });
+    if let Err(e) = swapped {
+        let _ = worker.conn.query_text("PRAGMA journal_mode = WAL");
+        shared.gate.release(old);
+        return Outcome::Error(e);
+    }
+    // The old connection still points at the replaced file: open the new one, then close it.
+    let outcome = match open_worker(opts, Role::Writer, new.as_deref()) {
+        Ok(fresh) => {
+            let mut db = shared.writer_db.lock().unwrap();
+            *db = fresh.conn.raw() as usize;
+            *slot = Some(fresh);
+            Outcome::Done
+        }
+        Err(e) => {
+            *shared.writer_db.lock().unwrap() = 0;
+            *slot = None;
+            Outcome::Error(DbError { message: format!("{} (after rekey)", e.message), ..e })
+        }
+    };
+    shared.gate.release(new);
+    outcome
+}
