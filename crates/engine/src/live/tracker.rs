@@ -732,6 +732,9 @@ mod tests {
         assert_eq!(db.published(), None);
         db.exec("BEGIN; INSERT INTO b VALUES (1); COMMIT");
         assert_eq!(db.published(), rows(&["b"]), "the next transaction starts clean");
+        // Within one job (a script): the rolled-back changes are gone before the next commit.
+        db.exec("BEGIN; INSERT INTO a VALUES (1); ROLLBACK; BEGIN; INSERT INTO c VALUES (1); COMMIT");
+        assert_eq!(db.published(), rows(&["c"]));
     }
 
     #[test]
@@ -798,6 +801,14 @@ mod tests {
         db.exec("BEGIN; SAVEPOINT x; INSERT INTO a VALUES (1); SAVEPOINT x; INSERT INTO b VALUES (1)");
         db.exec("ROLLBACK TO x; RELEASE x; INSERT INTO c VALUES (1); RELEASE x; COMMIT");
         assert_eq!(db.published(), rows(&["a", "c"]));
+    }
+
+    #[test]
+    fn a_released_savepoints_name_then_means_the_one_before_it() {
+        let db = tracked();
+        db.exec("BEGIN; SAVEPOINT x; INSERT INTO a VALUES (1); SAVEPOINT y; INSERT INTO b VALUES (1)");
+        db.exec("SAVEPOINT x; INSERT INTO c VALUES (1); RELEASE x; ROLLBACK TO x; INSERT INTO d VALUES (1); COMMIT");
+        assert_eq!(db.published(), rows(&["d"]), "ROLLBACK TO x went back to the outer x, before a");
     }
 
     #[test]
