@@ -375,6 +375,7 @@ mod tests {
         assert_eq!(sent(&rx), vec![1]);
         registry.finish(1, result(0, ""), None);
         assert_eq!(sent(&rx), Vec::<u32>::new(), "two changes while queued: one run");
+        assert_eq!(registry.counters.requeries, 2, "and one requery counted");
     }
 
     #[test]
