@@ -275,7 +275,7 @@ mod result_tests {
     fn text_that_is_not_utf8_is_an_error_not_a_lone_surrogate() {
         // A UTF-16 surrogate encoded on its own (CESU-8) is not UTF-8: it is refused, never
         // written out as a lone surrogate.
-        let err = json("SELECT CAST(x'eda080' AS TEXT) AS s", usize::MAX).err().expect("an error");
+        let err = json("SELECT CAST(x'eda080' AS TEXT) AS s", usize::MAX).expect_err("an error");
         assert_eq!(err.code, "ERR_INVALID_UTF8");
     }
 }
