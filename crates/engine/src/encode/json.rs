@@ -201,3 +201,81 @@ mod tests {
         assert_eq!(String::from_utf8(out).unwrap(), "\"a\\\"b\\\\c\\n\\u0001\\u001f\u{7f}\u{2028}😀\"");
     }
 }
+
+#[cfg(test)]
+mod result_tests {
+    use super::*;
+    use crate::connection::{OpenOptions, Role};
+    use crate::statement_cache::StatementCache;
+
+    /// `sql`'s result as encode_json writes it (expectations are JSON.stringify's output).
+    fn json(sql: &str, max_rows: usize) -> DbResult<String> {
+        let opts = OpenOptions { path: ":memory:", role: Role::Reader, busy_timeout_ms: 0, key: None, attach: &[] };
+        let conn = Connection::open(&opts)?;
+        let mut cache = StatementCache::new();
+        let stmt = cache.get(&conn, sql)?;
+        Ok(String::from_utf8(encode_json(&conn, stmt, max_rows)?).expect("UTF-8"))
+    }
+
+    fn all(sql: &str) -> String {
+        json(sql, usize::MAX).unwrap_or_else(|e| panic!("{sql}: {}", e.message))
+    }
+
+    #[test]
+    fn rows_are_an_array_of_objects() {
+        assert_eq!(all("SELECT 1 AS a WHERE 0"), "[]");
+        assert_eq!(all("SELECT 1 AS a, 'x' AS b UNION ALL SELECT 2, NULL"), r#"[{"a":1,"b":"x"},{"a":2,"b":null}]"#);
+        let sql = "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 9) SELECT i FROM n";
+        assert_eq!(json(sql, 2).unwrap(), r#"[{"i":1},{"i":2}]"#, "max_rows");
+    }
+
+    #[test]
+    fn keys_are_escaped_and_in_js_object_order() {
+        assert_eq!(all(r#"SELECT 1 AS b, 2 AS "1", 3 AS b, 4 AS "a""q""#), r#"[{"1":2,"b":3,"a\"q":4}]"#);
+    }
+
+    #[test]
+    fn doubles_print_as_json_stringify_prints_them() {
+        let sql = "SELECT -0.0 AS a, 0.0 AS b, 2.0 AS c, -2.0 AS d, 1.5 AS e, 0.1 AS f, 1e-7 AS g, 1e21 AS h, \
+                   1e20 AS i, 9007199254740991.0 AS j, 9007199254740992.0 AS k, 1.7976931348623157e308 AS l";
+        assert_eq!(
+            all(sql),
+            r#"[{"a":0,"b":0,"c":2,"d":-2,"e":1.5,"f":0.1,"g":1e-7,"h":1e+21,"i":100000000000000000000,"j":9007199254740991,"k":9007199254740992,"l":1.7976931348623157e+308}]"#
+        );
+    }
+
+    #[test]
+    fn non_finite_doubles_are_null() {
+        assert_eq!(all("SELECT 9e999 AS a, -9e999 AS b"), r#"[{"a":null,"b":null}]"#);
+    }
+
+    #[test]
+    fn integers_print_every_digit() {
+        assert_eq!(
+            all("SELECT 9007199254740993 AS a, 9223372036854775807 AS b, -9223372036854775807 - 1 AS c, 0 AS d"),
+            r#"[{"a":9007199254740993,"b":9223372036854775807,"c":-9223372036854775808,"d":0}]"#
+        );
+    }
+
+    #[test]
+    fn blobs_are_base64_strings() {
+        assert_eq!(all("SELECT x'00ff10' AS a, x'fb' AS b, x'' AS c"), r#"[{"a":"AP8Q","b":"+w==","c":""}]"#);
+    }
+
+    #[test]
+    fn text_is_escaped_like_json_stringify() {
+        // Past 8 bytes too, where the scan skips a word at a time.
+        let sql =
+            "SELECT 'ab\"cd' || char(92) || char(10, 9, 13, 8, 12, 1, 31, 127) || 'é😀 0123456789' || char(34) AS s";
+        assert_eq!(all(sql), "[{\"s\":\"ab\\\"cd\\\\\\n\\t\\r\\b\\f\\u0001\\u001f\u{7f}é😀 0123456789\\\"\"}]");
+        assert_eq!(all("SELECT 'a' || char(0) || 'b' AS s"), r#"[{"s":"a\u0000b"}]"#, "an embedded NUL");
+    }
+
+    #[test]
+    fn text_that_is_not_utf8_is_an_error_not_a_lone_surrogate() {
+        // A UTF-16 surrogate encoded on its own (CESU-8) is not UTF-8: it is refused, never
+        // written out as a lone surrogate.
+        let err = json("SELECT CAST(x'eda080' AS TEXT) AS s", usize::MAX).expect_err("an error");
+        assert_eq!(err.code, "ERR_INVALID_UTF8");
+    }
+}

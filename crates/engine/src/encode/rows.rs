@@ -236,3 +236,270 @@ impl Part {
         Ok(EncodedRows { buffer, text })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::connection::{OpenOptions, Role};
+    use crate::statement_cache::StatementCache;
+
+    fn open() -> Connection {
+        let opts = OpenOptions { path: ":memory:", role: Role::Reader, busy_timeout_ms: 0, key: None, attach: &[] };
+        Connection::open(&opts).unwrap_or_else(|e| panic!("open: {}", e.message))
+    }
+
+    /// A cell decoded from the buffer.
+    #[derive(Debug, PartialEq)]
+    enum D {
+        Null,
+        /// A JS number, as the f64's bits.
+        Number(u64),
+        Text(String),
+        Blob(Vec<u8>),
+        Int64(i64),
+    }
+
+    fn number(v: f64) -> D {
+        D::Number(v.to_bits())
+    }
+
+    fn text(s: &str) -> D {
+        D::Text(s.into())
+    }
+
+    #[derive(Debug, PartialEq)]
+    struct Decoded {
+        names: Vec<String>,
+        rows: Vec<Vec<D>>,
+        two_byte: bool,
+    }
+
+    fn word(buffer: &[u8], at: usize) -> usize {
+        u32::from_le_bytes(buffer[at..at + 4].try_into().unwrap()) as usize
+    }
+
+    /// Decodes a part per the layout in the file's header, checking its offsets on the way.
+    fn decode(part: &EncodedRows) -> Decoded {
+        let b = &part.buffer;
+        let (rows, cols, tags, slots, blobs, two_byte) =
+            (word(b, 0), word(b, 4), word(b, 8), word(b, 12), word(b, 16), word(b, 20));
+        let cells = rows * cols;
+        assert_eq!(part.row_count() as usize, rows);
+        assert_eq!(tags, (6 + cols) * 4, "tags follow the header and the name lengths");
+        assert_eq!(slots % 8, 0, "slots are 8-aligned");
+        assert!(slots >= tags + cells && slots < tags + cells + 8, "slots follow the tags");
+        assert_eq!(blobs, slots + cells * 8, "the blob arena follows the slots");
+        let units: Vec<u16> = match &part.text {
+            Text::OneByte(t) => {
+                assert_eq!(two_byte, 0);
+                assert!(t.is_ascii(), "a one-byte text block is ASCII");
+                t.iter().map(|&c| c as u16).collect()
+            }
+            Text::TwoByte(t) => {
+                assert_eq!(two_byte, 1);
+                t.clone()
+            }
+        };
+        let string = |start: usize, len: usize| String::from_utf16(&units[start..start + len]).unwrap();
+        let mut at = 0;
+        let names = (0..cols)
+            .map(|i| {
+                let len = word(b, 24 + i * 4);
+                at += len;
+                string(at - len, len)
+            })
+            .collect();
+        let mut cells = (0..cells).map(|i| {
+            let slot = u64::from_le_bytes(b[slots + i * 8..slots + i * 8 + 8].try_into().unwrap());
+            let (start, len) = ((slot & 0xffff_ffff) as usize, (slot >> 32) as usize);
+            match b[tags + i] {
+                TAG_NULL => D::Null,
+                TAG_NUMBER => D::Number(slot),
+                TAG_TEXT => D::Text(string(start, len)),
+                TAG_BLOB => D::Blob(b[blobs + start..blobs + start + len].to_vec()),
+                TAG_INT64 => D::Int64(slot as i64),
+                tag => panic!("unknown tag {tag}"),
+            }
+        });
+        let rows = (0..rows).map(|_| cells.by_ref().take(cols).collect()).collect();
+        Decoded { names, rows, two_byte: two_byte == 1 }
+    }
+
+    /// Encodes `sql`'s result; with `parts`, the early parts come first in the list.
+    fn encode(sql: &str, max_rows: usize, safe_integers: bool, parts: bool) -> DbResult<Vec<EncodedRows>> {
+        let conn = open();
+        let mut cache = StatementCache::new();
+        let stmt = cache.get(&conn, sql)?;
+        let mut early = Vec::new();
+        let mut emit = |part: EncodedRows| early.push(part);
+        let last = encode_rows(&conn, stmt, max_rows, safe_integers, if parts { Some(&mut emit) } else { None })?;
+        early.push(last);
+        Ok(early)
+    }
+
+    fn one(sql: &str, safe_integers: bool) -> Decoded {
+        let parts = encode(sql, usize::MAX, safe_integers, true).unwrap_or_else(|e| panic!("{sql}: {}", e.message));
+        assert_eq!(parts.len(), 1);
+        decode(&parts[0])
+    }
+
+    #[test]
+    fn every_sqlite_type_has_its_tag_and_slot() {
+        let d = one("SELECT NULL AS n, 7 AS i, -2.5 AS f, 'abc' AS t, x'00ff10' AS b, -0.0 AS z", false);
+        assert_eq!(d.names, ["n", "i", "f", "t", "b", "z"]);
+        assert!(!d.two_byte);
+        assert_eq!(
+            d.rows,
+            vec![vec![D::Null, number(7.0), number(-2.5), text("abc"), D::Blob(vec![0, 255, 16]), number(-0.0)]]
+        );
+    }
+
+    #[test]
+    fn integers_beyond_2_pow_53_are_int64_and_with_safe_integers_all_are() {
+        let sql = "SELECT 9007199254740991, -9007199254740991, 9007199254740992, -9007199254740992, \
+                   9223372036854775807, -9223372036854775807 - 1, 0";
+        let d = one(sql, false);
+        assert_eq!(
+            d.rows[0],
+            vec![
+                number(9007199254740991.0),
+                number(-9007199254740991.0),
+                D::Int64(1 << 53),
+                D::Int64(-(1 << 53)),
+                D::Int64(i64::MAX),
+                D::Int64(i64::MIN),
+                number(0.0)
+            ]
+        );
+        let safe = one(sql, true);
+        assert_eq!(
+            safe.rows[0],
+            vec![
+                D::Int64((1 << 53) - 1),
+                D::Int64(1 - (1 << 53)),
+                D::Int64(1 << 53),
+                D::Int64(-(1 << 53)),
+                D::Int64(i64::MAX),
+                D::Int64(i64::MIN),
+                D::Int64(0)
+            ]
+        );
+        assert_eq!(one("SELECT 1.0", true).rows[0], vec![number(1.0)], "a REAL stays a number");
+    }
+
+    #[test]
+    fn an_empty_result_still_names_its_columns() {
+        let d = one("SELECT 1 AS a, 'x' AS bb WHERE 0", false);
+        assert_eq!(d, Decoded { names: vec!["a".into(), "bb".into()], rows: vec![], two_byte: false });
+        let parts = encode("SELECT 1 AS a WHERE 0", usize::MAX, false, false).unwrap();
+        assert_eq!(parts[0].buffer.len(), 32, "header, one name length, slots at 32, nothing after");
+    }
+
+    #[test]
+    fn empty_text_and_blob_are_not_null() {
+        assert_eq!(one("SELECT '', x''", false).rows[0], vec![text(""), D::Blob(vec![])]);
+    }
+
+    #[test]
+    fn non_ascii_text_makes_the_whole_block_utf16() {
+        // ASCII first (copied as bytes), then non-ASCII: what came before is widened, and every
+        // offset counts UTF-16 units (the emoji takes two).
+        let d = one("SELECT 'ab' AS x, 'é😀z' AS \"ñ\", 'cd' AS y UNION ALL SELECT 'q', NULL, '😀'", false);
+        assert!(d.two_byte);
+        assert_eq!(d.names, ["x", "ñ", "y"]);
+        assert_eq!(d.rows, vec![vec![text("ab"), text("é😀z"), text("cd")], vec![text("q"), D::Null, text("😀")]]);
+        let latin1 = one("SELECT 'é' AS a", false);
+        assert!(latin1.two_byte, "one-byte is for ASCII only, not Latin-1");
+        assert_eq!(latin1.rows[0], vec![text("é")]);
+    }
+
+    #[test]
+    fn text_and_blobs_of_many_rows_keep_their_offsets() {
+        let sql = "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 50) \
+                   SELECT i, printf('t%d', i), CAST(zeroblob(i % 3) || i AS BLOB) FROM n";
+        let d = one(sql, false);
+        assert_eq!(d.rows.len(), 50);
+        for (i, row) in (1..=50).zip(&d.rows) {
+            let mut blob = vec![0; i % 3];
+            blob.extend(i.to_string().bytes());
+            assert_eq!(row, &vec![number(i as f64), D::Text(format!("t{i}")), D::Blob(blob)]);
+        }
+    }
+
+    #[test]
+    fn max_rows_stops_the_result() {
+        let sql = "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 10) SELECT i FROM n";
+        let parts = encode(sql, 3, false, true).unwrap();
+        assert_eq!(decode(&parts[0]).rows, vec![vec![number(1.0)], vec![number(2.0)], vec![number(3.0)]]);
+    }
+
+    /// `rows` rows of `cols` columns; cell (r, c) holds r * cols + c.
+    fn counting(rows: usize, cols: usize) -> String {
+        let columns: Vec<String> = (0..cols).map(|c| format!("i * {cols} + {c} AS c{c}")).collect();
+        format!(
+            "WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < {}) SELECT {} FROM n",
+            rows - 1,
+            columns.join(", ")
+        )
+    }
+
+    /// The parts' row counts, checking each is self-contained and the values run on.
+    fn part_rows(parts: &[EncodedRows], cols: usize) -> Vec<usize> {
+        let mut next = 0;
+        parts
+            .iter()
+            .map(|part| {
+                let d = decode(part);
+                assert_eq!(d.names.len(), cols, "every part names its columns");
+                for row in &d.rows {
+                    for cell in row {
+                        assert_eq!(cell, &number(next as f64));
+                        next += 1;
+                    }
+                }
+                d.rows.len()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_large_result_comes_in_parts_then_one_last_part() {
+        let rows = PART_CELLS * 5 + 1;
+        let parts = encode(&counting(rows, 1), usize::MAX, false, true).unwrap();
+        let p = PART_CELLS;
+        assert_eq!(part_rows(&parts, 1), vec![p, p, p, 2 * p + 1], "three early parts, the rest in the last");
+
+        let parts = encode(&counting(PART_CELLS, 2), usize::MAX, false, true).unwrap();
+        assert_eq!(part_rows(&parts, 2), vec![p / 2, p / 2], "parts count cells, not rows");
+
+        let parts = encode(&counting(rows, 1), usize::MAX, false, false).unwrap();
+        assert_eq!(part_rows(&parts, 1), vec![rows], "without emit_part, one part holds all");
+    }
+
+    #[test]
+    fn a_result_that_ends_with_a_full_part_is_one_part() {
+        let parts = encode(&counting(PART_CELLS, 1), usize::MAX, false, true).unwrap();
+        assert_eq!(part_rows(&parts, 1), vec![PART_CELLS], "no empty last part");
+        let parts = encode(&counting(PART_CELLS * 3, 1), PART_CELLS * 2, false, true).unwrap();
+        assert_eq!(part_rows(&parts, 1), vec![PART_CELLS, PART_CELLS], "max_rows ends it");
+    }
+
+    #[test]
+    fn text_that_is_not_utf8_is_an_error_naming_its_cell() {
+        let err = encode("SELECT 1 AS ok UNION ALL SELECT CAST(x'61ff' AS TEXT)", usize::MAX, false, true)
+            .err()
+            .expect("an error");
+        assert_eq!(err.code, "ERR_INVALID_UTF8");
+        assert_eq!(
+            err.message,
+            "column 'ok' of row 2 holds TEXT that is not valid UTF-8 (at byte 1); read it as bytes with CAST(ok AS BLOB)"
+        );
+    }
+
+    #[test]
+    fn row_count_reads_the_header() {
+        assert_eq!(EncodedRows { buffer: vec![], text: Text::OneByte(vec![]) }.row_count(), 0);
+        let parts = encode(&counting(5, 1), usize::MAX, false, true).unwrap();
+        assert_eq!(parts[0].row_count(), 5);
+    }
+}

@@ -213,3 +213,274 @@ fn fingerprint(rows: &EncodedRows) -> (u64, u32) {
     }
     (hasher.digest(), rows.row_count())
 }
+
+#[cfg(test)]
+mod tests {
+    use crossbeam_channel::Receiver;
+    use sqlite3mc_sys as ffi;
+
+    use super::*;
+    use crate::live::capture::AuthEvent;
+    use crate::live::dependencies::{name_id, table_key};
+
+    fn registry(limit: usize) -> (Registry, Receiver<Job>) {
+        let (tx, rx) = crossbeam_channel::unbounded();
+        (Registry::new(tx, limit), rx)
+    }
+
+    /// The ids of the runs sent to the readers since the last look.
+    fn sent(rx: &Receiver<Job>) -> Vec<u32> {
+        rx.try_iter()
+            .map(|job| {
+                assert!(matches!(job.request, Request::Stream));
+                job.id
+            })
+            .collect()
+    }
+
+    /// A result: `rows` in the header, `content` standing for its cells.
+    fn result(rows: u32, content: &str) -> Result<EncodedRows, DbError> {
+        let mut buffer = rows.to_le_bytes().to_vec();
+        buffer.extend_from_slice(&[0; 20]);
+        Ok(EncodedRows { buffer, text: Text::OneByte(content.as_bytes().to_vec()) })
+    }
+
+    /// What a query reads: (table, column) in schema main.
+    fn reads(columns: &[(&str, &str)]) -> Option<Arc<Dependencies>> {
+        let events: Vec<AuthEvent> = columns
+            .iter()
+            .map(|(t, c)| AuthEvent {
+                action: ffi::SQLITE_READ,
+                db: "main".into(),
+                arg1: (*t).into(),
+                arg2: (*c).into(),
+            })
+            .collect();
+        Some(Arc::new(Dependencies::from_events(&events, false)))
+    }
+
+    fn rows_of(table: &str) -> ChangeSet {
+        let mut set = ChangeSet::default();
+        set.add_rows(name_id(&table_key("main", table)));
+        set
+    }
+
+    fn columns_of(table: &str, columns: &[&str]) -> ChangeSet {
+        let mut set = ChangeSet::default();
+        set.add_columns(name_id(&table_key("main", table)), columns.iter().map(|c| name_id(c)));
+        set
+    }
+
+    fn delivered(outcome: Option<Outcome>) -> Option<&'static str> {
+        match outcome {
+            None => None,
+            Some(Outcome::StreamRows(_)) => Some("rows"),
+            Some(Outcome::StreamError(_)) => Some("error"),
+            Some(_) => Some("other"),
+        }
+    }
+
+    /// Query `id` on t(a), started and its first run delivered.
+    fn started(registry: &mut Registry, rx: &Receiver<Job>, id: u32) {
+        registry.start(id, format!("SELECT a FROM t -- {id}"), vec![0]);
+        assert_eq!(sent(rx), vec![id]);
+        assert_eq!(delivered(registry.finish(id, result(1, "first"), reads(&[("t", "a")]))), Some("rows"));
+    }
+
+    #[test]
+    fn a_query_runs_when_it_starts_and_its_first_result_is_delivered() {
+        let (mut registry, rx) = registry(4);
+        registry.start(7, "SELECT a FROM t".into(), vec![1, 0, 0, 0, 0]);
+        let job = rx.try_recv().expect("a run was sent");
+        assert_eq!((job.id, job.sql.as_str(), job.params.as_slice()), (7, "SELECT a FROM t", &[1, 0, 0, 0, 0][..]));
+        assert!(matches!(job.request, Request::Stream) && !job.cancellable && !job.in_transaction);
+        assert_eq!(registry.len(), 1);
+        assert_eq!(delivered(registry.finish(7, result(0, ""), reads(&[("t", "a")]))), Some("rows"));
+        assert_eq!(sent(&rx), Vec::<u32>::new(), "nothing changed: no second run");
+        assert_eq!(registry.counters.requeries, 0, "a first run is no requery");
+    }
+
+    #[test]
+    fn a_committed_change_to_what_it_reads_runs_it_again() {
+        let (mut registry, rx) = registry(4);
+        started(&mut registry, &rx, 1);
+        registry.publish(&rows_of("t"));
+        assert_eq!(sent(&rx), vec![1]);
+        assert_eq!(registry.counters.requeries, 1);
+        assert_eq!(delivered(registry.finish(1, result(2, "second"), None)), Some("rows"));
+        registry.publish(&columns_of("t", &["b", "a"]));
+        assert_eq!(sent(&rx), vec![1], "a column it reads changed");
+    }
+
+    #[test]
+    fn changes_to_what_it_does_not_read_do_not_run_it() {
+        let (mut registry, rx) = registry(4);
+        started(&mut registry, &rx, 1);
+        registry.publish(&rows_of("u"));
+        assert_eq!(sent(&rx), Vec::<u32>::new(), "another table");
+        registry.publish(&columns_of("t", &["b"]));
+        assert_eq!(sent(&rx), Vec::<u32>::new(), "another column of its table");
+        assert_eq!(registry.counters.skipped_by_columns, 1);
+        assert_eq!(registry.counters.requeries, 0);
+        let mut schema = ChangeSet::default();
+        schema.add_schema("aux");
+        registry.publish(&schema);
+        assert_eq!(sent(&rx), Vec::<u32>::new(), "another schema's definitions");
+        schema.add_schema("main");
+        registry.publish(&schema);
+        assert_eq!(sent(&rx), vec![1], "its schema's definitions changed");
+    }
+
+    #[test]
+    fn a_change_during_a_run_makes_exactly_one_more_run() {
+        let (mut registry, rx) = registry(4);
+        started(&mut registry, &rx, 1);
+        registry.publish(&rows_of("t"));
+        assert_eq!(sent(&rx), vec![1]);
+        registry.publish(&rows_of("t"));
+        registry.publish(&columns_of("t", &["a"]));
+        assert_eq!(sent(&rx), Vec::<u32>::new(), "one run in flight at most");
+        assert_eq!(delivered(registry.finish(1, result(1, "stale"), None)), Some("rows"));
+        assert_eq!(sent(&rx), vec![1], "the run that sees the last commit");
+        assert_eq!(delivered(registry.finish(1, result(1, "latest"), None)), Some("rows"));
+        assert_eq!(sent(&rx), Vec::<u32>::new(), "and no more");
+        assert_eq!(registry.counters.requeries, 2);
+    }
+
+    #[test]
+    fn a_change_during_the_first_run_runs_it_again() {
+        // Before its first run ends, what it reads is unknown: any change may concern it.
+        let (mut registry, rx) = registry(4);
+        registry.start(1, "SELECT a FROM t".into(), vec![0]);
+        assert_eq!(sent(&rx), vec![1]);
+        registry.publish(&rows_of("anything"));
+        assert_eq!(delivered(registry.finish(1, result(1, "first"), reads(&[("t", "a")]))), Some("rows"));
+        assert_eq!(sent(&rx), vec![1]);
+    }
+
+    #[test]
+    fn a_queued_query_is_queued_once() {
+        let (mut registry, rx) = registry(1);
+        started(&mut registry, &rx, 1);
+        registry.start(2, "SELECT b FROM u".into(), vec![0]);
+        assert_eq!(sent(&rx), vec![2]);
+        registry.finish(2, result(0, ""), reads(&[("u", "b")]));
+        registry.publish(&rows_of("u"));
+        assert_eq!(sent(&rx), vec![2]);
+        registry.publish(&rows_of("t")); // 1 queues behind 2
+        registry.publish(&rows_of("t"));
+        assert_eq!(sent(&rx), Vec::<u32>::new(), "the limit is one run in flight");
+        registry.finish(2, result(0, ""), None);
+        assert_eq!(sent(&rx), vec![1]);
+        registry.finish(1, result(0, ""), None);
+        assert_eq!(sent(&rx), Vec::<u32>::new(), "two changes while queued: one run");
+        assert_eq!(registry.counters.requeries, 2, "and one requery counted");
+    }
+
+    #[test]
+    fn runs_wait_for_a_free_reader_and_queue_in_subscription_order() {
+        let (mut registry, rx) = registry(2);
+        for id in [3, 1, 2] {
+            started(&mut registry, &rx, id);
+        }
+        registry.publish(&rows_of("t"));
+        assert_eq!(sent(&rx), vec![1, 2], "two readers");
+        registry.finish(2, result(1, "first"), None);
+        assert_eq!(sent(&rx), vec![3]);
+        registry.finish(1, result(1, "first"), None);
+        registry.finish(3, result(1, "first"), None);
+        assert_eq!(sent(&rx), Vec::<u32>::new());
+    }
+
+    #[test]
+    fn an_unchanged_result_is_not_delivered() {
+        let (mut registry, rx) = registry(4);
+        started(&mut registry, &rx, 1);
+        registry.publish(&rows_of("t"));
+        sent(&rx);
+        assert_eq!(delivered(registry.finish(1, result(1, "first"), None)), None);
+        assert_eq!(registry.counters.unchanged_suppressed, 1);
+        registry.publish(&rows_of("t"));
+        sent(&rx);
+        assert_eq!(delivered(registry.finish(1, result(1, "other"), None)), Some("rows"), "other text");
+        registry.publish(&rows_of("t"));
+        sent(&rx);
+        assert_eq!(delivered(registry.finish(1, result(2, "other"), None)), Some("rows"), "other row count");
+    }
+
+    #[test]
+    fn after_an_error_the_next_result_is_delivered_even_if_unchanged() {
+        let (mut registry, rx) = registry(4);
+        started(&mut registry, &rx, 1);
+        registry.publish(&rows_of("t"));
+        sent(&rx);
+        let error = Err(DbError::new("SQLITE_ERROR", "no such table: t"));
+        assert_eq!(delivered(registry.finish(1, error, None)), Some("error"));
+        registry.publish(&rows_of("t"));
+        sent(&rx);
+        assert_eq!(delivered(registry.finish(1, result(1, "first"), None)), Some("rows"));
+    }
+
+    #[test]
+    fn a_stopped_query_delivers_nothing_and_runs_no_more() {
+        let (mut registry, rx) = registry(1);
+        started(&mut registry, &rx, 1);
+        registry.publish(&rows_of("t"));
+        assert_eq!(sent(&rx), vec![1]);
+        registry.stop(1);
+        assert!(registry.is_empty());
+        registry.publish(&rows_of("t"));
+        assert_eq!(delivered(registry.finish(1, result(1, "new"), None)), None, "its run in flight is dropped");
+        assert_eq!(sent(&rx), Vec::<u32>::new());
+
+        // Stopped while queued: its run is never sent, and the reader it would take is free.
+        started(&mut registry, &rx, 2);
+        registry.start(3, "SELECT b FROM u".into(), vec![0]);
+        assert_eq!(sent(&rx), vec![3]);
+        registry.finish(3, result(0, ""), reads(&[("u", "b")]));
+        registry.publish(&rows_of("u"));
+        assert_eq!(sent(&rx), vec![3]);
+        registry.publish(&rows_of("t")); // 2 queues behind 3's run
+        registry.stop(2);
+        registry.finish(3, result(0, ""), None);
+        assert_eq!(sent(&rx), Vec::<u32>::new());
+        registry.publish(&rows_of("u"));
+        assert_eq!(sent(&rx), vec![3], "the reader is free for the others");
+    }
+
+    #[test]
+    fn a_query_whose_reads_overflowed_depends_on_everything() {
+        let (mut registry, rx) = registry(4);
+        registry.start(1, "SELECT …".into(), vec![0]);
+        sent(&rx);
+        let all = Some(Arc::new(Dependencies::from_events(&[], true)));
+        registry.finish(1, result(1, "first"), all.clone());
+        assert_eq!(registry.counters.fallback_all, 1);
+        registry.publish(&columns_of("anything", &["at_all"]));
+        assert_eq!(sent(&rx), vec![1]);
+        registry.finish(1, result(1, "first"), all);
+        assert_eq!(registry.counters.fallback_all, 1, "counted once per query");
+        registry.publish(&ChangeSet::default());
+        assert_eq!(sent(&rx), vec![1], "even an empty change set");
+    }
+
+    #[test]
+    fn everything_changed_runs_every_query() {
+        let (mut registry, rx) = registry(4);
+        started(&mut registry, &rx, 1);
+        started(&mut registry, &rx, 2);
+        registry.publish(&ChangeSet::everything());
+        assert_eq!(sent(&rx), vec![1, 2]);
+    }
+
+    #[test]
+    fn a_closed_registry_sends_nothing() {
+        let (mut registry, rx) = registry(4);
+        started(&mut registry, &rx, 1);
+        registry.close();
+        assert!(registry.is_empty());
+        registry.start(2, "SELECT a FROM t".into(), vec![0]);
+        registry.publish(&rows_of("t"));
+        assert_eq!(sent(&rx), Vec::<u32>::new());
+    }
+}

@@ -179,3 +179,306 @@ fn bind_value(stmt: &Statement, index: c_int, value: Value) -> DbResult<()> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::connection::{Connection, OpenOptions, Role};
+    use crate::statement_cache::StatementCache;
+
+    fn open() -> Connection {
+        let opts = OpenOptions { path: ":memory:", role: Role::Reader, busy_timeout_ms: 0, key: None, attach: &[] };
+        Connection::open(&opts).unwrap_or_else(|e| panic!("open: {}", e.message))
+    }
+
+    /// A parameter buffer built by hand, per the layout in the file's header.
+    struct Buf(Vec<u8>);
+
+    impl Buf {
+        fn set(kind: u8, count: u32) -> Buf {
+            let mut b = vec![kind];
+            b.extend_from_slice(&count.to_le_bytes());
+            Buf(b)
+        }
+        fn positional(count: u32) -> Buf {
+            Buf::set(1, count)
+        }
+        fn named(count: u32) -> Buf {
+            Buf::set(2, count)
+        }
+        fn name(mut self, name: &str) -> Buf {
+            self.0.extend_from_slice(&(name.len() as u32).to_le_bytes());
+            self.0.extend_from_slice(name.as_bytes());
+            self
+        }
+        fn null(mut self) -> Buf {
+            self.0.push(0);
+            self
+        }
+        fn int(mut self, v: i64) -> Buf {
+            self.0.push(1);
+            self.0.extend_from_slice(&v.to_le_bytes());
+            self
+        }
+        fn float(mut self, v: f64) -> Buf {
+            self.0.push(2);
+            self.0.extend_from_slice(&v.to_le_bytes());
+            self
+        }
+        fn bytes(mut self, tag: u8, bytes: &[u8]) -> Buf {
+            self.0.push(tag);
+            self.0.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
+            self.0.extend_from_slice(bytes);
+            self
+        }
+        fn text(self, text: &[u8]) -> Buf {
+            self.bytes(3, text)
+        }
+        fn blob(self, blob: &[u8]) -> Buf {
+            self.bytes(4, blob)
+        }
+    }
+
+    /// A value as SQLite returned it.
+    #[derive(Debug, PartialEq)]
+    enum V {
+        Null,
+        Int(i64),
+        /// The bits, so -0.0 and NaN compare exactly.
+        Real(u64),
+        Text(Vec<u8>),
+        Blob(Vec<u8>),
+    }
+
+    fn text(s: &str) -> V {
+        V::Text(s.as_bytes().to_vec())
+    }
+
+    /// Prepares `sql`, binds `params` and returns its one row.
+    fn run(sql: &str, params: &[u8]) -> DbResult<Vec<V>> {
+        let conn = open();
+        let mut cache = StatementCache::new();
+        let stmt = cache.get(&conn, sql)?;
+        bind(stmt, &mut Reader::new(params))?;
+        Ok(row(stmt))
+    }
+
+    /// Steps `stmt` once and reads its row, then resets it and clears its bindings.
+    fn row(stmt: &Statement) -> Vec<V> {
+        let s = stmt.raw;
+        // SAFETY: a valid, bound statement; values are copied before the reset.
+        unsafe {
+            assert_eq!(ffi::sqlite3_step(s), ffi::SQLITE_ROW);
+            let values = (0..ffi::sqlite3_column_count(s))
+                .map(|i| {
+                    let n = ffi::sqlite3_column_bytes(s, i) as usize;
+                    let bytes =
+                        |p: *const u8| if n == 0 { Vec::new() } else { std::slice::from_raw_parts(p, n).to_vec() };
+                    match ffi::sqlite3_column_type(s, i) {
+                        ffi::SQLITE_INTEGER => V::Int(ffi::sqlite3_column_int64(s, i)),
+                        ffi::SQLITE_FLOAT => V::Real(ffi::sqlite3_column_double(s, i).to_bits()),
+                        ffi::SQLITE_TEXT => V::Text(bytes(ffi::sqlite3_column_text(s, i))),
+                        ffi::SQLITE_BLOB => V::Blob(bytes(ffi::sqlite3_column_blob(s, i) as *const u8)),
+                        _ => V::Null,
+                    }
+                })
+                .collect();
+            ffi::sqlite3_reset(s);
+            ffi::sqlite3_clear_bindings(s);
+            values
+        }
+    }
+
+    fn error(result: DbResult<Vec<V>>) -> (String, String) {
+        match result {
+            Ok(row) => panic!("expected an error, got {row:?}"),
+            Err(e) => (e.code.into_owned(), e.message),
+        }
+    }
+
+    #[test]
+    fn every_value_type_binds_as_its_sqlite_type() {
+        let params = Buf::positional(5).null().int(-42).float(2.5).text(b"hi").blob(&[0, 255, 7]);
+        let sql = "SELECT ?1, typeof(?1), ?2, typeof(?2), ?3, typeof(?3), ?4, typeof(?4), ?5, typeof(?5)";
+        assert_eq!(
+            run(sql, &params.0).unwrap(),
+            vec![
+                V::Null,
+                text("null"),
+                V::Int(-42),
+                text("integer"),
+                V::Real(2.5f64.to_bits()),
+                text("real"),
+                text("hi"),
+                text("text"),
+                V::Blob(vec![0, 255, 7]),
+                text("blob"),
+            ]
+        );
+    }
+
+    #[test]
+    fn integers_and_doubles_keep_every_bit() {
+        let params = Buf::positional(5).int(i64::MIN).int(i64::MAX).float(-0.0).float(f64::MIN_POSITIVE).float(1e308);
+        assert_eq!(
+            run("SELECT ?, ?, ?, ?, ?", &params.0).unwrap(),
+            vec![
+                V::Int(i64::MIN),
+                V::Int(i64::MAX),
+                V::Real((-0.0f64).to_bits()),
+                V::Real(f64::MIN_POSITIVE.to_bits()),
+                V::Real(1e308f64.to_bits())
+            ]
+        );
+    }
+
+    #[test]
+    fn text_keeps_its_length_embedded_nuls_and_non_ascii() {
+        let value = "a\0b é 😀";
+        let params = Buf::positional(2).text(value.as_bytes()).text("é😀".as_bytes());
+        assert_eq!(
+            run("SELECT ?1, length(CAST(?1 AS BLOB)), length(?2), unicode(substr(?2, 2))", &params.0).unwrap(),
+            vec![text(value), V::Int(value.len() as i64), V::Int(2), V::Int(0x1F600)],
+            "every byte of ?1 arrives; ?2 is two characters of UTF-8"
+        );
+    }
+
+    #[test]
+    fn empty_text_and_blob_are_not_null() {
+        let params = Buf::positional(2).text(b"").blob(&[]);
+        assert_eq!(
+            run("SELECT typeof(?1), typeof(?2), length(?2)", &params.0).unwrap(),
+            vec![text("text"), text("blob"), V::Int(0)]
+        );
+    }
+
+    #[test]
+    fn named_parameters_bind_by_name_whatever_their_prefix_and_order() {
+        let params = Buf::named(3).name("c").int(3).name("a").text(b"one").name("b").float(0.5);
+        assert_eq!(
+            run("SELECT :a, @b, $c", &params.0).unwrap(),
+            vec![text("one"), V::Real(0.5f64.to_bits()), V::Int(3)]
+        );
+    }
+
+    #[test]
+    fn named_parameters_also_bind_by_position() {
+        let params = Buf::positional(2).int(1).int(2);
+        assert_eq!(run("SELECT :b, :a", &params.0).unwrap(), vec![V::Int(1), V::Int(2)]);
+    }
+
+    #[test]
+    fn numbered_parameters_are_positional_up_to_the_largest_number() {
+        // ?3 makes three parameters; ?2 is never read.
+        let params = Buf::positional(3).int(1).int(2).int(3);
+        assert_eq!(run("SELECT ?3, ?1, ?3", &params.0).unwrap(), vec![V::Int(3), V::Int(1), V::Int(3)]);
+        let named = Buf::named(1).name("3").int(3);
+        assert_eq!(error(run("SELECT ?3", &named.0)).0, "ERR_PARAMETER_NAME");
+    }
+
+    #[test]
+    fn no_parameters() {
+        assert_eq!(run("SELECT 1", &[]).unwrap(), vec![V::Int(1)], "an empty buffer");
+        assert_eq!(run("SELECT 1", &[0]).unwrap(), vec![V::Int(1)], "kind 0");
+        assert_eq!(run("SELECT 1", &Buf::positional(0).0).unwrap(), vec![V::Int(1)], "an empty array");
+        assert_eq!(run("SELECT 1", &Buf::named(0).0).unwrap(), vec![V::Int(1)], "an empty object");
+    }
+
+    #[test]
+    fn a_count_mismatch_names_both_counts() {
+        let one = Buf::positional(1).int(1);
+        assert_eq!(
+            error(run("SELECT ?, ?", &one.0)),
+            ("ERR_PARAMETER_COUNT".into(), "the statement takes 2 parameters, 1 was given".into())
+        );
+        assert_eq!(
+            error(run("SELECT ?", &[])),
+            ("ERR_PARAMETER_COUNT".into(), "the statement takes 1 parameter, 0 were given".into())
+        );
+        let three = Buf::positional(3).int(1).int(2).int(3);
+        assert_eq!(
+            error(run("SELECT 1", &three.0)),
+            ("ERR_PARAMETER_COUNT".into(), "the statement takes 0 parameters, 3 were given".into())
+        );
+    }
+
+    #[test]
+    fn named_mismatches_say_which_name() {
+        let unknown = Buf::named(2).name("a").int(1).name("zz").int(2);
+        assert_eq!(
+            error(run("SELECT :a", &unknown.0)),
+            ("ERR_PARAMETER_NAME".into(), "the statement has no parameter named 'zz' (as :zz, @zz or $zz)".into())
+        );
+        let missing = Buf::named(1).name("a").int(1);
+        assert_eq!(
+            error(run("SELECT :a, :b", &missing.0)),
+            ("ERR_PARAMETER_NAME".into(), "missing a value for the named parameter 'b'".into())
+        );
+        let prefixed = Buf::named(1).name(":a").int(1);
+        assert_eq!(error(run("SELECT :a", &prefixed.0)).0, "ERR_PARAMETER_NAME", "names go without their prefix");
+        let mixed = Buf::named(1).name("x").int(1);
+        assert_eq!(
+            error(run("SELECT ?, :x", &mixed.0)),
+            (
+                "ERR_PARAMETER_NAME".into(),
+                "parameter 1 is positional (?); pass the parameters as an array, not an object".into()
+            )
+        );
+    }
+
+    #[test]
+    fn malformed_buffers_are_refused() {
+        let malformed = ("ERR_INTERNAL".to_string(), "malformed parameter buffer".to_string());
+        let cases: Vec<(&str, Vec<u8>)> = vec![
+            ("an unknown kind", vec![3, 0, 0, 0, 0]),
+            ("a short count", vec![1, 1, 0]),
+            ("a missing value", Buf::positional(1).0),
+            ("an unknown tag", Buf::positional(1).0.into_iter().chain([5]).collect()),
+            ("a short integer", Buf::positional(1).0.into_iter().chain([1, 0, 0, 0]).collect()),
+            ("a short double", Buf::positional(1).0.into_iter().chain([2, 0]).collect()),
+            ("text past the end", {
+                let mut b = Buf::positional(1).text(b"abc").0;
+                b.pop();
+                b
+            }),
+            ("a blob past the end", Buf::positional(1).0.into_iter().chain([4, 255, 255, 255, 255, 1]).collect()),
+            ("a short name", Buf::named(1).0.into_iter().chain([9, 0, 0, 0, b'a']).collect()),
+        ];
+        for (what, buf) in cases {
+            assert_eq!(error(run("SELECT ?", &buf)), malformed, "{what}");
+        }
+    }
+
+    #[test]
+    fn sets_follow_one_another_in_one_buffer() {
+        // executeBatch's shape: each set read where the last one ended, one scratch for all.
+        let conn = open();
+        let mut cache = StatementCache::new();
+        let stmt = cache.get(&conn, "SELECT :a, :b").unwrap();
+        let mut buf = Buf::named(2).name("a").int(1).name("b").int(2).0;
+        buf.extend(Buf::named(2).name("b").text(b"y").name("a").text(b"x").0);
+        buf.extend(Buf::positional(2).int(5).int(6).0);
+        buf.extend(Buf::named(1).name("a").int(7).0);
+        let mut reader = Reader::new(&buf);
+        let mut scratch = Vec::new();
+        bind_with(stmt, &mut reader, &mut scratch).unwrap();
+        assert_eq!(row(stmt), vec![V::Int(1), V::Int(2)]);
+        bind_with(stmt, &mut reader, &mut scratch).unwrap();
+        assert_eq!(row(stmt), vec![text("x"), text("y")]);
+        bind_with(stmt, &mut reader, &mut scratch).unwrap();
+        assert_eq!(row(stmt), vec![V::Int(5), V::Int(6)]);
+        let last = bind_with(stmt, &mut reader, &mut scratch).map(|_| Vec::new());
+        assert_eq!(error(last).1, "missing a value for the named parameter 'b'", "b's earlier binding does not count");
+        assert!(reader.is_empty());
+    }
+
+    #[test]
+    fn an_empty_set_is_recognised_without_reading_it() {
+        assert!(Reader::new(&[]).peek_is_empty_set());
+        assert!(Reader::new(&[0]).peek_is_empty_set());
+        assert!(Reader::new(&Buf::positional(0).0).peek_is_empty_set());
+        assert!(Reader::new(&Buf::named(0).0).peek_is_empty_set());
+        assert!(!Reader::new(&Buf::positional(1).null().0).peek_is_empty_set());
+        assert!(!Reader::new(&Buf::named(1).name("a").null().0).peek_is_empty_set());
+    }
+}
