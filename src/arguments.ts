@@ -17,7 +17,10 @@ const OPTION_KEYS = new Set([
   'encryptionKey',
   'cipher',
   'attach',
+  'inlineBudget',
 ])
+/** Milliseconds a read may run on the JS thread before it moves to a reader (experiments/032). */
+const DEFAULT_INLINE_BUDGET = 0.1
 const REKEY_OPTION_KEYS = new Set(['cipher'])
 const TRANSACTION_OPTION_KEYS = new Set(['mode', 'signal'])
 const MODES = new Set(['deferred', 'immediate', 'exclusive'])
@@ -110,6 +113,7 @@ export function checkOptions(options: unknown): EngineOptions {
     safeIntegers: booleanOption('safeIntegers', o.safeIntegers),
     encryption: checkEncryption(o.encryptionKey, o.cipher),
     attach: checkAttach(o.attach),
+    inlineBudgetMicros: Math.round(numberOption('inlineBudget', o.inlineBudget, 0, 10, DEFAULT_INLINE_BUDGET) * 1000),
   }
 }
 
@@ -295,6 +299,14 @@ function integerOption(name: string, value: unknown, min: number, max: number, f
   if (value === undefined) return fallback
   if (typeof value !== 'number' || !Number.isInteger(value))
     throw typeError(`${name} must be an integer, got ${describe(value)}`)
+  if (value < min || value > max) throw rangeError(`${name} must be between ${min} and ${max}, got ${value}`)
+  return value
+}
+
+function numberOption(name: string, value: unknown, min: number, max: number, fallback: number): number {
+  if (value === undefined) return fallback
+  if (typeof value !== 'number' || Number.isNaN(value))
+    throw typeError(`${name} must be a number, got ${describe(value)}`)
   if (value < min || value > max) throw rangeError(`${name} must be between ${min} and ${max}, got ${value}`)
   return value
 }

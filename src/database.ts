@@ -116,6 +116,7 @@ export class Database implements Queryable {
       sqlite: { pageCacheBytes: native[5]!, schemaBytes: native[6]!, statementBytes: native[7]! },
       walBytes: wal?.size ?? 0,
       groupCommit: { groups: native[8]!, writes: native[9]! },
+      inline: this.#engine.inlineCounters(),
     }
   }
 

@@ -2,6 +2,7 @@
 // their promises when the engine hands back a batch of completions.
 import { DIRECT_DECODE_CELLS, type Row, RowsAssembler, RowsResult } from './decode'
 import { abortError, ResqliteError } from './errors'
+import { type InlineCounters, InlineReads } from './inline'
 import { binding, Done, type JobCalls, JobKind, Mailbox, type NativeDatabase } from './native'
 import type { Packed } from './params'
 
@@ -13,6 +14,8 @@ export interface EngineOptions {
   encryption: Encryption | undefined
   /** Schema name → file, attached on every connection. */
   attach: [string, string][]
+  /** How long a read may run on the JS thread; 0: never (crates/engine/src/inline.rs). */
+  inlineBudgetMicros: number
 }
 
 /** A validated cipher with the key bytes to hand to the engine (which copies them; the caller's
@@ -69,6 +72,10 @@ export class Engine {
   /** The engine keeps the process alive (jobs or live queries pending, or polling just ended). */
   #referenced = false
   readonly #safeIntegers: boolean
+  /** Reads on the JS thread (inline.ts); a budget of 0 turns them off. */
+  readonly #inline = new InlineReads()
+  readonly #inlineBudget: number
+  readonly #readInline: JobCalls['readInline']
   #nextId = 0
 
   constructor(path: string, options: EngineOptions) {
@@ -90,18 +97,27 @@ export class Engine {
         enc?.cipher.values ?? [],
         enc?.key ?? NO_KEY,
         options.attach.flat(),
+        options.inlineBudgetMicros > 0,
       )
     } finally {
       enc?.key.fill(0)
     }
     this.#calls = this.#native.jobCalls()
+    this.#inlineBudget = options.inlineBudgetMicros
+    this.#readInline = this.#calls.readInline
     this.opened = new Promise((resolve, reject) =>
       this.#track(openId, { kind: undefined, sql: undefined, resolve, reject }),
     )
   }
 
-  /** Runs a read on the reader pool. An abort cancels it queued or interrupts it running. */
+  /** Runs a read on the JS thread when it fits the inline budget, else on the reader pool. An
+   * abort cancels it queued or interrupts it running on a reader (an inline run is over before
+   * any abort can be seen). */
   read<T>(kind: JobKind, sql: string, packed: Packed, signal: AbortSignal | undefined): Promise<T> {
+    if (this.#inlineBudget > 0) {
+      const done = this.#inline.run<T>(this.#readInline, kind, sql, packed.bytes, packed.length, this.#inlineBudget)
+      if (done !== undefined) return done
+    }
     return new Promise<T>((resolve, reject) => {
       const id = this.#newId()
       const job: Job = { kind, sql, resolve, reject }
@@ -149,6 +165,11 @@ export class Engine {
 
   diagnostics(): number[] {
     return this.#native.diagnostics()
+  }
+
+  /** Reads run on the JS thread, moved off it, or sent past it (a copy). */
+  inlineCounters(): InlineCounters {
+    return { ...this.#inline.counters }
   }
 
   /** Re-encrypts the database on the writer, in turn with the writes sent before it;

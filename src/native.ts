@@ -39,10 +39,34 @@ export enum JobKind {
   Panic = 99, // test hook: a job that panics inside the engine
 }
 
+/** What `readInline` returns (crates/engine/src/napi/inline_calls.rs). */
+export const enum Inline {
+  Done = 0, // the handler was called with the result or the error
+  Moved = 1, // it ran past its budget, or its result is too large: send it to a reader
+  Skipped = 2, // its statement overran recently and it did not run: send it to a reader
+  Unavailable = 3, // no inline connection now (closing, or a rekey in progress)
+}
+
+/** The first argument of `readInline`'s handler: what the others hold. */
+export const enum InlineResult {
+  Rows = 0, // (names joined by NUL, columns, rows, ...cells)
+  Error = 1, // (code, message)
+  Json = 2, // (Buffer)
+}
+
 /** The calls made once per job, written against N-API directly (crates/engine/src/napi/job_calls.rs).
  * They use their NativeDatabase without holding it: keep them only next to it. */
 export interface JobCalls {
   read(id: number, kind: JobKind, sql: string, params: Uint8Array, paramsLength: number, cancellable: boolean): void
+  /** Runs a read on the JS thread within `budgetMicros` (crates/engine/src/inline.rs). */
+  readInline(
+    kind: JobKind,
+    sql: string,
+    params: Uint8Array,
+    paramsLength: number,
+    budgetMicros: number,
+    handler: unknown,
+  ): Inline
   write(
     id: number,
     kind: JobKind,
@@ -87,6 +111,7 @@ interface Binding {
     cipherValues: number[],
     key: Uint8Array,
     attach: string[], // [schema name, path, …]
+    inline: boolean, // open a read-only connection for reads on the JS thread
   ) => NativeDatabase
 }
 

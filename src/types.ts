@@ -122,6 +122,13 @@ export interface OpenOptions {
   /** Return every INTEGER as a `bigint` (and `lastInsertRowid` too). Default false: INTEGERs are
    * numbers, and one beyond ±(2^53−1) is a `RangeError`. */
   safeIntegers?: boolean
+  /** Milliseconds a read (`select`, `selectOne`, `selectBytes` outside a transaction) may run on
+   * the JS thread, on a read-only connection of its own, before it moves to a reader thread:
+   * 0–10. A small query costs less there than the hop to a thread and back; one that runs past
+   * the budget is interrupted, runs again on a reader (the promise settles once, with the
+   * reader's result), and skips the JS thread for a while. 0: SQLite never runs on the JS
+   * thread. Default 0.1 (docs/performance.md, experiments/032). */
+  inlineBudget?: number
   /** Encrypts the database (README "Encryption"): a passphrase, or raw key bytes for the ciphers
    * that take them (chacha20, sqlcipher, ascon128: 32 bytes; aegis: 16 or 32 by algorithm;
    * optionally followed by the 16-byte KDF salt). Applied to every connection before anything
@@ -152,6 +159,10 @@ export interface Diagnostics {
   /** Standalone writes queued together and committed in one transaction (README "How it
    * works", group commit): how many such groups, and the writes in them. */
   groupCommit: { groups: number; writes: number }
+  /** Reads on the JS thread (`inlineBudget`): `runs` finished there; `moved` ran past the budget
+   * (or their result was too large) and went to a reader; `skipped` went straight to a reader
+   * because their statement overran recently. All 0 with `inlineBudget: 0`. */
+  inline: { runs: number; moved: number; skipped: number }
 }
 
 /** Options of {@link Database.rekey}. */

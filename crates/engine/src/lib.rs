@@ -5,11 +5,13 @@
 //! A query's path, folder by folder: `napi` (JS calls in) → `threads` (queued to the writer or
 //! a reader, run there on its connection) → `sqlite` (prepared, bound, stepped) → `encode` (the
 //! result as JS will read it) → `threads` (queued as a completion) → `handoff` (to the JS
-//! thread). `live` records what queries read and writes change, and re-runs live queries.
+//! thread). A small read may instead run on the JS thread itself, under a time budget: `inline`.
+//! `live` records what queries read and writes change, and re-runs live queries.
 
 mod encode;
 mod error;
 mod handoff;
+mod inline;
 mod live;
 mod napi;
 mod sqlite;

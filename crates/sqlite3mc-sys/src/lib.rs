@@ -74,6 +74,12 @@ extern "C" {
     pub fn sqlite3_busy_timeout(db: *mut sqlite3, ms: c_int) -> c_int;
     pub fn sqlite3_extended_result_codes(db: *mut sqlite3, onoff: c_int) -> c_int;
     pub fn sqlite3_interrupt(db: *mut sqlite3);
+    pub fn sqlite3_progress_handler(
+        db: *mut sqlite3,
+        n_ops: c_int,
+        callback: Option<unsafe extern "C" fn(*mut c_void) -> c_int>,
+        arg: *mut c_void,
+    );
     pub fn sqlite3_get_autocommit(db: *mut sqlite3) -> c_int;
     pub fn sqlite3_exec(
         db: *mut sqlite3,

@@ -61,6 +61,7 @@ impl NativeDatabase {
         cipher_values: Vec<i32>,
         key: &[u8],
         attach: Vec<String>,
+        inline: bool,
     ) -> Result<Self> {
         // Checked before anything starts: a bad cipher setting must not touch the file.
         let key = KeyConfig::new(&cipher, cipher_params, cipher_values, key)
@@ -101,6 +102,7 @@ impl NativeDatabase {
                 key,
                 // [name, path, name, path, …]
                 attach: attach.chunks_exact(2).map(|p| (p[0].clone(), p[1].clone())).collect(),
+                inline,
             },
             open_id,
             Box::new(TsfnWaker { tsfn, mailbox }),

@@ -15,11 +15,12 @@ use napi::sys;
 use napi_derive::napi;
 
 use crate::napi::database::NativeDatabase;
+use crate::napi::inline_calls::read_inline;
 use crate::threads::job::{Job, Request};
 
 #[napi]
 impl NativeDatabase {
-    /// `{ read, write, ref, unref }`, the calls made per job (below). Keep them with this
+    /// `{ read, readInline, write, ref, unref }`, the calls made per job (below). Keep them with this
     /// object: they use it without holding it.
     #[napi]
     pub fn job_calls(&self, env: Env) -> napi::Result<Unknown<'_>> {
@@ -28,15 +29,20 @@ impl NativeDatabase {
     }
 }
 
-/// `{ read, write, ref, unref }` bound to `db`.
+/// `{ read, readInline, write, ref, unref }` bound to `db`.
 ///
 /// # Safety
 /// JS thread; `db` must outlive every call of the returned functions.
 unsafe fn job_calls(env: sys::napi_env, db: *const NativeDatabase) -> sys::napi_value {
     let mut object = ptr::null_mut();
     sys::napi_create_object(env, &mut object);
-    let calls: [(&std::ffi::CStr, sys::napi_callback); 4] =
-        [(c"read", Some(read)), (c"write", Some(write)), (c"ref", Some(keep_alive)), (c"unref", Some(let_exit))];
+    let calls: [(&std::ffi::CStr, sys::napi_callback); 5] = [
+        (c"read", Some(read)),
+        (c"readInline", Some(read_inline)),
+        (c"write", Some(write)),
+        (c"ref", Some(keep_alive)),
+        (c"unref", Some(let_exit)),
+    ];
     for (name, callback) in calls {
         let mut function = ptr::null_mut();
         sys::napi_create_function(
@@ -122,7 +128,7 @@ unsafe fn job_args<'a>(
     Ok((db, job, flag))
 }
 
-unsafe fn u32_arg(env: sys::napi_env, value: sys::napi_value) -> Result<u32, &'static str> {
+pub(super) unsafe fn u32_arg(env: sys::napi_env, value: sys::napi_value) -> Result<u32, &'static str> {
     let mut out = 0;
     match sys::napi_get_value_uint32(env, value, &mut out) {
         sys::Status::napi_ok => Ok(out),
@@ -130,7 +136,7 @@ unsafe fn u32_arg(env: sys::napi_env, value: sys::napi_value) -> Result<u32, &'s
     }
 }
 
-unsafe fn string_arg(env: sys::napi_env, value: sys::napi_value) -> Result<String, &'static str> {
+pub(super) unsafe fn string_arg(env: sys::napi_env, value: sys::napi_value) -> Result<String, &'static str> {
     let mut len = 0;
     if sys::napi_get_value_string_utf8(env, value, ptr::null_mut(), 0, &mut len) != sys::Status::napi_ok {
         return Err("sql: expected a string");
@@ -144,6 +150,15 @@ unsafe fn string_arg(env: sys::napi_env, value: sys::napi_value) -> Result<Strin
 
 /// The first `len` bytes of a Uint8Array, copied.
 unsafe fn bytes_arg(env: sys::napi_env, value: sys::napi_value, len: usize) -> Result<Vec<u8>, &'static str> {
+    bytes_view(env, value, len).map(<[u8]>::to_vec)
+}
+
+/// The first `len` bytes of a Uint8Array, borrowed: valid until JS runs again.
+pub(super) unsafe fn bytes_view<'a>(
+    env: sys::napi_env,
+    value: sys::napi_value,
+    len: usize,
+) -> Result<&'a [u8], &'static str> {
     let (mut kind, mut length, mut data, mut buffer, mut offset) = (0, 0, ptr::null_mut(), ptr::null_mut(), 0);
     if sys::napi_get_typedarray_info(env, value, &mut kind, &mut length, &mut data, &mut buffer, &mut offset)
         != sys::Status::napi_ok
@@ -153,12 +168,12 @@ unsafe fn bytes_arg(env: sys::napi_env, value: sys::napi_value, len: usize) -> R
         return Err("params: expected a Uint8Array holding paramsLength bytes");
     }
     if len == 0 {
-        return Ok(Vec::new());
+        return Ok(&[]);
     }
-    Ok(std::slice::from_raw_parts(data as *const u8, len).to_vec())
+    Ok(std::slice::from_raw_parts(data as *const u8, len))
 }
 
-unsafe fn throw(env: sys::napi_env, message: &'static str) -> sys::napi_value {
+pub(super) unsafe fn throw(env: sys::napi_env, message: &'static str) -> sys::napi_value {
     let message = std::ffi::CString::new(message).unwrap_or_default();
     sys::napi_throw_type_error(env, ptr::null(), message.as_ptr());
     ptr::null_mut()

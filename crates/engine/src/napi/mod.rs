@@ -2,4 +2,5 @@
 //! directly. A job goes from here to `threads`, and comes back through `handoff`.
 
 pub mod database;
+mod inline_calls;
 mod job_calls;

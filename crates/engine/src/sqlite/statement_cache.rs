@@ -33,6 +33,10 @@ pub struct Statement {
     pub reads: RefCell<Arc<Dependencies>>,
     /// What running it does besides changing rows (writer connection).
     pub effects: WriteEffects,
+    /// On the JS thread's connection (inline/): runs still to send straight to the readers
+    /// since it last overran its budget, and how many it skips after its next overrun.
+    pub inline_skip: Cell<u32>,
+    pub inline_backoff: Cell<u32>,
 }
 
 #[derive(Clone, Copy, Default)]
@@ -122,6 +126,8 @@ fn prepare(conn: &Connection, hooks: &Hooks, sql: &str) -> DbResult<Statement> {
         last_size: Cell::default(),
         reads: RefCell::new(reads),
         effects,
+        inline_skip: Cell::new(0),
+        inline_backoff: Cell::new(0),
     })
 }
 

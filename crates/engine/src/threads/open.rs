@@ -7,6 +7,7 @@ use super::job::Outcome;
 use super::shared::Shared;
 use super::worker::Worker;
 use crate::error::DbError;
+use crate::inline::InlineReader;
 use crate::sqlite::encryption::KeyConfig;
 use crate::sqlite::setup::{self, OpenOptions, Role};
 
@@ -19,6 +20,8 @@ pub struct PoolOptions {
     pub key: Option<Arc<KeyConfig>>,
     /// Databases attached on every connection: (schema name, file path).
     pub attach: Vec<(String, String)>,
+    /// Open a read-only connection for reads on the JS thread (inline.rs).
+    pub inline: bool,
 }
 
 /// Opening happens on the worker threads. A lead connection opens alone first (the writer,
@@ -88,4 +91,18 @@ pub(super) fn open_worker(opts: &PoolOptions, role: Role, key: Option<&KeyConfig
         attach: &opts.attach,
     })?;
     Ok(Worker::new(conn, role))
+}
+
+/// Opens the JS thread's connection (inline.rs) on a thread of its own, beside the readers.
+pub(super) fn open_inline(opts: &PoolOptions, shared: &Shared, latch: &OpenLatch) {
+    if !latch.wait_for_lead() {
+        return;
+    }
+    match open_worker(opts, Role::Reader, shared.gate.key().as_deref()) {
+        Ok(worker) => {
+            *shared.inline.lock().unwrap() = Some(InlineReader::new(worker));
+            latch.reader_opened(shared);
+        }
+        Err(e) => latch.failed(shared, e),
+    }
 }

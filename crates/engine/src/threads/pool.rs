@@ -12,7 +12,7 @@ use sqlite3mc_sys as ffi;
 use super::completions::{Completions, Waker};
 use super::group_commit;
 use super::job::{Job, Outcome};
-use super::open::{OpenLatch, PoolOptions};
+use super::open::{open_inline, OpenLatch, PoolOptions};
 use super::reader::reader_thread;
 use super::reader_gate::ReaderGate;
 use super::shared::{ReaderSlot, Shared};
@@ -54,11 +54,13 @@ impl Pool {
             memory_due: (0..=opts.readers).map(|_| Default::default()).collect(),
             started: std::time::Instant::now(),
             group_commits: Default::default(),
+            inline: Mutex::new(None),
             // The key lives in the gate from here on: rekey replaces it there.
             gate: ReaderGate::new(opts.key.take()),
             park,
         });
-        let latch = Arc::new(OpenLatch::new(open_id, opts.readers));
+        // The inline connection counts as one more reader to open.
+        let latch = Arc::new(OpenLatch::new(open_id, opts.readers + opts.inline as usize));
         let opts = Arc::new(opts);
         let mut threads = Vec::new();
 
@@ -70,6 +72,11 @@ impl Pool {
             }));
         }
         drop(read_rx);
+
+        if opts.inline {
+            let (shared, latch, opts) = (shared.clone(), latch.clone(), opts.clone());
+            threads.push(spawn("resqlite-inline-open".into(), move || open_inline(&opts, &shared, &latch)));
+        }
 
         let write_tx = (!opts.readonly).then(|| {
             let (tx, rx) = crossbeam_channel::unbounded::<Job>();
@@ -154,6 +161,7 @@ impl Pool {
         self.shared.live_queries.lock().unwrap().close();
         self.read_tx = None;
         self.write_tx = None;
+        self.shared.inline.lock().unwrap().take();
         let threads = std::mem::take(&mut self.threads);
         let shared = self.shared.clone();
         spawn("resqlite-close".into(), move || {

@@ -12,6 +12,7 @@ use super::completions::Completions;
 use super::group_commit;
 use super::job::Outcome;
 use super::reader_gate::ReaderGate;
+use crate::inline::InlineReader;
 use crate::live::dependencies::ChangeSet;
 use crate::live::registry::Registry;
 use crate::sqlite::connection::Connection;
@@ -32,7 +33,7 @@ pub struct Shared {
     pub(super) writer_db: Mutex<usize>,
     pub(super) cancelled: Mutex<HashSet<u32>>,
     pub(super) slots: Vec<ReaderSlot>,
-    pub(super) safe_integers: bool,
+    pub safe_integers: bool,
     /// The key connections open with, and the rekey handshake with the readers.
     pub(super) gate: ReaderGate,
     /// One per reader: a message parks it for a rekey.
@@ -48,6 +49,9 @@ pub struct Shared {
     pub(super) started: std::time::Instant,
     /// Standalone writes committed together (group_commit.rs), for diagnostics.
     pub(super) group_commits: Mutex<group_commit::Committed>,
+    /// The JS thread's read-only connection (inline.rs), when reads may run inline: opened by
+    /// a pool thread, closed and reopened by the writer around a rekey, dropped at close.
+    pub inline: Mutex<Option<InlineReader>>,
 }
 
 impl Shared {

@@ -84,6 +84,13 @@ impl Worker {
         Ok(stmt)
     }
 
+    /// The cached statement for a read (select's checks: one read-only statement), with the
+    /// connection to run it on.
+    pub fn read_statement_for(&mut self, sql: &str) -> DbResult<(&Statement, &Connection)> {
+        let stmt = Self::read_statement(&mut self.cache, &self.conn, &self.hooks, sql)?;
+        Ok((stmt, &self.conn))
+    }
+
     /// select / selectOne / selectBytes on a read-only statement.
     pub fn select(
         &mut self,

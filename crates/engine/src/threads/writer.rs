@@ -16,6 +16,7 @@ use super::shared::Shared;
 use super::worker::Worker;
 use crate::error::DbError;
 use crate::handoff::spin::SpinPolicy;
+use crate::inline::InlineReader;
 use crate::live::dependencies::ChangeSet;
 use crate::sqlite::encryption::{self, KeyConfig};
 use crate::sqlite::setup::Role;
@@ -168,6 +169,28 @@ fn rekey(slot: &mut Option<Worker>, opts: &PoolOptions, shared: &Shared, new: Op
         let _ = park.send(());
     }
     shared.gate.wait_parked(shared.park.len());
+    // The JS thread's connection closes too (waiting out an inline read in progress), and
+    // reopens with the key in force afterwards.
+    let inline = shared.inline.lock().unwrap().take().is_some();
+    let outcome = swap_key(slot, opts, shared, old, new);
+    if inline {
+        if let Ok(worker) = open_worker(opts, Role::Reader, shared.gate.key().as_deref()) {
+            *shared.inline.lock().unwrap() = Some(InlineReader::new(worker));
+        }
+    }
+    outcome
+}
+
+/// The rekey with every other connection closed: the copy, the rename, the writer reopened,
+/// the readers released.
+fn swap_key(
+    slot: &mut Option<Worker>,
+    opts: &PoolOptions,
+    shared: &Shared,
+    old: Option<Arc<KeyConfig>>,
+    new: Option<Arc<KeyConfig>>,
+) -> Outcome {
+    let Some(worker) = slot.as_mut() else { return Outcome::Error(writer_lost()) };
     // The copy must see a complete, unchanging file:
     // rollback-journal mode (the WAL checkpointed into the file and removed) and a RESERVED lock
     // keep the file complete and unchanging while it is copied.

@@ -1,0 +1,189 @@
+//! Reads on the JS thread (experiments/032). A point query costs SQLite ~2 µs, a hop to a
+//! reader thread and back several times that, so a read may run right where it is issued, on
+//! a read-only connection of its own, under a time budget: SQLite's progress handler looks at
+//! the clock every PROGRESS_OPS virtual-machine steps and interrupts the statement once the
+//! budget is spent. Then nothing was delivered, and the same read goes to a reader thread (a
+//! read-only statement runs again safely); the statement skips the JS thread for a while
+//! (doubling while it keeps overrunning), and tries again now and then, since data changes.
+//!
+//! The connection is opened by a pool thread (threads/open.rs) and kept behind a lock in
+//! `Shared`: the JS thread uses it, the writer closes and reopens it around a rekey.
+
+use std::cell::Cell as StdCell;
+use std::ffi::c_void;
+use std::os::raw::c_int;
+use std::time::{Duration, Instant};
+
+use sqlite3mc_sys as ffi;
+
+use crate::encode::json::encode_json;
+use crate::error::{DbError, DbResult};
+use crate::sqlite::connection::Connection;
+use crate::sqlite::params::{bind, Reader};
+use crate::sqlite::statement_cache::{ResetOnDrop, Statement};
+use crate::sqlite::step::{cell, column_names, step, Cell};
+use crate::threads::worker::Worker;
+
+/// Virtual-machine steps between two looks at the clock: a look costs ~25 ns, 256 steps of a
+/// simple scan take a few microseconds.
+const PROGRESS_OPS: c_int = 256;
+/// Runs a statement skips the JS thread after its first overrun; doubled after each further
+/// overrun, up to MAX_SKIP, and halved after each inline run that fits.
+const FIRST_SKIP: u32 = 16;
+const MAX_SKIP: u32 = 1024;
+
+/// What the progress handler reads: when the running statement's budget ends.
+struct Budget {
+    deadline: StdCell<Option<Instant>>,
+    overran: StdCell<bool>,
+}
+
+unsafe extern "C" fn over_budget(arg: *mut c_void) -> c_int {
+    // SAFETY: `arg` is the InlineReader's boxed Budget, which outlives the connection.
+    let budget = &*(arg as *const Budget);
+    match budget.deadline.get() {
+        Some(deadline) if Instant::now() >= deadline => {
+            budget.overran.set(true);
+            1
+        }
+        _ => 0,
+    }
+}
+
+/// Receives an inline select's result as it is stepped: the column names, then every cell in
+/// row order. `cell` returns false when the result is too large to hand over this way.
+pub trait RowSink {
+    fn names(&mut self, names: &[String]);
+    fn cell(&mut self, cell: Cell) -> bool;
+}
+
+/// How an inline run ended.
+pub enum Ran<T> {
+    /// The whole result (or the statement's error, returned as `Err` instead).
+    Done(T),
+    /// Nothing delivered: it overran its budget, or its result is too large for the JS
+    /// thread; run it on a reader.
+    Moved,
+    /// Not run: the statement overran recently; run it on a reader.
+    Skipped,
+}
+
+impl<T> Ran<T> {
+    pub fn map<U>(self, f: impl FnOnce(T) -> U) -> Ran<U> {
+        match self {
+            Ran::Done(v) => Ran::Done(f(v)),
+            Ran::Moved => Ran::Moved,
+            Ran::Skipped => Ran::Skipped,
+        }
+    }
+}
+
+pub struct InlineReader {
+    /// Declared first: its statements and connection close before the budget they point to.
+    worker: Worker,
+    budget: Box<Budget>,
+}
+
+// SAFETY: SQLite is built with SQLITE_THREADSAFE=2: a connection may move between threads as
+// long as one thread uses it at a time, which the lock in `Shared` ensures (and the budget is
+// only read by the progress handler, on the thread running the connection).
+unsafe impl Send for InlineReader {}
+
+impl InlineReader {
+    pub fn new(worker: Worker) -> InlineReader {
+        let budget = Box::new(Budget { deadline: StdCell::new(None), overran: StdCell::new(false) });
+        // SAFETY: valid handle; the budget lives as long as the connection (field order).
+        unsafe {
+            ffi::sqlite3_progress_handler(
+                worker.conn.raw(),
+                PROGRESS_OPS,
+                Some(over_budget),
+                &*budget as *const Budget as *mut c_void,
+            )
+        };
+        InlineReader { worker, budget }
+    }
+
+    /// select / selectOne: the rows go to `sink` as they are stepped.
+    pub fn select(
+        &mut self,
+        sql: &str,
+        params: &[u8],
+        max_rows: usize,
+        budget: Duration,
+        sink: &mut dyn RowSink,
+    ) -> DbResult<Ran<usize>> {
+        self.run(sql, params, budget, |stmt, conn| {
+            let raw = stmt.raw;
+            let mut more = step(conn, raw)?;
+            let names = column_names(raw);
+            sink.names(&names);
+            let mut rows = 0;
+            while more && rows < max_rows {
+                for i in 0..names.len() {
+                    // SAFETY: the statement is on a row; the cell is used before the next step.
+                    if !sink.cell(unsafe { cell(raw, i as c_int, &names, rows)? }) {
+                        return Ok(Ran::Moved);
+                    }
+                }
+                rows += 1;
+                if rows < max_rows {
+                    more = step(conn, raw)?;
+                }
+            }
+            Ok(Ran::Done(rows))
+        })
+    }
+
+    /// selectBytes: the result's JSON text.
+    pub fn select_json(&mut self, sql: &str, params: &[u8], budget: Duration) -> DbResult<Ran<Vec<u8>>> {
+        self.run(sql, params, budget, |stmt, conn| encode_json(conn, stmt, usize::MAX).map(Ran::Done))
+    }
+
+    /// Runs `body` on `sql`'s bound statement within `budget`. An overrun (or a result too large
+    /// for the JS thread) moves the read and makes the statement skip the JS thread for a while.
+    fn run<T>(
+        &mut self,
+        sql: &str,
+        params: &[u8],
+        budget: Duration,
+        body: impl FnOnce(&Statement, &Connection) -> DbResult<Ran<T>>,
+    ) -> DbResult<Ran<T>> {
+        let InlineReader { worker, budget: clock } = self;
+        let (stmt, conn) = worker.read_statement_for(sql)?;
+        let skip = stmt.inline_skip.get();
+        if skip > 0 {
+            stmt.inline_skip.set(skip - 1);
+            return Ok(Ran::Skipped);
+        }
+        let result = {
+            let _reset = ResetOnDrop(stmt.raw);
+            clock.overran.set(false);
+            clock.deadline.set(Some(Instant::now() + budget));
+            let result = bind(stmt, &mut Reader::new(params)).and_then(|_| body(stmt, conn));
+            clock.deadline.set(None);
+            result
+        };
+        let backoff = stmt.inline_backoff.get();
+        let result = match result {
+            Err(_) if clock.overran.get() => Ok(Ran::Moved),
+            other => other,
+        };
+        match &result {
+            Ok(Ran::Moved) => {
+                let next = (backoff * 2).clamp(FIRST_SKIP, MAX_SKIP);
+                stmt.inline_backoff.set(next);
+                stmt.inline_skip.set(next);
+            }
+            Ok(Ran::Skipped) => {}
+            _ => stmt.inline_backoff.set(backoff / 2),
+        }
+        // BEGIN, COMMIT and friends count as read-only statements; a select must not change the
+        // connection's transaction state (as on the readers: threads/reader.rs).
+        if !conn.autocommit() {
+            let _ = worker.exec("ROLLBACK");
+            return Err(DbError::new("ERR_NOT_READ_ONLY", "select cannot begin or end transactions; use execute()"));
+        }
+        result
+    }
+}

@@ -1,0 +1,161 @@
+//! `readInline`, the per-job call that runs a read on the JS thread's own connection
+//! (inline.rs; experiments/032). Written against N-API directly like the other per-job calls
+//! (job_calls.rs). The cells become JS values as they are stepped — each TEXT cell its own
+//! string, so a kept value keeps only itself alive — and reach JS as the arguments of one call
+//! of the handler JS passes, which builds the rows.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::ptr;
+use std::time::Duration;
+
+use napi::sys;
+
+use super::database::NativeDatabase;
+use super::job_calls::{bytes_view, string_arg, throw, u32_arg};
+use crate::error::DbError;
+use crate::inline::{Ran, RowSink};
+use crate::sqlite::step::Cell;
+
+/// What `readInline` returns (src/native.ts `Inline`).
+const DONE: u32 = 0; // the handler was called with the result or the error
+const MOVED: u32 = 1; // it ran past its budget (or its result is too large): send it to a reader
+const SKIPPED: u32 = 2; // it overran recently and did not run: send it to a reader
+const UNAVAILABLE: u32 = 3; // no inline connection (closing, or a rekey in progress)
+
+/// The handler's first argument.
+const ROWS: u32 = 0; // (ROWS, names joined by NUL, columns, rows, ...cells)
+const ERROR: u32 = 1; // (ERROR, code, message)
+const JSON: u32 = 2; // (JSON, Buffer)
+
+/// More cells than this go to a reader: one call's arguments live on the JS thread's stack.
+const MAX_CELLS: usize = 4096;
+/// Integers JS numbers hold exactly.
+const MAX_SAFE: i64 = (1 << 53) - 1;
+
+/// Collects a result's cells as JS values.
+struct Values {
+    env: sys::napi_env,
+    safe_integers: bool,
+    names: String,
+    columns: usize,
+    cells: Vec<sys::napi_value>,
+}
+
+impl RowSink for Values {
+    fn names(&mut self, names: &[String]) {
+        self.columns = names.len();
+        self.names = names.join("\0");
+    }
+
+    fn cell(&mut self, cell: Cell) -> bool {
+        if self.cells.len() == MAX_CELLS {
+            return false;
+        }
+        let env = self.env;
+        let mut value = ptr::null_mut();
+        // SAFETY: JS thread, inside a call from JS (a handle scope is open).
+        let status = unsafe {
+            match cell {
+                Cell::Null => sys::napi_get_null(env, &mut value),
+                Cell::Int(v) if self.safe_integers => sys::napi_create_bigint_int64(env, v, &mut value),
+                Cell::Int(v) if (-MAX_SAFE..=MAX_SAFE).contains(&v) => {
+                    sys::napi_create_double(env, v as f64, &mut value)
+                }
+                // Beyond ±(2^53−1) without safeIntegers: the reader's path reports it.
+                Cell::Int(_) => return false,
+                Cell::Float(v) => sys::napi_create_double(env, v, &mut value),
+                Cell::Text(s) => sys::napi_create_string_utf8(env, s.as_ptr() as _, s.len() as isize, &mut value),
+                Cell::Blob(b) => {
+                    let mut data = ptr::null_mut();
+                    sys::napi_create_buffer_copy(env, b.len(), b.as_ptr() as _, &mut data, &mut value)
+                }
+            }
+        };
+        self.cells.push(value);
+        status == sys::Status::napi_ok
+    }
+}
+
+/// `readInline(kind, sql, params, paramsLength, budgetMicros, handler)`: runs a select (kind
+/// 2), selectOne (3) or selectBytes (4) on the JS thread within the budget. Returns DONE after
+/// calling `handler` with the result, or why it did not run here.
+pub(super) unsafe extern "C" fn read_inline(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    let mut argv = [ptr::null_mut(); 6];
+    let mut argc = argv.len();
+    let mut data = ptr::null_mut();
+    sys::napi_get_cb_info(env, info, &mut argc, argv.as_mut_ptr(), ptr::null_mut(), &mut data);
+    if argc < argv.len() {
+        return throw(env, "expected (kind, sql, params, paramsLength, budgetMicros, handler)");
+    }
+    let db = &*(data as *const NativeDatabase);
+    let args = (|| {
+        let kind = u32_arg(env, argv[0])?;
+        let sql = string_arg(env, argv[1])?;
+        let params = bytes_view(env, argv[2], u32_arg(env, argv[3])? as usize)?;
+        let budget = Duration::from_micros(u32_arg(env, argv[4])? as u64);
+        Ok::<_, &'static str>((kind, sql, params, budget))
+    })();
+    let (kind, sql, params, budget) = match args {
+        Ok(args) => args,
+        Err(message) => return throw(env, message),
+    };
+    let shared = &db.pool.shared;
+    let mut values =
+        Values { env, safe_integers: shared.safe_integers, names: String::new(), columns: 0, cells: vec![] };
+    let ran = {
+        let mut slot = shared.inline.lock().unwrap();
+        let Some(reader) = slot.as_mut() else { return number(env, UNAVAILABLE) };
+        catch_unwind(AssertUnwindSafe(|| match kind {
+            2 | 3 => {
+                let max_rows = if kind == 3 { 1 } else { usize::MAX };
+                reader.select(&sql, params, max_rows, budget, &mut values).map(|ran| ran.map(|_| None))
+            }
+            4 => reader.select_json(&sql, params, budget).map(|ran| ran.map(Some)),
+            _ => Err(DbError::new("ERR_INTERNAL", format!("readInline: unknown job kind {kind}"))),
+        }))
+        .unwrap_or_else(|_| Err(DbError::new("ERR_INTERNAL", "internal error in the engine (a Rust panic)")))
+    };
+    // The lock is released and the statement reset: JS may run now.
+    let mut args = Vec::with_capacity(4 + values.cells.len());
+    match ran {
+        Ok(Ran::Moved) => return number(env, MOVED),
+        Ok(Ran::Skipped) => return number(env, SKIPPED),
+        Ok(Ran::Done(Some(json))) => {
+            let mut buffer = ptr::null_mut();
+            let mut at = ptr::null_mut();
+            sys::napi_create_buffer_copy(env, json.len(), json.as_ptr() as _, &mut at, &mut buffer);
+            args.extend([number(env, JSON), buffer]);
+        }
+        Ok(Ran::Done(None)) => {
+            let rows = if values.columns == 0 { 0 } else { values.cells.len() / values.columns };
+            args.extend([
+                number(env, ROWS),
+                string(env, &values.names),
+                number(env, values.columns as u32),
+                number(env, rows as u32),
+            ]);
+            args.extend(values.cells);
+        }
+        Err(e) => args.extend([number(env, ERROR), string(env, &e.code), string(env, &e.message)]),
+    }
+    let mut undefined = ptr::null_mut();
+    sys::napi_get_undefined(env, &mut undefined);
+    let mut result = ptr::null_mut();
+    if sys::napi_call_function(env, undefined, argv[5], args.len(), args.as_ptr(), &mut result) != sys::Status::napi_ok
+    {
+        return ptr::null_mut(); // the handler threw: the exception stays pending for the caller
+    }
+    number(env, DONE)
+}
+
+unsafe fn number(env: sys::napi_env, n: u32) -> sys::napi_value {
+    let mut value = ptr::null_mut();
+    sys::napi_create_uint32(env, n, &mut value);
+    value
+}
+
+unsafe fn string(env: sys::napi_env, s: &str) -> sys::napi_value {
+    let mut value = ptr::null_mut();
+    sys::napi_create_string_utf8(env, s.as_ptr() as _, s.len() as isize, &mut value);
+    value
+}
