@@ -115,7 +115,15 @@ export class Engine {
    * any abort can be seen). */
   read<T>(kind: JobKind, sql: string, packed: Packed, signal: AbortSignal | undefined): Promise<T> {
     if (this.#inlineBudget > 0) {
-      const done = this.#inline.run<T>(this.#readInline, kind, sql, packed.bytes, packed.length, this.#inlineBudget)
+      const done = this.#inline.run<T>(
+        this.#readInline,
+        kind,
+        sql,
+        packed.bytes,
+        packed.length,
+        this.#inlineBudget,
+        false,
+      )
       if (done !== undefined) return done
     }
     return new Promise<T>((resolve, reject) => {
@@ -133,6 +141,14 @@ export class Engine {
       this.#track(id, job)
       this.#calls.read(id, kind, sql, packed.bytes, packed.length, signal !== undefined)
     })
+  }
+
+  /** A transaction's read, run on the JS thread on the writer's connection when the writer is
+   * idle (nothing in flight: every writer job now is the transaction's own, so none is ahead of
+   * it); undefined when it must go to the writer thread. */
+  readInTransaction<T>(kind: JobKind, sql: string, packed: Packed): Promise<T> | undefined {
+    if (this.#inlineBudget === 0 || this.#words[Mailbox.WritesInFlight] !== 0) return undefined
+    return this.#inline.run<T>(this.#readInline, kind, sql, packed.bytes, packed.length, this.#inlineBudget, true)
   }
 
   /** Runs a job on the writer, after every writer job sent before it. With `onNoTransaction`

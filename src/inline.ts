@@ -4,7 +4,7 @@
 // in decode.ts, so every row of a shape shares one hidden class.
 import type { Row } from './decode'
 import { ResqliteError } from './errors'
-import { Inline, InlineResult, JobKind } from './native'
+import { Inline, InlineResult, type JobCalls, JobKind } from './native'
 
 type MakeRow = (cells: unknown[], k: number) => Row
 
@@ -62,16 +62,17 @@ export class InlineReads {
 
   /** The settled read, or undefined when it must go to a reader. */
   run<T>(
-    read: (kind: JobKind, sql: string, params: Uint8Array, length: number, budget: number, handler: unknown) => Inline,
+    read: JobCalls['readInline'],
     kind: JobKind,
     sql: string,
     params: Uint8Array,
     length: number,
     budgetMicros: number,
+    inTransaction: boolean,
   ): Promise<T> | undefined {
     this.#kind = kind
     this.#sql = sql
-    const how = read(kind, sql, params, length, budgetMicros, this.handle)
+    const how = read(kind, sql, params, length, budgetMicros, this.handle, inTransaction)
     if (how === Inline.Done) {
       this.counters.runs++
       const error = this.#error

@@ -58,7 +58,8 @@ export const enum InlineResult {
  * They use their NativeDatabase without holding it: keep them only next to it. */
 export interface JobCalls {
   read(id: number, kind: JobKind, sql: string, params: Uint8Array, paramsLength: number, cancellable: boolean): void
-  /** Runs a read on the JS thread within `budgetMicros` (crates/engine/src/inline.rs). */
+  /** Runs a read on the JS thread within `budgetMicros` (crates/engine/src/inline.rs): on the
+   * JS thread's connection, or, `inTransaction`, on the idle writer's inside its transaction. */
   readInline(
     kind: JobKind,
     sql: string,
@@ -66,6 +67,7 @@ export interface JobCalls {
     paramsLength: number,
     budgetMicros: number,
     handler: unknown,
+    inTransaction: boolean,
   ): Inline
   write(
     id: number,

@@ -312,8 +312,17 @@ export class Transaction implements Queryable {
     } catch (error) {
       return Promise.reject(error)
     }
-    // Nothing ahead and nothing to abort: the engine's own promise is the answer.
-    if (this.#turns.free && !signal) return this.#send<T>(sql, kind, packed)
+    // Nothing ahead and nothing to abort: the engine's own promise is the answer; a read may
+    // run at once on the JS thread (crates/engine/src/inline.rs).
+    if (this.#turns.free && !signal) {
+      if (kind !== JobKind.Execute && kind !== JobKind.Batch) {
+        const failure = this.#failure()
+        if (failure) return Promise.reject(failure)
+        const done = this.#engine.readInTransaction<T>(kind, sql, packed)
+        if (done !== undefined) return done
+      }
+      return this.#send<T>(sql, kind, packed)
+    }
     if (!this.#turns.free) packed = copyPacked(packed)
     return new Promise<T>((resolve, reject) => {
       // A read on the writer is not interrupted (that could disturb the transaction); an abort
@@ -330,11 +339,16 @@ export class Transaction implements Queryable {
 
   /** Sends one statement of this transaction to the writer, unless the transaction is gone. */
   #send<T>(sql: string, kind = JobKind.Control, packed = NO_PARAMS): Promise<T> {
-    const failure = this.#root.aborted ?? this.#rolledBackError() ?? (this.#root.ended ? finishedError() : undefined)
+    const failure = this.#failure()
     if (failure) return Promise.reject(failure)
     return this.#engine.write<T>(kind, sql, packed, (error) => {
       this.#root.rolledBack ??= error
     })
+  }
+
+  /** Why the transaction cannot run a statement now, if it cannot. */
+  #failure(): ResqliteError | undefined {
+    return this.#root.aborted ?? this.#rolledBackError() ?? (this.#root.ended ? finishedError() : undefined)
   }
 
   /** Why this level cannot take new statements, if it cannot. */

@@ -6,8 +6,11 @@
 //! read-only statement runs again safely); the statement skips the JS thread for a while
 //! (doubling while it keeps overrunning), and tries again now and then, since data changes.
 //!
-//! The connection is opened by a pool thread (threads/open.rs) and kept behind a lock in
-//! `Shared`: the JS thread uses it, the writer closes and reopens it around a rekey.
+//! Outside transactions the read runs on a read-only connection of the JS thread's own, opened
+//! by a pool thread (threads/open.rs) and kept behind a lock in `Shared`; the writer closes and
+//! reopens it around a rekey. Inside a transaction it runs on the writer's connection, which
+//! the body owns between its awaits, while the writer thread waits for its next job: a read
+//! statement interrupted there leaves the transaction as it was (writes stay on the writer).
 
 use std::cell::Cell as StdCell;
 use std::ffi::c_void;
@@ -17,7 +20,7 @@ use std::time::{Duration, Instant};
 use sqlite3mc_sys as ffi;
 
 use crate::encode::json::encode_json;
-use crate::error::{DbError, DbResult};
+use crate::error::DbResult;
 use crate::sqlite::connection::Connection;
 use crate::sqlite::params::{bind, Reader};
 use crate::sqlite::statement_cache::{ResetOnDrop, Statement};
@@ -32,14 +35,31 @@ const PROGRESS_OPS: c_int = 256;
 const FIRST_SKIP: u32 = 16;
 const MAX_SKIP: u32 = 1024;
 
-/// What the progress handler reads: when the running statement's budget ends.
-struct Budget {
+/// When the running statement's budget ends, read by the progress handler. Boxed, installed
+/// once per connection (Worker::budgeted_read), and dropped after the connection closes.
+pub struct Budget {
     deadline: StdCell<Option<Instant>>,
     overran: StdCell<bool>,
 }
 
+impl Budget {
+    pub fn install(conn: &Connection) -> Box<Budget> {
+        let budget = Box::new(Budget { deadline: StdCell::new(None), overran: StdCell::new(false) });
+        // SAFETY: valid handle; the worker drops the budget after the connection.
+        unsafe {
+            ffi::sqlite3_progress_handler(
+                conn.raw(),
+                PROGRESS_OPS,
+                Some(over_budget),
+                &*budget as *const Budget as *mut c_void,
+            )
+        };
+        budget
+    }
+}
+
 unsafe extern "C" fn over_budget(arg: *mut c_void) -> c_int {
-    // SAFETY: `arg` is the InlineReader's boxed Budget, which outlives the connection.
+    // SAFETY: `arg` is the connection's boxed Budget, which outlives it.
     let budget = &*(arg as *const Budget);
     match budget.deadline.get() {
         Some(deadline) if Instant::now() >= deadline => {
@@ -62,9 +82,10 @@ pub enum Ran<T> {
     /// The whole result (or the statement's error, returned as `Err` instead).
     Done(T),
     /// Nothing delivered: it overran its budget, or its result is too large for the JS
-    /// thread; run it on a reader.
+    /// thread; run it on a thread.
     Moved,
-    /// Not run: the statement overran recently; run it on a reader.
+    /// Not run: the statement overran recently, or it returns no rows (transaction control
+    /// and the like: its thread's checks apply); run it on a thread.
     Skipped,
 }
 
@@ -78,112 +99,77 @@ impl<T> Ran<T> {
     }
 }
 
-pub struct InlineReader {
-    /// Declared first: its statements and connection close before the budget they point to.
-    worker: Worker,
-    budget: Box<Budget>,
+/// select / selectOne: the rows go to `sink` as they are stepped.
+pub fn select(
+    worker: &mut Worker,
+    sql: &str,
+    params: &[u8],
+    max_rows: usize,
+    budget: Duration,
+    sink: &mut dyn RowSink,
+) -> DbResult<Ran<usize>> {
+    run(worker, sql, params, budget, |stmt, conn| {
+        let raw = stmt.raw;
+        let mut more = step(conn, raw)?;
+        let names = column_names(raw);
+        sink.names(&names);
+        let mut rows = 0;
+        while more && rows < max_rows {
+            for i in 0..names.len() {
+                // SAFETY: the statement is on a row; the cell is used before the next step.
+                if !sink.cell(unsafe { cell(raw, i as c_int, &names, rows)? }) {
+                    return Ok(Ran::Moved);
+                }
+            }
+            rows += 1;
+            if rows < max_rows {
+                more = step(conn, raw)?;
+            }
+        }
+        Ok(Ran::Done(rows))
+    })
 }
 
-// SAFETY: SQLite is built with SQLITE_THREADSAFE=2: a connection may move between threads as
-// long as one thread uses it at a time, which the lock in `Shared` ensures (and the budget is
-// only read by the progress handler, on the thread running the connection).
-unsafe impl Send for InlineReader {}
+/// selectBytes: the result's JSON text.
+pub fn select_json(worker: &mut Worker, sql: &str, params: &[u8], budget: Duration) -> DbResult<Ran<Vec<u8>>> {
+    run(worker, sql, params, budget, |stmt, conn| encode_json(conn, stmt, usize::MAX).map(Ran::Done))
+}
 
-impl InlineReader {
-    pub fn new(worker: Worker) -> InlineReader {
-        let budget = Box::new(Budget { deadline: StdCell::new(None), overran: StdCell::new(false) });
-        // SAFETY: valid handle; the budget lives as long as the connection (field order).
-        unsafe {
-            ffi::sqlite3_progress_handler(
-                worker.conn.raw(),
-                PROGRESS_OPS,
-                Some(over_budget),
-                &*budget as *const Budget as *mut c_void,
-            )
-        };
-        InlineReader { worker, budget }
+/// Runs `body` on `sql`'s bound statement within `budget`. An overrun (or a result too large
+/// for the JS thread) moves the read and makes the statement skip the JS thread for a while.
+fn run<T>(
+    worker: &mut Worker,
+    sql: &str,
+    params: &[u8],
+    budget: Duration,
+    body: impl FnOnce(&Statement, &Connection) -> DbResult<Ran<T>>,
+) -> DbResult<Ran<T>> {
+    let (stmt, conn, clock) = worker.budgeted_read(sql)?;
+    let skip = stmt.inline_skip.get();
+    // SAFETY: valid statement.
+    if skip > 0 || unsafe { ffi::sqlite3_column_count(stmt.raw) } == 0 {
+        stmt.inline_skip.set(skip.saturating_sub(1));
+        return Ok(Ran::Skipped);
     }
-
-    /// select / selectOne: the rows go to `sink` as they are stepped.
-    pub fn select(
-        &mut self,
-        sql: &str,
-        params: &[u8],
-        max_rows: usize,
-        budget: Duration,
-        sink: &mut dyn RowSink,
-    ) -> DbResult<Ran<usize>> {
-        self.run(sql, params, budget, |stmt, conn| {
-            let raw = stmt.raw;
-            let mut more = step(conn, raw)?;
-            let names = column_names(raw);
-            sink.names(&names);
-            let mut rows = 0;
-            while more && rows < max_rows {
-                for i in 0..names.len() {
-                    // SAFETY: the statement is on a row; the cell is used before the next step.
-                    if !sink.cell(unsafe { cell(raw, i as c_int, &names, rows)? }) {
-                        return Ok(Ran::Moved);
-                    }
-                }
-                rows += 1;
-                if rows < max_rows {
-                    more = step(conn, raw)?;
-                }
-            }
-            Ok(Ran::Done(rows))
-        })
-    }
-
-    /// selectBytes: the result's JSON text.
-    pub fn select_json(&mut self, sql: &str, params: &[u8], budget: Duration) -> DbResult<Ran<Vec<u8>>> {
-        self.run(sql, params, budget, |stmt, conn| encode_json(conn, stmt, usize::MAX).map(Ran::Done))
-    }
-
-    /// Runs `body` on `sql`'s bound statement within `budget`. An overrun (or a result too large
-    /// for the JS thread) moves the read and makes the statement skip the JS thread for a while.
-    fn run<T>(
-        &mut self,
-        sql: &str,
-        params: &[u8],
-        budget: Duration,
-        body: impl FnOnce(&Statement, &Connection) -> DbResult<Ran<T>>,
-    ) -> DbResult<Ran<T>> {
-        let InlineReader { worker, budget: clock } = self;
-        let (stmt, conn) = worker.read_statement_for(sql)?;
-        let skip = stmt.inline_skip.get();
-        if skip > 0 {
-            stmt.inline_skip.set(skip - 1);
-            return Ok(Ran::Skipped);
-        }
-        let result = {
-            let _reset = ResetOnDrop(stmt.raw);
-            clock.overran.set(false);
-            clock.deadline.set(Some(Instant::now() + budget));
-            let result = bind(stmt, &mut Reader::new(params)).and_then(|_| body(stmt, conn));
-            clock.deadline.set(None);
-            result
-        };
-        let backoff = stmt.inline_backoff.get();
-        let result = match result {
+    let result = {
+        let _reset = ResetOnDrop(stmt.raw);
+        clock.overran.set(false);
+        clock.deadline.set(Some(Instant::now() + budget));
+        let result = bind(stmt, &mut Reader::new(params)).and_then(|_| body(stmt, conn));
+        clock.deadline.set(None);
+        match result {
             Err(_) if clock.overran.get() => Ok(Ran::Moved),
             other => other,
-        };
-        match &result {
-            Ok(Ran::Moved) => {
-                let next = (backoff * 2).clamp(FIRST_SKIP, MAX_SKIP);
-                stmt.inline_backoff.set(next);
-                stmt.inline_skip.set(next);
-            }
-            Ok(Ran::Skipped) => {}
-            _ => stmt.inline_backoff.set(backoff / 2),
         }
-        // BEGIN, COMMIT and friends count as read-only statements; a select must not change the
-        // connection's transaction state (as on the readers: threads/reader.rs).
-        if !conn.autocommit() {
-            let _ = worker.exec("ROLLBACK");
-            return Err(DbError::new("ERR_NOT_READ_ONLY", "select cannot begin or end transactions; use execute()"));
+    };
+    let backoff = stmt.inline_backoff.get();
+    match &result {
+        Ok(Ran::Moved) => {
+            let next = (backoff * 2).clamp(FIRST_SKIP, MAX_SKIP);
+            stmt.inline_backoff.set(next);
+            stmt.inline_skip.set(next);
         }
-        result
+        _ => stmt.inline_backoff.set(backoff / 2),
     }
+    result
 }

@@ -13,7 +13,7 @@ use napi::sys;
 use super::database::NativeDatabase;
 use super::job_calls::{bytes_view, string_arg, throw, u32_arg};
 use crate::error::DbError;
-use crate::inline::{Ran, RowSink};
+use crate::inline::{self, Ran, RowSink};
 use crate::sqlite::step::Cell;
 
 /// What `readInline` returns (src/native.ts `Inline`).
@@ -76,16 +76,18 @@ impl RowSink for Values {
     }
 }
 
-/// `readInline(kind, sql, params, paramsLength, budgetMicros, handler)`: runs a select (kind
-/// 2), selectOne (3) or selectBytes (4) on the JS thread within the budget. Returns DONE after
-/// calling `handler` with the result, or why it did not run here.
+/// `readInline(kind, sql, params, paramsLength, budgetMicros, handler, inTransaction)`: runs a
+/// select (kind 2), selectOne (3) or selectBytes (4) on the JS thread within the budget: on
+/// the JS thread's connection, or with `inTransaction` on the writer's, which must be idle
+/// inside the caller's transaction. Returns DONE after calling `handler` with the result, or
+/// why it did not run here.
 pub(super) unsafe extern "C" fn read_inline(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
-    let mut argv = [ptr::null_mut(); 6];
+    let mut argv = [ptr::null_mut(); 7];
     let mut argc = argv.len();
     let mut data = ptr::null_mut();
     sys::napi_get_cb_info(env, info, &mut argc, argv.as_mut_ptr(), ptr::null_mut(), &mut data);
     if argc < argv.len() {
-        return throw(env, "expected (kind, sql, params, paramsLength, budgetMicros, handler)");
+        return throw(env, "expected (kind, sql, params, paramsLength, budgetMicros, handler, inTransaction)");
     }
     let db = &*(data as *const NativeDatabase);
     let args = (|| {
@@ -93,9 +95,13 @@ pub(super) unsafe extern "C" fn read_inline(env: sys::napi_env, info: sys::napi_
         let sql = string_arg(env, argv[1])?;
         let params = bytes_view(env, argv[2], u32_arg(env, argv[3])? as usize)?;
         let budget = Duration::from_micros(u32_arg(env, argv[4])? as u64);
-        Ok::<_, &'static str>((kind, sql, params, budget))
+        let mut on_writer = false;
+        if sys::napi_get_value_bool(env, argv[6], &mut on_writer) != sys::Status::napi_ok {
+            return Err("inTransaction: expected a boolean");
+        }
+        Ok::<_, &'static str>((kind, sql, params, budget, on_writer))
     })();
-    let (kind, sql, params, budget) = match args {
+    let (kind, sql, params, budget, on_writer) = match args {
         Ok(args) => args,
         Err(message) => return throw(env, message),
     };
@@ -103,14 +109,20 @@ pub(super) unsafe extern "C" fn read_inline(env: sys::napi_env, info: sys::napi_
     let mut values =
         Values { env, safe_integers: shared.safe_integers, names: String::new(), columns: 0, cells: vec![] };
     let ran = {
-        let mut slot = shared.inline.lock().unwrap();
-        let Some(reader) = slot.as_mut() else { return number(env, UNAVAILABLE) };
+        // The writer thread holds its lock while it runs a job: then the read goes to it.
+        let slot = if on_writer { shared.writer.try_lock().ok() } else { Some(shared.inline.lock().unwrap()) };
+        let Some(mut slot) = slot else { return number(env, UNAVAILABLE) };
+        let Some(worker) = slot.as_mut() else { return number(env, UNAVAILABLE) };
+        // Outside a transaction now (SQLite rolled it back): the writer's checks report it.
+        if on_writer && worker.conn.autocommit() {
+            return number(env, UNAVAILABLE);
+        }
         catch_unwind(AssertUnwindSafe(|| match kind {
             2 | 3 => {
                 let max_rows = if kind == 3 { 1 } else { usize::MAX };
-                reader.select(&sql, params, max_rows, budget, &mut values).map(|ran| ran.map(|_| None))
+                inline::select(worker, &sql, params, max_rows, budget, &mut values).map(|ran| ran.map(|_| None))
             }
-            4 => reader.select_json(&sql, params, budget).map(|ran| ran.map(Some)),
+            4 => inline::select_json(worker, &sql, params, budget).map(|ran| ran.map(Some)),
             _ => Err(DbError::new("ERR_INTERNAL", format!("readInline: unknown job kind {kind}"))),
         }))
         .unwrap_or_else(|_| Err(DbError::new("ERR_INTERNAL", "internal error in the engine (a Rust panic)")))

@@ -7,7 +7,6 @@ use super::job::Outcome;
 use super::shared::Shared;
 use super::worker::Worker;
 use crate::error::DbError;
-use crate::inline::InlineReader;
 use crate::sqlite::encryption::KeyConfig;
 use crate::sqlite::setup::{self, OpenOptions, Role};
 
@@ -100,7 +99,7 @@ pub(super) fn open_inline(opts: &PoolOptions, shared: &Shared, latch: &OpenLatch
     }
     match open_worker(opts, Role::Reader, shared.gate.key().as_deref()) {
         Ok(worker) => {
-            *shared.inline.lock().unwrap() = Some(InlineReader::new(worker));
+            *shared.inline.lock().unwrap() = Some(worker);
             latch.reader_opened(shared);
         }
         Err(e) => latch.failed(shared, e),

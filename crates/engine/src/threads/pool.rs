@@ -55,6 +55,7 @@ impl Pool {
             started: std::time::Instant::now(),
             group_commits: Default::default(),
             inline: Mutex::new(None),
+            writer: Mutex::new(None),
             // The key lives in the gate from here on: rekey replaces it there.
             gate: ReaderGate::new(opts.key.take()),
             park,

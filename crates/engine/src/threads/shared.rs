@@ -12,7 +12,7 @@ use super::completions::Completions;
 use super::group_commit;
 use super::job::Outcome;
 use super::reader_gate::ReaderGate;
-use crate::inline::InlineReader;
+use super::worker::Worker;
 use crate::live::dependencies::ChangeSet;
 use crate::live::registry::Registry;
 use crate::sqlite::connection::Connection;
@@ -51,7 +51,10 @@ pub struct Shared {
     pub(super) group_commits: Mutex<group_commit::Committed>,
     /// The JS thread's read-only connection (inline.rs), when reads may run inline: opened by
     /// a pool thread, closed and reopened by the writer around a rekey, dropped at close.
-    pub inline: Mutex<Option<InlineReader>>,
+    pub inline: Mutex<Option<Worker>>,
+    /// The writer's connection: the writer thread holds the lock while it runs a job, and a
+    /// transaction's read may run on it from the JS thread in between (inline.rs).
+    pub writer: Mutex<Option<Worker>>,
 }
 
 impl Shared {

@@ -9,6 +9,7 @@ use super::job::Outcome;
 use crate::encode::json::encode_json;
 use crate::encode::rows::encode_rows;
 use crate::error::{DbError, DbResult};
+use crate::inline::Budget;
 use crate::live::dependencies::ChangeSet;
 use crate::live::hooks::Hooks;
 use crate::live::tracker::WriteEffects;
@@ -20,14 +21,21 @@ use crate::sqlite::step::step;
 
 /// A connection with its statement cache and its live-query hooks: what a pool thread owns.
 /// Declared in drop order: the cache's statements are finalized before the connection closes,
-/// and the hooks, which SQLite may call while it closes, outlive it.
+/// and the hooks and the budget, which SQLite may call while it closes, outlive it.
 pub struct Worker {
     pub cache: StatementCache,
     pub conn: Connection,
     hooks: Box<Hooks>,
+    /// The time budget of runs on the JS thread (inline.rs), installed on first use.
+    budget: Option<Box<Budget>>,
     /// `PRAGMA data_version` when last checked: it changes when another connection commits.
     data_version: i64,
 }
+
+// SAFETY: SQLite is built with SQLITE_THREADSAFE=2: a connection may move between threads as
+// long as one thread uses it at a time. A worker is used by the thread that owns it, or, behind
+// a lock (threads/shared.rs), by the JS thread or the writer in turn.
+unsafe impl Send for Worker {}
 
 fn multiple_statements(what: &str) -> DbError {
     DbError::new("ERR_MULTIPLE_STATEMENTS", format!("{what}: the SQL holds several statements; run them one call each"))
@@ -39,7 +47,7 @@ impl Worker {
         // SAFETY: the hooks outlive the connection (field order) and stay on this thread.
         let hooks = unsafe { Hooks::install(&conn, role) };
         let data_version = conn.query_int("PRAGMA data_version").unwrap_or(0);
-        Worker { cache: StatementCache::new(), conn, hooks, data_version }
+        Worker { cache: StatementCache::new(), conn, hooks, budget: None, data_version }
     }
 
     /// Runs every statement of `sql` (transaction control), each one's effects recorded for
@@ -84,11 +92,14 @@ impl Worker {
         Ok(stmt)
     }
 
-    /// The cached statement for a read (select's checks: one read-only statement), with the
-    /// connection to run it on.
-    pub fn read_statement_for(&mut self, sql: &str) -> DbResult<(&Statement, &Connection)> {
+    /// For a run on the JS thread (inline.rs): the cached statement for a read (select's
+    /// checks: one read-only statement), the connection, and the budget's clock, installed on
+    /// the connection on first use.
+    pub fn budgeted_read(&mut self, sql: &str) -> DbResult<(&Statement, &Connection, &Budget)> {
+        let conn = &self.conn;
+        let budget = self.budget.get_or_insert_with(|| Budget::install(conn));
         let stmt = Self::read_statement(&mut self.cache, &self.conn, &self.hooks, sql)?;
-        Ok((stmt, &self.conn))
+        Ok((stmt, &self.conn, budget))
     }
 
     /// select / selectOne / selectBytes on a read-only statement.

@@ -16,7 +16,6 @@ use super::shared::Shared;
 use super::worker::Worker;
 use crate::error::DbError;
 use crate::handoff::spin::SpinPolicy;
-use crate::inline::InlineReader;
 use crate::live::dependencies::ChangeSet;
 use crate::sqlite::encryption::{self, KeyConfig};
 use crate::sqlite::setup::Role;
@@ -29,10 +28,11 @@ pub(super) fn writer_thread(opts: &PoolOptions, shared: &Shared, latch: &OpenLat
         Err(e) => return latch.failed(shared, e),
     };
     *shared.writer_db.lock().unwrap() = worker.conn.raw() as usize;
-    let mut worker = Some(worker);
-    writer_loop(&mut worker, opts, shared, rx);
+    shared.record_memory(0, &worker.conn);
+    *shared.writer.lock().unwrap() = Some(worker);
+    writer_loop(opts, shared, rx);
     *shared.writer_db.lock().unwrap() = 0;
-    drop(worker);
+    drop(shared.writer.lock().unwrap().take());
 }
 
 /// How long the writer keeps looking for the next job before it sleeps: an awaited write
@@ -56,23 +56,25 @@ fn next_job(rx: &Receiver<Job>, spin: &SpinPolicy) -> Option<Job> {
     rx.recv().ok()
 }
 
-fn writer_loop(slot: &mut Option<Worker>, opts: &PoolOptions, shared: &Shared, rx: Receiver<Job>) {
-    if let Some(worker) = slot.as_ref() {
-        shared.record_memory(0, &worker.conn);
-    }
+fn writer_loop(opts: &PoolOptions, shared: &Shared, rx: Receiver<Job>) {
     // Whether the change hooks are on (live queries exist); see Hooks::set_tracking.
     let mut tracking = false;
     // A job taken while gathering a group that could not join it: it runs next.
     let mut held: Option<Job> = None;
     let spin = SpinPolicy::new();
     while let Some(job) = held.take().or_else(|| next_job(&rx, &spin)) {
+        // Held for the whole job; released before its completion goes out, so that the
+        // transaction's next read may run on the connection from the JS thread (inline.rs).
+        let mut slot = shared.writer.lock().unwrap();
         if let Request::Rekey(key) = &job.request {
-            let outcome = rekey(slot, opts, shared, key.clone());
+            let outcome = rekey(&mut slot, opts, shared, key.clone());
             tracking = false; // a reopened writer connection starts without the hooks
+            drop(slot);
             shared.complete(job.id, outcome);
             continue;
         }
         let Some(worker) = slot.as_mut() else {
+            drop(slot);
             shared.complete(job.id, Outcome::Error(writer_lost()));
             continue;
         };
@@ -121,6 +123,7 @@ fn writer_loop(slot: &mut Option<Worker>, opts: &PoolOptions, shared: &Shared, r
             // have read the state before this job's commit.
             shared.publish(&ChangeSet::everything());
         }
+        drop(slot);
         for (job, outcome) in jobs.iter().zip(outcomes) {
             shared.complete(job.id, outcome);
         }
@@ -175,7 +178,7 @@ fn rekey(slot: &mut Option<Worker>, opts: &PoolOptions, shared: &Shared, new: Op
     let outcome = swap_key(slot, opts, shared, old, new);
     if inline {
         if let Ok(worker) = open_worker(opts, Role::Reader, shared.gate.key().as_deref()) {
-            *shared.inline.lock().unwrap() = Some(InlineReader::new(worker));
+            *shared.inline.lock().unwrap() = Some(worker);
         }
     }
     outcome
