@@ -139,7 +139,7 @@ pub(super) unsafe extern "C" fn read_inline(env: sys::napi_env, info: sys::napi_
             args.extend([number(env, JSON), buffer]);
         }
         Ok(Ran::Done(None)) => {
-            let rows = if values.columns == 0 { 0 } else { values.cells.len() / values.columns };
+            let rows = values.cells.len().checked_div(values.columns).unwrap_or(0);
             args.extend([
                 number(env, ROWS),
                 string(env, &values.names),
