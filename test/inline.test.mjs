@@ -1,0 +1,258 @@
+// Reads on the JS thread (crates/engine/src/inline.rs, option inlineBudget): the same results
+// and errors as on the readers, overruns that move to a reader and settle once, consistency
+// with writes and transactions, and no SQLite work on the JS thread with inlineBudget: 0.
+import assert from 'node:assert/strict'
+import path from 'node:path'
+import { test } from 'node:test'
+import v8 from 'node:v8'
+import vm from 'node:vm'
+import { Database, ResqliteError } from '../dist/esm/index.mjs'
+import { calibrate, expectReject, prng, SLOW_SQL, tempDir } from './helpers.mjs'
+import { deferred, outsideContext } from './tx-helpers.mjs'
+
+const inlineCounts = async (db) => (await db.diagnostics()).inline
+
+/** Two databases on one file: reads inline (the default budget) and never inline. */
+async function pair(t, options = {}) {
+  const file = path.join(tempDir(t), 'pair.db')
+  const on = await Database.open(file, options)
+  const off = await Database.open(file, { ...options, inlineBudget: 0 })
+  t.after(() => Promise.all([on.close(), off.close()]))
+  return { on, off }
+}
+
+/** What a call settles with, comparable across the two paths. */
+async function outcome(promise) {
+  try {
+    return { value: await promise }
+  } catch (error) {
+    return { error: { class: error.constructor.name, code: error.code, message: error.message } }
+  }
+}
+
+// A random value of every kind SQLite stores, the awkward ones often.
+function randomValue(rand, safeIntegers) {
+  const r = rand()
+  if (r < 0.1) return null
+  if (r < 0.25) return Math.floor((rand() - 0.5) * 2 ** 40)
+  if (r < 0.3) return safeIntegers ? 2n ** 62n - BigInt(Math.floor(rand() * 1000)) : 2 ** 53 - 1
+  if (r < 0.45) return [0, -0, 1.5, -1e300, 5e-324, (rand() - 0.5) * 1e6][Math.floor(rand() * 6)]
+  if (r < 0.75) {
+    const pieces = ['a', 'é', '日本', '🎉', '\0', ' ', '"', '\\', 'x'.repeat(40)]
+    let s = ''
+    for (let i = Math.floor(rand() * 8); i > 0; i--) s += pieces[Math.floor(rand() * pieces.length)]
+    return s
+  }
+  return Buffer.from(Array.from({ length: Math.floor(rand() * 20) }, () => Math.floor(rand() * 256)))
+}
+
+const QUERIES = [
+  ['select', 'SELECT * FROM v ORDER BY id', () => []],
+  ['select', 'SELECT * FROM v WHERE id <= ? ORDER BY id', (rand) => [Math.floor(rand() * 60)]],
+  ['selectOne', 'SELECT * FROM v WHERE id = ?', (rand) => [Math.floor(rand() * 60)]],
+  ['selectOne', 'SELECT a, b, typeof(a) AS ta FROM v WHERE id = :id', (rand) => ({ id: Math.floor(rand() * 60) })],
+  ['selectBytes', 'SELECT id, a, b FROM v WHERE id <= ? ORDER BY id', (rand) => [Math.floor(rand() * 60)]],
+  ['select', 'SELECT count(*) AS n, sum(length(a)) AS len FROM v', () => []],
+  ['select', 'SELECT ? AS p, ? AS q', (rand, safe) => [randomValue(rand, safe), randomValue(rand, safe)]],
+  ['select', 'SELECT 1 AS "__proto__", 2 AS "a b", 3 AS ""', () => []],
+  // errors: every one must be the same on both paths
+  ['select', 'SELEC nothing', () => []],
+  ['select', 'SELECT * FROM missing', () => []],
+  ['select', 'SELECT * FROM v WHERE id = ?', () => [1, 2]],
+  ['select', 'SELECT * FROM v WHERE id = :id', () => ({ nope: 1 })],
+  ['select', 'DELETE FROM v', () => []],
+  ['select', 'SELECT 1; SELECT 2', () => []],
+  ['select', 'BEGIN', () => []],
+  ['selectOne', "SELECT CAST(x'ff' AS TEXT) AS bad", () => []],
+  ['select', 'SELECT 9007199254740993 AS big', () => []],
+  ['select', 'SELECT * FROM v WHERE id = ?', () => [undefined]],
+]
+
+for (const safeIntegers of [false, true]) {
+  test(`the same results and errors inline and on the readers (random values and queries, safeIntegers: ${safeIntegers})`, async (t) => {
+    const seed = (Date.now() ^ (process.pid << 4) ^ (safeIntegers ? 7 : 0)) >>> 0
+    const rand = prng(seed)
+    const { on, off } = await pair(t, { safeIntegers })
+    await on.execute('CREATE TABLE v (id INTEGER PRIMARY KEY, a, b)')
+    const rows = Array.from({ length: 50 }, () => [randomValue(rand, safeIntegers), randomValue(rand, safeIntegers)])
+    await on.executeBatch('INSERT INTO v (a, b) VALUES (?, ?)', rows)
+    for (let i = 0; i < 400; i++) {
+      const [method, sql, params] = QUERIES[Math.floor(rand() * QUERIES.length)]
+      const p = params(rand, safeIntegers)
+      const inline = await outcome(on[method](sql, p))
+      const threads = await outcome(off[method](sql, p))
+      assert.deepStrictEqual(inline, threads, `seed ${seed}, call ${i}: ${method}(${sql})`)
+    }
+    const counts = await inlineCounts(on)
+    assert.ok(counts.runs > 100, `reads ran inline (${JSON.stringify(counts)})`)
+    assert.deepStrictEqual(await inlineCounts(off), { runs: 0, moved: 0, skipped: 0 })
+  })
+}
+
+test('inside a transaction: the same results and errors inline (writer idle) and on the writer thread', async (t) => {
+  const { on, off } = await pair(t)
+  await on.execute("CREATE TABLE v (id INTEGER PRIMARY KEY, a, b); INSERT INTO v (a, b) VALUES (1, 'x'), (2, 'y')")
+  const run = (db) =>
+    db.transaction(async (tx) => {
+      const seen = []
+      await tx.execute("INSERT INTO v (a, b) VALUES (3, 'uncommitted')")
+      seen.push(await outcome(tx.select('SELECT * FROM v ORDER BY id')))
+      seen.push(await outcome(tx.selectOne('SELECT b FROM v WHERE a = ?', [3])))
+      seen.push(await outcome(tx.selectBytes('SELECT a, b FROM v ORDER BY id')))
+      seen.push(await outcome(tx.select('SELECT * FROM nope')))
+      seen.push(await outcome(tx.select('SELECT * FROM v WHERE a = ?', [])))
+      seen.push(await outcome(tx.select('DELETE FROM v')))
+      throw Object.assign(new Error('roll back'), { seen })
+    })
+  const inline = await run(on).catch((e) => e.seen)
+  const before = await inlineCounts(on)
+  const threads = await run(off).catch((e) => e.seen)
+  assert.deepStrictEqual(inline, threads)
+  assert.deepStrictEqual(inline[1], { value: { b: 'uncommitted' } }, 'a read in the transaction sees its own write')
+  assert.ok(before.runs >= 3, `the transaction's reads ran inline (${JSON.stringify(before)})`)
+  assert.deepStrictEqual(await on.select('SELECT a FROM v ORDER BY id'), [{ a: 1 }, { a: 2 }], 'rolled back')
+})
+
+test('a read past the budget moves to a reader, settles once with its result, and its statement skips the JS thread', async (t) => {
+  const file = path.join(tempDir(t), 'slow.db')
+  const db = await Database.open(file, { inlineBudget: 0.05 })
+  t.after(() => db.close())
+  const n = await calibrate(db, 20)
+  const before = await inlineCounts(db)
+  let settled = 0
+  const rows = await db.select(SLOW_SQL, [n]).finally(() => settled++)
+  assert.deepStrictEqual(rows, [{ n }])
+  await new Promise((resolve) => setTimeout(resolve, 20))
+  assert.equal(settled, 1)
+  const after = await inlineCounts(db)
+  // calibrate's own runs already moved the statement off the JS thread: it is moved or skipped
+  assert.equal(after.moved + after.skipped, before.moved + before.skipped + 1, JSON.stringify({ before, after }))
+  assert.ok(after.moved >= 1, 'an overrun was counted')
+  // a cheap statement still runs inline
+  assert.deepStrictEqual(await db.select('SELECT 1 AS one'), [{ one: 1 }])
+  assert.equal((await inlineCounts(db)).runs, after.runs + 1)
+})
+
+test('a read that moved can be aborted on the reader; the database stays usable', async (t) => {
+  const db = await Database.open(path.join(tempDir(t), 'abort.db'), { inlineBudget: 0.05 })
+  t.after(() => db.close())
+  const n = await calibrate(db, 300)
+  const ac = new AbortController()
+  const pending = db.select(SLOW_SQL, [n], { signal: ac.signal })
+  setTimeout(() => ac.abort(), 20)
+  await expectReject(() => pending, ResqliteError, 'ABORT_ERR')
+  assert.deepStrictEqual(await db.select('SELECT 2 AS two'), [{ two: 2 }])
+  const ac2 = new AbortController()
+  ac2.abort()
+  const runs = (await inlineCounts(db)).runs
+  await expectReject(() => db.select('SELECT 3', [], { signal: ac2.signal }), ResqliteError, 'ABORT_ERR')
+  assert.equal((await inlineCounts(db)).runs, runs, 'an aborted signal stops the read before it runs')
+})
+
+test('close() while a moved read runs: the read finishes, close resolves, later reads reject', async (t) => {
+  const db = await Database.open(path.join(tempDir(t), 'close.db'), { inlineBudget: 0.05 })
+  const n = await calibrate(db, 50)
+  const pending = db.select(SLOW_SQL, [n])
+  const closed = db.close()
+  assert.deepStrictEqual(await pending, [{ n }])
+  await closed
+  await expectReject(() => db.select('SELECT 1'), ResqliteError, 'ERR_DATABASE_CLOSED')
+})
+
+test('an inline read sees every write acknowledged before it was issued, never an open transaction of another', async (t) => {
+  const db = await Database.open(path.join(tempDir(t), 'consistency.db'))
+  t.after(() => db.close())
+  await db.execute('CREATE TABLE c (id INTEGER PRIMARY KEY, v INTEGER)')
+  for (let i = 1; i <= 200; i++) {
+    if (i % 3 === 0) await db.executeBatch('INSERT INTO c (v) VALUES (?)', [[i]])
+    else await db.execute('INSERT INTO c (v) VALUES (?)', [i])
+    assert.deepStrictEqual(await db.selectOne('SELECT count(*) AS n FROM c'), { n: i })
+  }
+  // group commit: writes issued together, then a read after all were acknowledged
+  await Promise.all(Array.from({ length: 50 }, (_, i) => db.execute('INSERT INTO c (v) VALUES (?)', [i])))
+  assert.deepStrictEqual(await db.selectOne('SELECT count(*) AS n FROM c'), { n: 250 })
+
+  const runOutside = outsideContext()
+  const written = deferred()
+  const release = deferred()
+  const tx = db.transaction(async (tx) => {
+    await tx.execute('INSERT INTO c (v) VALUES (-1)')
+    assert.deepStrictEqual(await tx.selectOne('SELECT count(*) AS n FROM c'), { n: 251 })
+    written.resolve()
+    await release.promise
+  })
+  await written.promise
+  const runs = (await inlineCounts(db)).runs
+  assert.deepStrictEqual(await runOutside(() => db.selectOne('SELECT count(*) AS n FROM c')), { n: 250 })
+  assert.equal((await inlineCounts(db)).runs, runs + 1, 'the outside read ran inline')
+  release.resolve()
+  await tx
+  assert.deepStrictEqual(await db.selectOne('SELECT count(*) AS n FROM c'), { n: 251 })
+})
+
+test('inlineBudget: 0 runs no SQLite on the JS thread; the reads still work everywhere', async (t) => {
+  const db = await Database.open(path.join(tempDir(t), 'off.db'), { inlineBudget: 0 })
+  t.after(() => db.close())
+  await db.execute('CREATE TABLE o (id INTEGER PRIMARY KEY, v TEXT)')
+  await db.execute("INSERT INTO o (v) VALUES ('a')")
+  assert.deepStrictEqual(await db.select('SELECT v FROM o'), [{ v: 'a' }])
+  assert.deepStrictEqual(await db.selectOne('SELECT v FROM o'), { v: 'a' })
+  assert.equal((await db.selectBytes('SELECT v FROM o')).toString(), '[{"v":"a"}]')
+  await db.transaction(async (tx) => {
+    assert.deepStrictEqual(await tx.selectOne('SELECT v FROM o'), { v: 'a' })
+  })
+  assert.deepStrictEqual(await inlineCounts(db), { runs: 0, moved: 0, skipped: 0 })
+})
+
+test('inlineBudget: wrong types and ranges are named errors; nothing opens', async (t) => {
+  const file = path.join(tempDir(t), 'bad.db')
+  for (const [value, Class, code] of [
+    ['0.1', TypeError, 'ERR_INVALID_ARG_TYPE'],
+    [Number.NaN, TypeError, 'ERR_INVALID_ARG_TYPE'],
+    [null, TypeError, 'ERR_INVALID_ARG_TYPE'],
+    [-1, RangeError, 'ERR_OUT_OF_RANGE'],
+    [10.5, RangeError, 'ERR_OUT_OF_RANGE'],
+    [Number.POSITIVE_INFINITY, RangeError, 'ERR_OUT_OF_RANGE'],
+  ]) {
+    await expectReject(() => Database.open(file, { inlineBudget: value }), Class, code, /inlineBudget/)
+  }
+})
+
+test('encrypted: reads run inline before and after a rekey, with the right rows', async (t) => {
+  const db = await Database.open(path.join(tempDir(t), 'enc.db'), { encryptionKey: 'first' })
+  t.after(() => db.close())
+  await db.execute("CREATE TABLE e (v TEXT); INSERT INTO e VALUES ('secret')")
+  assert.deepStrictEqual(await db.selectOne('SELECT v FROM e'), { v: 'secret' })
+  await db.rekey('second')
+  const runs = (await inlineCounts(db)).runs
+  assert.deepStrictEqual(await db.selectOne('SELECT v FROM e'), { v: 'secret' })
+  assert.equal((await inlineCounts(db)).runs, runs + 1, 'the JS thread connection reopened with the new key')
+})
+
+test('inline text values are strings of their own: kept values keep only themselves alive', async (t) => {
+  v8.setFlagsFromString('--expose-gc')
+  const gc = vm.runInNewContext('gc')
+  const db = await Database.open(path.join(tempDir(t), 'text.db'), { inlineBudget: 10 })
+  t.after(() => db.close())
+  await db.execute('CREATE TABLE x (id INTEGER PRIMARY KEY, body TEXT)')
+  const ROWS = 40
+  await db.executeBatch(
+    'INSERT INTO x (body) VALUES (?)',
+    Array.from({ length: ROWS }, (_, i) => [`${i} `.padEnd(2000, 'z')]),
+  )
+  const before = (await inlineCounts(db)).runs
+  gc()
+  const heapBefore = process.memoryUsage().heapUsed
+  const kept = []
+  for (let i = 0; i < 200; i++) {
+    // each result holds ~80 KB of text; one 2 KB value of it is kept
+    const rows = await db.select('SELECT body FROM x WHERE id > ? ORDER BY id', [i % 2])
+    kept.push(rows[i % rows.length].body)
+  }
+  assert.equal((await inlineCounts(db)).runs, before + 200, 'every result was built inline')
+  gc()
+  const retained = process.memoryUsage().heapUsed - heapBefore
+  // 200 kept values of 2 KB are ~0.4 MB; a value holding its whole result would keep ~16 MB.
+  assert.ok(retained < 2 * 1024 * 1024, `heap kept ${(retained / 1048576).toFixed(1)} MB for ${kept.length} values`)
+  assert.ok(kept.every((v) => v.length === 2000))
+})
