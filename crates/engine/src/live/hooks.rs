@@ -17,7 +17,7 @@ use crate::sqlite::step::step;
 /// A connection's live-query state that SQLite's callbacks reach. Boxed, so the address SQLite
 /// holds stays put, and kept until after the connection closes (closing may call the hooks).
 pub struct Hooks {
-    role: Role,
+    pub(super) role: Role,
     pub capture: RefCell<Capture>,
     pub tracker: RefCell<ChangeTracker>,
 }

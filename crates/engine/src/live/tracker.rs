@@ -579,38 +579,27 @@ unsafe extern "C" fn on_rollback(ctx: *mut c_void) {
 
 #[cfg(test)]
 mod tests {
-    use std::path::PathBuf;
-    use std::sync::atomic::{AtomicUsize, Ordering};
-
     use super::*;
-    use crate::connection::{OpenOptions, Role};
     use crate::live::capture::Capture;
     use crate::live::dependencies::TableChange;
+    use crate::sqlite::setup::Role;
+    use crate::testing::{Opened, TempDb};
 
     /// A writer connection on a fresh database file, removed (with its WAL) when dropped.
     struct Db {
-        conn: Option<Connection>,
-        path: PathBuf,
+        conn: Opened,
+        _file: TempDb,
     }
 
     impl Db {
         fn open() -> Db {
-            static NEXT: AtomicUsize = AtomicUsize::new(0);
-            let name = format!("resqlite-tracker-{}-{}.db", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed));
-            let path = std::env::temp_dir().join(name);
-            let conn = Connection::open(&OpenOptions {
-                path: path.to_str().unwrap(),
-                role: Role::Writer,
-                busy_timeout_ms: 0,
-                key: None,
-                attach: &[],
-            })
-            .unwrap_or_else(|e| panic!("open: {}", e.message));
-            Db { conn: Some(conn), path }
+            let file = TempDb::new("tracker");
+            let conn = Opened::open(file.as_str(), Role::Writer);
+            Db { conn, _file: file }
         }
 
-        fn conn(&self) -> &Connection {
-            self.conn.as_ref().unwrap()
+        fn conn(&self) -> &Opened {
+            &self.conn
         }
 
         fn exec(&self, sql: &str) {
@@ -620,17 +609,6 @@ mod tests {
         /// What the job so far committed, as a comparable summary.
         fn published(&self) -> Option<Published> {
             self.conn().take_committed().map(|set| Published::from(&set))
-        }
-    }
-
-    impl Drop for Db {
-        fn drop(&mut self) {
-            drop(self.conn.take());
-            for suffix in ["", "-wal", "-shm"] {
-                let mut p = self.path.clone().into_os_string();
-                p.push(suffix);
-                let _ = std::fs::remove_file(p);
-            }
         }
     }
 
@@ -952,8 +930,12 @@ mod tests {
         let db = Db::open();
         db.exec("CREATE TABLE a (v); CREATE TABLE b (v); CREATE TRIGGER a_b AFTER INSERT ON a BEGIN INSERT INTO b VALUES (new.v); END");
         // Hooks of the test's own, to see the tracker's entries (the connection's are private).
-        let hooks = Hooks { capture: RefCell::new(Capture::new(Role::Writer)), tracker: RefCell::default() };
-        let tracking = Tracking { conn: db.conn(), hooks: &hooks };
+        let hooks = Hooks {
+            role: Role::Writer,
+            capture: RefCell::new(Capture::new(Role::Writer)),
+            tracker: RefCell::default(),
+        };
+        let tracking = Tracking { conn: &db.conn().conn, hooks: &hooks };
         // SAFETY: removed below, before `hooks` drops.
         unsafe { tracking.install(true) };
         db.exec("WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 100) INSERT INTO b SELECT i FROM n");
