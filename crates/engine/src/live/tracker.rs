@@ -17,9 +17,8 @@ use std::rc::Rc;
 
 use sqlite3mc_sys as ffi;
 
-use super::capture::{is_schema_change, is_write, AuthEvent};
+use super::capture::{is_schema_change, is_write, AuthEvent, Capture};
 use super::dependencies::{name_id, table_key, ChangeSet, NameId, TableKey};
-use super::hooks::Hooks;
 use crate::sqlite::connection::Connection;
 
 /// Columns of one table changed by UPDATEs: a bit per column index; tables wider than this
@@ -223,27 +222,36 @@ impl ChangeTracker {
     }
 }
 
+/// A connection's state that SQLite's callbacks reach (held by `live::hooks::Hooks`, boxed,
+/// so its address stays put): what the authorizer captures (`capture::authorize` gets the
+/// capture's address), and the writer's change tracker (the change hooks get this struct's:
+/// they also read the capture, to tell whether SQLite compiled statements while one ran).
+pub struct HookState {
+    pub capture: RefCell<Capture>,
+    pub tracker: RefCell<ChangeTracker>,
+}
+
 /// The tracker's hooks, and the queries it needs for them, on the writer's connection.
 pub struct Tracking<'a> {
     pub conn: &'a Connection,
-    pub hooks: &'a Hooks,
+    pub state: &'a HookState,
 }
 
 impl Tracking<'_> {
     /// Installs (or removes) the pre-update, commit and rollback hooks.
     ///
-    /// SAFETY: `hooks` must outlive the connection's hooks (it lives in the connection).
+    /// SAFETY: `state` must outlive the connection's hooks (`Hooks` outlives the connection).
     pub unsafe fn install(&self, on: bool) {
-        let ctx = self.hooks as *const Hooks as *mut c_void;
+        let ctx = self.state as *const HookState as *mut c_void;
         ffi::sqlite3_preupdate_hook(self.conn.raw(), if on { Some(on_preupdate) } else { None }, ctx);
         ffi::sqlite3_commit_hook(self.conn.raw(), if on { Some(on_commit) } else { None }, ctx);
         ffi::sqlite3_rollback_hook(self.conn.raw(), if on { Some(on_rollback) } else { None }, ctx);
-        self.hooks.tracker.borrow_mut().on = on;
+        self.state.tracker.borrow_mut().on = on;
     }
 
     /// The effects of a statement from its authorizer events.
     pub fn effects(&self, events: &[AuthEvent]) -> WriteEffects {
-        let mut effects = WriteEffects { generation: self.hooks.tracker.borrow().generation, ..Default::default() };
+        let mut effects = WriteEffects { generation: self.state.tracker.borrow().generation, ..Default::default() };
         for e in events {
             if e.action == ffi::SQLITE_SAVEPOINT {
                 let op = match &*e.arg1 {
@@ -284,7 +292,7 @@ impl Tracking<'_> {
     }
 
     fn is_virtual(&self, key: &TableKey, db: &str, table: &str) -> bool {
-        if let Some(&known) = self.hooks.tracker.borrow().virtual_tables.get(key) {
+        if let Some(&known) = self.state.tracker.borrow().virtual_tables.get(key) {
             return known;
         }
         let db = if db.is_empty() { "main" } else { db };
@@ -299,14 +307,14 @@ impl Tracking<'_> {
             .unwrap_or_default()
             .first()
             .is_some_and(|s| s.len() >= 14 && s[..14].eq_ignore_ascii_case("CREATE VIRTUAL"));
-        self.hooks.tracker.borrow_mut().virtual_tables.insert(key.clone(), is_virtual);
+        self.state.tracker.borrow_mut().virtual_tables.insert(key.clone(), is_virtual);
         is_virtual
     }
 
     /// A table's columns, looked up once per schema generation; None for a table that has
     /// none (gone, or not a table).
     fn table_columns(&self, key: &TableKey) -> Option<Rc<TableColumns>> {
-        if let Some(known) = self.hooks.tracker.borrow().tables.get(key) {
+        if let Some(known) = self.state.tracker.borrow().tables.get(key) {
             return Some(known.clone());
         }
         let mut parts = key.split('\u{1}');
@@ -327,7 +335,7 @@ impl Tracking<'_> {
             self.conn.query_int(&format!("SELECT count(*) FROM {from} WHERE hidden IN (2, 3)")).map_or(true, |n| n > 0);
         let ids = names.iter().map(|n| name_id(n)).collect();
         let columns = Rc::new(TableColumns { id: name_id(key), names, ids, generated });
-        self.hooks.tracker.borrow_mut().tables.insert(key.clone(), columns.clone());
+        self.state.tracker.borrow_mut().tables.insert(key.clone(), columns.clone());
         Some(columns)
     }
 
@@ -339,7 +347,7 @@ impl Tracking<'_> {
                 self.0.borrow_mut().running = None;
             }
         }
-        let tracker = &self.hooks.tracker;
+        let tracker = &self.state.tracker;
         let current = {
             let t = tracker.borrow();
             // A statement prepared before a schema change may name out-of-date columns: without
@@ -378,7 +386,7 @@ impl Tracking<'_> {
     /// change, what is known of tables is out of date.
     pub fn recompiled(&self) {
         let version = self.conn.query_int("PRAGMA schema_version").ok();
-        let mut tracker = self.hooks.tracker.borrow_mut();
+        let mut tracker = self.state.tracker.borrow_mut();
         if version.is_none() || std::mem::replace(&mut tracker.schema_version, version) != version {
             tracker.schema_changed();
         }
@@ -386,7 +394,7 @@ impl Tracking<'_> {
 
     /// After a job: the committed changes as a ChangeSet (None when nothing was committed).
     pub fn take_committed(&self, autocommit: bool) -> Option<ChangeSet> {
-        let changes = self.hooks.tracker.borrow_mut().take_committed(autocommit);
+        let changes = self.state.tracker.borrow_mut().take_committed(autocommit);
         if changes.is_empty() {
             return None;
         }
@@ -443,7 +451,7 @@ fn quote_literal(text: &str) -> String {
     format!("'{}'", text.replace('\'', "''"))
 }
 
-/// SAFETY (all hooks): `ctx` is the connection's `Hooks`; SQLite calls the hooks on the
+/// SAFETY (all hooks): `ctx` is the connection's `HookState`; SQLite calls the hooks on the
 /// writer's thread, inside a statement, when no Rust borrow of the tracker is held.
 unsafe extern "C" fn on_preupdate(
     ctx: *mut c_void,
@@ -454,14 +462,14 @@ unsafe extern "C" fn on_preupdate(
     old_rowid: i64,
     new_rowid: i64,
 ) {
-    let hooks = &*(ctx as *const Hooks);
-    let Ok(mut tracker) = hooks.tracker.try_borrow_mut() else { return };
+    let state = &*(ctx as *const HookState);
+    let Ok(mut tracker) = state.tracker.try_borrow_mut() else { return };
     let merges = tracker.last == Some((db_name, table));
     let in_place_update = !(op == ffi::SQLITE_INSERT || op == ffi::SQLITE_DELETE || old_rowid != new_rowid);
     // The statement's target is needed to compare an UPDATE's columns or to start a new entry;
     // rows merging into the last entry (a batch of INSERTs) skip the lookup.
     let running = if in_place_update || !merges { tracker.running.clone() } else { None };
-    let target = running.as_deref().and_then(|targets| find_target(hooks, targets, db_name, table));
+    let target = running.as_deref().and_then(|targets| find_target(state, targets, db_name, table));
     let changed = if in_place_update {
         let count = ffi::sqlite3_preupdate_count(db).max(0) as usize;
         let bits = match target {
@@ -502,12 +510,12 @@ unsafe extern "C" fn on_preupdate(
 /// runs: it re-prepared it after a schema change, so the SET lists learned at its prepare may
 /// be out of date.
 unsafe fn find_target<'a>(
-    hooks: &Hooks,
+    state: &HookState,
     targets: &'a [Target],
     db_name: *const c_char,
     table: *const c_char,
 ) -> Option<&'a Target> {
-    let recompiled = hooks.capture.try_borrow().map_or(true, |c| !c.events.is_empty() || c.overflow);
+    let recompiled = state.capture.try_borrow().map_or(true, |c| !c.events.is_empty() || c.overflow);
     if recompiled {
         return None;
     }
@@ -565,14 +573,14 @@ unsafe fn same_value(a: *mut ffi::sqlite3_value, b: *mut ffi::sqlite3_value) -> 
 }
 
 unsafe extern "C" fn on_commit(ctx: *mut c_void) -> c_int {
-    if let Ok(mut tracker) = (*(ctx as *const Hooks)).tracker.try_borrow_mut() {
+    if let Ok(mut tracker) = (*(ctx as *const HookState)).tracker.try_borrow_mut() {
         tracker.committed_now();
     }
     0 // let the commit proceed
 }
 
 unsafe extern "C" fn on_rollback(ctx: *mut c_void) {
-    if let Ok(mut tracker) = (*(ctx as *const Hooks)).tracker.try_borrow_mut() {
+    if let Ok(mut tracker) = (*(ctx as *const HookState)).tracker.try_borrow_mut() {
         tracker.rolled_back();
     }
 }
@@ -580,7 +588,6 @@ unsafe extern "C" fn on_rollback(ctx: *mut c_void) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::live::capture::Capture;
     use crate::live::dependencies::TableChange;
     use crate::sqlite::setup::Role;
     use crate::testing::{Opened, TempDb};
@@ -930,12 +937,8 @@ mod tests {
         let db = Db::open();
         db.exec("CREATE TABLE a (v); CREATE TABLE b (v); CREATE TRIGGER a_b AFTER INSERT ON a BEGIN INSERT INTO b VALUES (new.v); END");
         // Hooks of the test's own, to see the tracker's entries (the connection's are private).
-        let hooks = Hooks {
-            role: Role::Writer,
-            capture: RefCell::new(Capture::new(Role::Writer)),
-            tracker: RefCell::default(),
-        };
-        let tracking = Tracking { conn: &db.conn().conn, hooks: &hooks };
+        let hooks = HookState { capture: RefCell::new(Capture::new(Role::Writer)), tracker: RefCell::default() };
+        let tracking = Tracking { conn: &db.conn().conn, state: &hooks };
         // SAFETY: removed below, before `hooks` drops.
         unsafe { tracking.install(true) };
         db.exec("WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 100) INSERT INTO b SELECT i FROM n");
