@@ -8,6 +8,7 @@ use sqlite3mc_sys as ffi;
 
 use super::capture::{authorize, AuthEvent, Capture};
 use super::dependencies::{ChangeSet, Dependencies};
+use super::tracker::recording;
 use super::tracker::{ChangeTracker, HookState, Tracking, WriteEffects};
 use crate::error::DbResult;
 use crate::sqlite::connection::Connection;
@@ -45,8 +46,8 @@ impl Hooks {
     /// `DELETE FROM t` (experiments/018). Turned on inside an open transaction, the changes made
     /// before are unknown, so its commit counts as changing everything.
     pub fn set_tracking(&self, conn: &Connection, on: bool) {
-        // SAFETY: the tracker outlives the hooks (see install).
-        unsafe { self.tracking(conn).install(on) };
+        // SAFETY: the state outlives the connection's hooks (see install).
+        unsafe { recording::install(conn, &self.state, on) };
         let mut tracker = self.state.tracker.borrow_mut();
         tracker.reset();
         if on && !conn.autocommit() {
