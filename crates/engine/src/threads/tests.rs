@@ -54,7 +54,7 @@ struct Harness {
     next_id: u32,
     closed: bool,
     file: TempDb,
-    _attached: Vec<TempDb>,
+    attached: Vec<TempDb>,
 }
 
 impl Harness {
@@ -78,7 +78,7 @@ impl Harness {
         };
         let wakes = Arc::new(Wakes::default());
         let pool = Pool::start(opts, OPEN, Box::new(FakeWaker(wakes.clone())));
-        Harness { pool, wakes, taken: VecDeque::new(), next_id: 100, closed: false, file, _attached: attached }
+        Harness { pool, wakes, taken: VecDeque::new(), next_id: 100, closed: false, file, attached }
     }
 
     /// A started pool with its open completion taken.
@@ -242,7 +242,7 @@ fn an_open_that_fails_completes_with_its_error() {
     };
     let wakes = Arc::new(Wakes::default());
     let pool = Pool::start(opts, OPEN, Box::new(FakeWaker(wakes.clone())));
-    let mut h = Harness { pool, wakes, taken: VecDeque::new(), next_id: 100, closed: false, file, _attached: vec![] };
+    let mut h = Harness { pool, wakes, taken: VecDeque::new(), next_id: 100, closed: false, file, attached: vec![] };
     assert_eq!(h.outcome(OPEN), "error SQLITE_CANTOPEN");
 }
 
@@ -437,4 +437,26 @@ fn a_live_query_reruns_after_a_committed_write_to_what_it_reads_only() {
     assert_eq!(h.requeries(), 1, "stopped: no re-run");
     assert_eq!(h.select("SELECT 1 AS one"), r#"[{"one":1}]"#);
     assert!(h.taken.iter().all(|c| c.id != LIVE), "nothing more delivered");
+}
+
+#[test]
+fn a_live_query_started_while_an_untracked_write_runs_sees_what_that_write_committed() {
+    let mut h = Harness::start_with(2, &["aux"]);
+    assert_eq!(h.outcome(OPEN), "done");
+    h.execute("CREATE TABLE t (v)");
+    let lock = h.hold_write_lock(); // on main only
+    let id = h.write("CREATE TABLE aux.x (a); INSERT INTO main.t VALUES (1)", Vec::new());
+    // Once aux.x exists the job is running, untracked (no live query yet), and waits for main.
+    let aux = Opened::open(h.attached[0].as_str(), Role::Reader);
+    let deadline = Instant::now() + PATIENCE;
+    while aux.conn.query_int("SELECT count(*) FROM sqlite_schema WHERE name = 'x'").unwrap() == 0 {
+        assert!(Instant::now() < deadline, "the script did not start");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    h.pool.live_start(LIVE, "SELECT v FROM t".into(), Vec::new());
+    assert_eq!(h.outcome(LIVE), "live rows 0", "its first run read t before the INSERT committed");
+    drop(lock);
+    assert_eq!(h.outcome(id), "changes 1 rowid 1");
+    assert_eq!(h.requeries(), 1, "the untracked job's commit re-runs the query (queued before it completed)");
+    assert_eq!(h.outcome(LIVE), "live rows 1", "so it sees the INSERT");
 }
