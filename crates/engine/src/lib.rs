@@ -13,4 +13,6 @@ mod handoff;
 mod live;
 mod napi;
 mod sqlite;
+#[cfg(test)]
+mod testing;
 mod threads;

@@ -240,13 +240,7 @@ impl Part {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::connection::{OpenOptions, Role};
-    use crate::statement_cache::StatementCache;
-
-    fn open() -> Connection {
-        let opts = OpenOptions { path: ":memory:", role: Role::Reader, busy_timeout_ms: 0, key: None, attach: &[] };
-        Connection::open(&opts).unwrap_or_else(|e| panic!("open: {}", e.message))
-    }
+    use crate::testing::Opened;
 
     /// A cell decoded from the buffer.
     #[derive(Debug, PartialEq)]
@@ -327,12 +321,11 @@ mod tests {
 
     /// Encodes `sql`'s result; with `parts`, the early parts come first in the list.
     fn encode(sql: &str, max_rows: usize, safe_integers: bool, parts: bool) -> DbResult<Vec<EncodedRows>> {
-        let conn = open();
-        let mut cache = StatementCache::new();
-        let stmt = cache.get(&conn, sql)?;
+        let mut db = Opened::memory();
+        let stmt = db.cache.get(&db.conn, &db.hooks, sql)?;
         let mut early = Vec::new();
         let mut emit = |part: EncodedRows| early.push(part);
-        let last = encode_rows(&conn, stmt, max_rows, safe_integers, if parts { Some(&mut emit) } else { None })?;
+        let last = encode_rows(&db.conn, stmt, max_rows, safe_integers, if parts { Some(&mut emit) } else { None })?;
         early.push(last);
         Ok(early)
     }
