@@ -253,7 +253,7 @@ export class Engine {
         a = objects[next++]
         b = objects[next++]
       }
-      if (kind === Done.StreamRows || kind === Done.StreamError) {
+      if (kind === Done.LiveRows || kind === Done.LiveError) {
         this.#deliver(id, kind, a, b)
         continue
       }
@@ -315,7 +315,7 @@ export class Engine {
   #deliver(id: number, kind: Done, a: unknown, b: unknown): void {
     const stream = this.#streams.get(id)
     if (stream === undefined) return // stopped while it ran
-    if (kind === Done.StreamError) {
+    if (kind === Done.LiveError) {
       stream.sink(undefined, new ResqliteError(a as string, b as string, stream.sql))
       return
     }

@@ -120,7 +120,7 @@ impl NativeDatabase {
     }
 
     /// Starts live query `id` (its first run is queued now); its results arrive as
-    /// DONE_STREAM_ROWS / DONE_STREAM_ERROR completions until `stream_stop`.
+    /// DONE_LIVE_ROWS / DONE_LIVE_ERROR completions until `stream_stop`.
     #[napi]
     pub fn stream_start(&self, id: u32, sql: String, params: &[u8], params_len: u32) {
         self.pool.live_start(id, sql, params[..params_len as usize].to_vec());

@@ -5,7 +5,7 @@
 //!
 //! They are plain functions whose data pointer is the `NativeDatabase`; JS keeps them next to
 //! that object (src/engine.ts), so they cannot be called once it is gone. `NativeDatabase`'s
-//! `jobCalls()` hands them out; `request` maps the job kinds JS sends.
+//! `jobCalls()` hands them out; `request` maps the job kinds JS sends (napi/protocol.rs).
 
 use std::ffi::c_void;
 use std::ptr;
@@ -15,6 +15,10 @@ use napi::sys;
 use napi_derive::napi;
 
 use crate::napi::database::NativeDatabase;
+use crate::napi::protocol::{
+    JOB_KIND_BATCH, JOB_KIND_CONTROL, JOB_KIND_DATA_VERSION, JOB_KIND_PANIC, JOB_KIND_SELECT, JOB_KIND_SELECT_BYTES,
+    JOB_KIND_SELECT_ONE,
+};
 use crate::threads::job::{Job, Request};
 
 #[napi]
@@ -167,13 +171,13 @@ unsafe fn throw(env: sys::napi_env, message: &'static str) -> sys::napi_value {
 /// Job kinds as JS sends them (src/native.ts `JobKind`).
 fn request(kind: u32) -> Request {
     match kind {
-        1 => Request::Batch,
-        2 => Request::Select { max_rows: usize::MAX, json: false },
-        3 => Request::Select { max_rows: 1, json: false },
-        4 => Request::Select { max_rows: usize::MAX, json: true },
-        5 => Request::Control,
-        6 => Request::DataVersion,
-        99 => Request::Panic,
+        JOB_KIND_BATCH => Request::Batch,
+        JOB_KIND_SELECT => Request::Select { max_rows: usize::MAX, json: false },
+        JOB_KIND_SELECT_ONE => Request::Select { max_rows: 1, json: false },
+        JOB_KIND_SELECT_BYTES => Request::Select { max_rows: usize::MAX, json: true },
+        JOB_KIND_CONTROL => Request::Control,
+        JOB_KIND_DATA_VERSION => Request::DataVersion,
+        JOB_KIND_PANIC => Request::Panic,
         _ => Request::Execute,
     }
 }
