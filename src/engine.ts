@@ -2,7 +2,7 @@
 // their promises when the engine hands back a batch of completions.
 import { DIRECT_DECODE_CELLS, type Row, RowsAssembler, RowsResult } from './decode'
 import { abortError, ResqliteError } from './errors'
-import { binding, Done, type JobCalls, JobKind, Mailbox, type NativeDatabase } from './native'
+import { binding, Done, type JobCalls, JobKind, Mailbox, type NativeDatabase, type NativeDiagnostics } from './native'
 import type { Packed } from './params'
 
 export interface EngineOptions {
@@ -28,8 +28,6 @@ export interface CheckedCipher {
   names: string[]
   values: number[]
 }
-
-const NO_KEY = new Uint8Array(0)
 
 interface Job {
   /** What the job is; `undefined` for opening and closing. */
@@ -77,19 +75,18 @@ export class Engine {
     const enc = options.encryption
     try {
       this.#native = new binding.NativeDatabase(
-        path,
-        options.readers,
-        options.busyTimeout,
-        options.readonly,
-        options.safeIntegers,
+        {
+          path,
+          readers: options.readers,
+          busyTimeout: options.busyTimeout,
+          readonly: options.readonly,
+          safeIntegers: options.safeIntegers,
+          mailbox: this.#mailbox,
+          openId,
+          encryption: enc,
+          attach: options.attach,
+        },
         this.#onComplete,
-        this.#mailbox,
-        openId,
-        enc?.cipher.name ?? '',
-        enc?.cipher.names ?? [],
-        enc?.cipher.values ?? [],
-        enc?.key ?? NO_KEY,
-        options.attach.flat(),
       )
     } finally {
       enc?.key.fill(0)
@@ -147,7 +144,7 @@ export class Engine {
     this.#unrefIfIdle()
   }
 
-  diagnostics(): number[] {
+  diagnostics(): NativeDiagnostics {
     return this.#native.diagnostics()
   }
 
@@ -158,13 +155,7 @@ export class Engine {
       const id = this.#newId()
       this.#track(id, { kind: undefined, sql: undefined, resolve, reject })
       try {
-        this.#native.rekey(
-          id,
-          enc?.cipher.name ?? '',
-          enc?.cipher.names ?? [],
-          enc?.cipher.values ?? [],
-          enc?.key ?? NO_KEY,
-        )
+        this.#native.rekey(id, enc)
       } catch (error) {
         this.#jobs.delete(id)
         this.#unrefIfIdle()

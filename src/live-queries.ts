@@ -8,6 +8,7 @@
 import { checkSql } from './arguments'
 import type { Engine } from './engine'
 import { closedError, type ResqliteError } from './errors'
+import type { NativeDiagnostics } from './native'
 import { encodeParams, type Packed, type Params } from './params'
 import type { Row } from './types'
 
@@ -202,15 +203,15 @@ export class LiveQueries {
     for (const query of [...this.#queries.values()]) this.end(query)
   }
 
-  counters(native: number[]): LiveQueryCounters {
+  counters(native: NativeDiagnostics): LiveQueryCounters {
     return {
       active: this.#active,
-      queries: native[0]!,
-      requeries: native[1]!,
-      skippedByColumns: native[2]!,
+      queries: native.queries,
+      requeries: native.requeries,
+      skippedByColumns: native.skippedByColumns,
       emissions: this.emissions,
-      unchangedSuppressed: native[3]!,
-      fallbackAll: native[4]!,
+      unchangedSuppressed: native.unchangedSuppressed,
+      fallbackAll: native.fallbackAll,
     }
   }
 }

@@ -63,36 +63,64 @@ export interface JobCalls {
   unref(): void
 }
 
+/** What the engine's `diagnostics()` reports: live-query counters, SQLite's memory use and
+ * group commits. */
+export interface NativeDiagnostics {
+  /** Live queries running. */
+  queries: number
+  requeries: number
+  skippedByColumns: number
+  unchangedSuppressed: number
+  fallbackAll: number
+  pageCacheBytes: number
+  schemaBytes: number
+  statementBytes: number
+  /** Group commits, and the writes they committed. */
+  groups: number
+  groupedWrites: number
+}
+
+/** A cipher and its key bytes (engine.ts `Encryption`); the engine copies the key. */
+export interface NativeEncryption {
+  cipher: { name: string; names: string[]; values: number[] }
+  key: Uint8Array
+}
+
+/** What the NativeDatabase constructor takes besides the completion handler. */
+export interface OpenOptions {
+  path: string
+  readers: number
+  busyTimeout: number
+  readonly: boolean
+  safeIntegers: boolean
+  /** Shared with the engine: see Mailbox and Engine.#mailbox. */
+  mailbox: ArrayBuffer
+  /** The job id whose completion reports the open. */
+  openId: number
+  /** `undefined` (or an empty key): no encryption. */
+  encryption: NativeEncryption | undefined
+  /** Attached on every connection: [schema name, file path] pairs. */
+  attach: [string, string][]
+}
+
 export interface NativeDatabase {
   jobCalls(): JobCalls
   streamStart(id: number, sql: string, params: Uint8Array, paramsLength: number): void
   streamStop(id: number): void
-  /** [queries, requeries, skippedByColumns, unchangedSuppressed, fallbackAll, pageCacheBytes, schemaBytes, statementBytes,
-   * groups committed, writes in them] */
-  diagnostics(): number[]
+  diagnostics(): NativeDiagnostics
   cancel(id: number): void
-  /** Queues a rekey on the writer; an empty key decrypts. */
-  rekey(id: number, cipher: string, cipherParams: string[], cipherValues: number[], key: Uint8Array): boolean
+  /** Queues a rekey on the writer; no encryption (or an empty key) decrypts. */
+  rekey(id: number, encryption: NativeEncryption | undefined): boolean
   interruptWriter(): void
   close(id: number): void
   release(): void
 }
 
 interface Binding {
+  /** `onComplete` is called with each batch of completions (Engine.#onComplete). */
   NativeDatabase: new (
-    path: string,
-    readers: number,
-    busyTimeout: number,
-    readonly: boolean,
-    safeIntegers: boolean,
+    options: OpenOptions,
     onComplete: (batch?: true, ...objects: unknown[]) => void,
-    mailbox: ArrayBuffer, // see Mailbox and Engine.#mailbox
-    openId: number,
-    cipher: string, // '' with an empty key: no encryption
-    cipherParams: string[],
-    cipherValues: number[],
-    key: Uint8Array,
-    attach: string[], // [schema name, path, …]
   ) => NativeDatabase
   /** The protocol's numbers as the engine defines them, for test/protocol.test.mjs. */
   protocol(): Record<string, Record<string, number>>
