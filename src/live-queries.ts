@@ -2,8 +2,8 @@
 // starts one native query per distinct (sql, parameters), shared by every subscriber. The
 // engine re-runs it when a committed write touched what it reads and sends rows only when they
 // differ from the last ones sent; this side fans them out to the subscribers.
-// Naming: the concept is a "live query" everywhere in the TypeScript; `db.stream()` (the public
-// method) and the engine's `streamStart`/`streamStop`/`StreamSink` keep their older names.
+// Naming: the concept is a "live query" everywhere, the engine included (`liveStart`,
+// `liveStop`, `LiveSink`); only the public `db.stream()` and its type aliases keep the older name.
 
 import { checkSql } from './arguments'
 import type { Engine } from './engine'
@@ -156,7 +156,7 @@ export class LiveQueries {
       const created = new SharedQuery(key, this)
       query = created
       this.#queries.set(key, created)
-      created.id = this.#engine.streamStart(sql, packed, (rows, error) => created.receive(rows, error))
+      created.id = this.#engine.liveStart(sql, packed, (rows, error) => created.receive(rows, error))
     } else if (query.rows !== undefined) {
       const joined = query
       queueMicrotask(() => {
@@ -178,7 +178,7 @@ export class LiveQueries {
 
   #drop(query: SharedQuery): void {
     this.#queries.delete(query.key)
-    this.#engine.streamStop(query.id)
+    this.#engine.liveStop(query.id)
   }
 
   /** Ends a query for all its subscribers: after `error`, if given, each completes. Each is

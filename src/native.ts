@@ -105,8 +105,10 @@ export interface OpenOptions {
 
 export interface NativeDatabase {
   jobCalls(): JobCalls
-  streamStart(id: number, sql: string, params: Uint8Array, paramsLength: number): void
-  streamStop(id: number): void
+  /** Starts live query `id`; its results arrive as Done.LiveRows / Done.LiveError completions
+   * until `liveStop(id)`. */
+  liveStart(id: number, sql: string, params: Uint8Array, paramsLength: number): void
+  liveStop(id: number): void
   diagnostics(): NativeDiagnostics
   cancel(id: number): void
   /** Queues a rekey on the writer; no encryption (or an empty key) decrypts. */

@@ -163,14 +163,14 @@ impl NativeDatabase {
     }
 
     /// Starts live query `id` (its first run is queued now); its results arrive as
-    /// DONE_LIVE_ROWS / DONE_LIVE_ERROR completions until `stream_stop`.
+    /// DONE_LIVE_ROWS / DONE_LIVE_ERROR completions until `live_stop`.
     #[napi]
-    pub fn stream_start(&self, id: u32, sql: String, params: &[u8], params_len: u32) {
+    pub fn live_start(&self, id: u32, sql: String, params: &[u8], params_len: u32) {
         self.pool.live_start(id, sql, params[..params_len as usize].to_vec());
     }
 
     #[napi]
-    pub fn stream_stop(&self, id: u32) {
+    pub fn live_stop(&self, id: u32) {
         self.pool.live_stop(id);
     }
 
