@@ -107,7 +107,7 @@ export class Database implements Queryable {
     return db
   }
 
-  /** A live query (README "Live queries"): subscribe to get its rows now and again after every
+  /** A live query (docs/live-queries.md): subscribe to get its rows now and again after every
    * committed write that changes them. Lazy: nothing runs until the first subscription. Runs on
    * the readers, outside any transaction, and sees committed data only.
    *
@@ -208,9 +208,9 @@ export class Database implements Queryable {
     return this.#transaction(body, mode, signal)
   }
 
-  /** Encrypts, re-keys, changes the cipher of, or (`null`) decrypts the database (README
-   * "Encryption"). Runs on the writer in turn with other writes; readers reopen with the new
-   * key. Not inside a transaction.
+  /** Encrypts, re-keys, changes the cipher of, or (`null`) decrypts the database
+   * (docs/encryption.md "Rekey"). Runs on the writer in turn with other writes; readers reopen
+   * with the new key. Not inside a transaction.
    *
    * @param newKey - A passphrase, raw key bytes (see `OpenOptions.encryptionKey`), or `null`
    *   to decrypt.

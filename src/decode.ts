@@ -8,6 +8,8 @@
 //   RowsAssembler decodes it at most ~0.25 ms per event-loop turn (experiments/009).
 import { rangeError } from './errors'
 
+/** One decoded row: a plain object with a property per column, in column order. The public
+ * type, with what each SQLite type becomes, is `Row` in types.ts (an alias of this one). */
 export type Row = Record<string, unknown>
 type MakeRow = (cell: (k: number) => unknown, k: number) => Row
 

@@ -1,4 +1,4 @@
-// Live queries (README "Live queries"): `db.stream(sql, params)` is a LiveQuery; subscribing
+// Live queries (docs/live-queries.md): `db.stream(sql, params)` is a LiveQuery; subscribing
 // starts one native query per distinct (sql, parameters), shared by every subscriber. The
 // engine re-runs it when a committed write touched what it reads and sends rows only when they
 // differ from the last ones sent; this side fans them out to the subscribers.

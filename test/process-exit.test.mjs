@@ -1,4 +1,4 @@
-// An idle engine must not keep the process alive; pending work must (README / DESIGN "Topology").
+// An idle engine must not keep the process alive; pending work must (docs/internals.md).
 
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
