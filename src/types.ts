@@ -149,8 +149,8 @@ export interface Diagnostics {
   sqlite: { pageCacheBytes: number; schemaBytes: number; statementBytes: number }
   /** Size of the WAL file now, in bytes (0 when there is none). */
   walBytes: number
-  /** Standalone writes queued together and committed in one transaction (docs/internals.md,
-   * group commit): how many such groups, and the writes in them. */
+  /** Standalone writes queued together and committed in one transaction (ARCHITECTURE.md
+   * "Group commit"): how many such groups, and the writes in them. */
   groupCommit: { groups: number; writes: number }
 }
 
