@@ -24,6 +24,8 @@ function extra(c) {
   const parts = []
   if (c.rate) parts.push(`${fmtInt(c.rate.median)} ${c.rate.unit} (p90 ${fmtInt(c.rate.p90)})`)
   if (c.stall) parts.push(`stall ${fmt(c.stall.median)} / p90 ${fmt(c.stall.p90)} / max ${fmt(c.stall.max)} ms`)
+  if (c.stallCheap && c.stallHeavy)
+    parts.push(`stall while cheap ${fmt(c.stallCheap.median)}, once heavy ${fmt(c.stallHeavy.median)} ms (medians)`)
   if (c.rss) parts.push(`RSS +${fmt(c.rss.median)} MB (first ${fmt(c.rssFirst)})`)
   // live-query lanes: delivery after the write's acknowledgement, the same write with no
   // stream, and what the library's counters say it did

@@ -41,6 +41,13 @@ const derived = (name, id, metric, compute) =>
     get('resqlite', id) ? compute(get('resqlite', id)) : undefined,
   )
 
+// "Small queries at synchronous speed": the cheap-then-heavy lane's longest stall must stay
+// within the time budget resqlite will be given for running a statement on the JS thread (an
+// option not built yet) plus 1 ms. The budget is assumed here until the option exists: change
+// it in this one place.
+export const INLINE_BUDGET_MS = 0.25
+export const STALL_GROW_GOAL_MS = INLINE_BUDGET_MS + 1
+
 export const TARGETS = [
   vsPeer('select 1,000: wall vs better-sqlite3 .all()', 'select.1000', 'better-sqlite3', 'wall', '<=', 0.8),
   vsPeer('select 10,000: wall vs better-sqlite3 .all()', 'select.10000', 'better-sqlite3', 'wall', '<=', 0.8),
@@ -88,7 +95,7 @@ export const TARGETS = [
     'better-sqlite3',
     'wall',
     '<=',
-    2,
+    1.3, // "Small queries at synchronous speed" (it was 2)
   ),
   vsPeer(
     'batch insert 10,000 rows × 20 columns: wall vs better-sqlite3',
@@ -97,6 +104,37 @@ export const TARGETS = [
     'wall',
     '<=',
     1,
+  ),
+
+  // Small queries at synchronous speed: one operation at a time, awaited, against
+  // better-sqlite3 called with its parameters as arguments (drivers/better-sqlite3.mjs).
+  vsPeer(
+    'awaited point select, one at a time: wall vs better-sqlite3',
+    'point-awaited',
+    'better-sqlite3',
+    'wall',
+    '<=',
+    1.5,
+  ),
+  // "not above today's": compared between runs (--compare-to, the case's js metric), not here
+  derived(
+    "awaited point select: JS-thread per query (µs; not above the last run's)",
+    'point-awaited',
+    'js / query',
+    (c) => (c.js.median / c.perSample[0]) * 1000,
+  ),
+  vsPeer('awaited select of 10 rows: wall vs better-sqlite3', 'select.10', 'better-sqlite3', 'wall', '<=', 1),
+  vsPeer('awaited select of 100 rows: wall vs better-sqlite3', 'select.100', 'better-sqlite3', 'wall', '<=', 1),
+  vsPeer('transaction with 100 point reads: wall vs better-sqlite3', 'tx-reads', 'better-sqlite3', 'wall', '<=', 1.5),
+  vsPeer('savepoints 5 levels deep: wall vs better-sqlite3', 'savepoints', 'better-sqlite3', 'wall', '<=', 1.5),
+  vsPeer('feed keyset paging: wall vs better-sqlite3', 'feed.paging', 'better-sqlite3', 'wall', '<=', 1),
+  vsPeer('chat scenario: wall vs better-sqlite3', 'chat', 'better-sqlite3', 'wall', '<=', 0.8),
+  value(
+    `longest stall, statement cheap then heavy (p90 of runs, ms; budget ${INLINE_BUDGET_MS} + 1)`,
+    'stall-grow',
+    'stall.p90',
+    '<=',
+    STALL_GROW_GOAL_MS,
   ),
 
   // Encryption at rest (issue 5): resqlite encrypted (default cipher) / resqlite plaintext,
@@ -175,6 +213,6 @@ export const TARGETS = [
     '>=',
     0.8,
   ),
-  vsPeer('live-churn: wall vs better-sqlite3', 'live-churn', 'better-sqlite3', 'wall', 'reported', ''),
+  vsPeer('live-churn: wall vs better-sqlite3', 'live-churn', 'better-sqlite3', 'wall', '<=', 1.5), // small queries issue
   vsPeer('live-churn: wall vs sqlite3', 'live-churn', 'sqlite3', 'wall', 'reported', ''),
 ]

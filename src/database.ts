@@ -15,7 +15,7 @@ import {
 import { type CheckedCipher, Engine, type EngineOptions } from './engine'
 import { abortError, closedError, ResqliteError } from './errors'
 import { LiveQueries, LiveQuery } from './live-queries'
-import { JobKind } from './native'
+import { JobKind, type NativeDiagnostics } from './native'
 import { copyPacked, encodeBatch, encodeParams, NO_PARAMS, type Packed, type Params } from './params'
 import { OUTERMOST, Transaction, Turns } from './transaction'
 import type {
@@ -31,6 +31,20 @@ import type {
 } from './types'
 
 const DEBUG_PANIC = Symbol.for('resqlite.debugPanic')
+
+/** The engine's diagnostics once the database is closing. */
+const CLOSED_DIAGNOSTICS: NativeDiagnostics = {
+  queries: 0,
+  requeries: 0,
+  skippedByColumns: 0,
+  unchangedSuppressed: 0,
+  fallbackAll: 0,
+  pageCacheBytes: 0,
+  schemaBytes: 0,
+  statementBytes: 0,
+  groups: 0,
+  groupedWrites: 0,
+}
 
 /** A SQLite database: one writer connection and a pool of reader connections, each on its own
  * native thread, so no query runs on the event loop. Open one with {@link Database.open}; its
@@ -93,7 +107,7 @@ export class Database implements Queryable {
     return db
   }
 
-  /** A live query (README "Live queries"): subscribe to get its rows now and again after every
+  /** A live query (docs/live-queries.md): subscribe to get its rows now and again after every
    * committed write that changes them. Lazy: nothing runs until the first subscription. Runs on
    * the readers, outside any transaction, and sees committed data only.
    *
@@ -109,13 +123,17 @@ export class Database implements Queryable {
   /** Counters for live queries, SQLite's memory use, the WAL's size and group commits
    * ({@link Diagnostics}). After `close()`, the engine's counters read 0. */
   async diagnostics(): Promise<Diagnostics> {
-    const native = this.#closing ? [0, 0, 0, 0, 0, 0, 0, 0, 0, 0] : this.#engine.diagnostics()
+    const native = this.#closing ? CLOSED_DIAGNOSTICS : this.#engine.diagnostics()
     const wal = await stat(`${this.path}-wal`).catch(() => undefined)
     return {
       streams: this.#live.counters(native),
-      sqlite: { pageCacheBytes: native[5]!, schemaBytes: native[6]!, statementBytes: native[7]! },
+      sqlite: {
+        pageCacheBytes: native.pageCacheBytes,
+        schemaBytes: native.schemaBytes,
+        statementBytes: native.statementBytes,
+      },
       walBytes: wal?.size ?? 0,
-      groupCommit: { groups: native[8]!, writes: native[9]! },
+      groupCommit: { groups: native.groups, writes: native.groupedWrites },
       inline: this.#engine.inlineCounters(),
     }
   }
@@ -191,9 +209,9 @@ export class Database implements Queryable {
     return this.#transaction(body, mode, signal)
   }
 
-  /** Encrypts, re-keys, changes the cipher of, or (`null`) decrypts the database (README
-   * "Encryption"). Runs on the writer in turn with other writes; readers reopen with the new
-   * key. Not inside a transaction.
+  /** Encrypts, re-keys, changes the cipher of, or (`null`) decrypts the database
+   * (docs/encryption.md "Rekey"). Runs on the writer in turn with other writes; readers reopen
+   * with the new key. Not inside a transaction.
    *
    * @param newKey - A passphrase, raw key bytes (see `OpenOptions.encryptionKey`), or `null`
    *   to decrypt.

@@ -8,13 +8,20 @@
 //   RowsAssembler decodes it at most ~0.25 ms per event-loop turn (experiments/009).
 import { rangeError } from './errors'
 
+/** One decoded row: a plain object with a property per column, in column order. The public
+ * type, with what each SQLite type becomes, is `Row` in types.ts (an alias of this one). */
 export type Row = Record<string, unknown>
 type MakeRow = (cell: (k: number) => unknown, k: number) => Row
 
-const TAG_NULL = 0
-const TAG_NUMBER = 1
-const TAG_TEXT = 2
-const TAG_BLOB = 3
+/** A cell's type in the result's tags (`TAG_*` in crates/engine/src/napi/protocol.rs, whose
+ * names and values test/protocol.test.mjs checks against these). */
+export const enum Tag {
+  Null = 0,
+  Number = 1, // the slot holds an f64
+  Text = 2, // the slot holds the text's start and length in the text block
+  Blob = 3, // the slot holds the bytes' start and length in the blob arena
+  Int64 = 4, // the slot holds an i64 (beyond ±(2^53−1), or any integer with safeIntegers)
+}
 
 const rowMakers = new Map<string, { names: string[]; make: MakeRow }>()
 const MAX_ROW_MAKERS = 512
@@ -30,14 +37,14 @@ let R: RowsResult
 
 function cell(k: number): unknown {
   const tag = T[k]
-  if (tag === TAG_NUMBER) return F[k]
-  if (tag === TAG_TEXT) {
+  if (tag === Tag.Number) return F[k]
+  if (tag === Tag.Text) {
     const start = U[UB + 2 * k]
     return S.slice(start, start + U[UB + 2 * k + 1])
   }
-  if (tag === TAG_NULL) return null
-  if (tag === TAG_BLOB) return R.blob(k)
-  return R.int64(k)
+  if (tag === Tag.Null) return null
+  if (tag === Tag.Blob) return R.blob(k)
+  return R.int64(k) // Tag.Int64
 }
 
 /** Where the column names' lengths start in a result's u32 header (layout: RowsResult). */

@@ -3,7 +3,7 @@
 import { DIRECT_DECODE_CELLS, type Row, RowsAssembler, RowsResult } from './decode'
 import { abortError, ResqliteError } from './errors'
 import { type InlineCounters, InlineReads } from './inline'
-import { binding, Done, type JobCalls, JobKind, Mailbox, type NativeDatabase } from './native'
+import { binding, Done, type JobCalls, JobKind, Mailbox, type NativeDatabase, type NativeDiagnostics } from './native'
 import type { Packed } from './params'
 
 export interface EngineOptions {
@@ -32,8 +32,6 @@ export interface CheckedCipher {
   values: number[]
 }
 
-const NO_KEY = new Uint8Array(0)
-
 interface Job {
   /** What the job is; `undefined` for opening and closing. */
   kind: JobKind | undefined
@@ -54,14 +52,14 @@ interface Job {
 }
 
 /** Receives a live query's results: rows, or the error of a run. */
-export type StreamSink = (rows: Row[] | undefined, error: ResqliteError | undefined) => void
+export type LiveSink = (rows: Row[] | undefined, error: ResqliteError | undefined) => void
 
 export class Engine {
   readonly opened: Promise<void>
   readonly #native: NativeDatabase
   readonly #calls: JobCalls
   readonly #jobs = new Map<number, Job>()
-  readonly #streams = new Map<number, { sql: string; sink: StreamSink }>()
+  readonly #live = new Map<number, { sql: string; sink: LiveSink }>()
   /** Shared with the engine (crates/engine/src/handoff/mailbox.rs): completions' numbers arrive in
    * `#slots`; `#words` holds the engine's signals and the count of writes in flight this
    * thread keeps, which tells the engine's poller how long to keep the loop turning
@@ -84,20 +82,19 @@ export class Engine {
     const enc = options.encryption
     try {
       this.#native = new binding.NativeDatabase(
-        path,
-        options.readers,
-        options.busyTimeout,
-        options.readonly,
-        options.safeIntegers,
+        {
+          path,
+          readers: options.readers,
+          busyTimeout: options.busyTimeout,
+          readonly: options.readonly,
+          safeIntegers: options.safeIntegers,
+          mailbox: this.#mailbox,
+          openId,
+          encryption: enc,
+          attach: options.attach,
+          inline: options.inlineBudgetMicros > 0,
+        },
         this.#onComplete,
-        this.#mailbox,
-        openId,
-        enc?.cipher.name ?? '',
-        enc?.cipher.names ?? [],
-        enc?.cipher.values ?? [],
-        enc?.key ?? NO_KEY,
-        options.attach.flat(),
-        options.inlineBudgetMicros > 0,
       )
     } finally {
       enc?.key.fill(0)
@@ -164,22 +161,22 @@ export class Engine {
   }
 
   /** Starts a live query on the readers; `sink` receives every result that differs from the
-   * one before, until `streamStop`. An active live query keeps the process alive. */
-  streamStart(sql: string, packed: Packed, sink: StreamSink): number {
+   * one before, until `liveStop`. An active live query keeps the process alive. */
+  liveStart(sql: string, packed: Packed, sink: LiveSink): number {
     const id = this.#newId()
     this.#keepAlive()
-    this.#streams.set(id, { sql, sink })
-    this.#native.streamStart(id, sql, packed.bytes, packed.length)
+    this.#live.set(id, { sql, sink })
+    this.#native.liveStart(id, sql, packed.bytes, packed.length)
     return id
   }
 
-  streamStop(id: number): void {
-    if (!this.#streams.delete(id)) return
-    this.#native.streamStop(id)
+  liveStop(id: number): void {
+    if (!this.#live.delete(id)) return
+    this.#native.liveStop(id)
     this.#unrefIfIdle()
   }
 
-  diagnostics(): number[] {
+  diagnostics(): NativeDiagnostics {
     return this.#native.diagnostics()
   }
 
@@ -195,13 +192,7 @@ export class Engine {
       const id = this.#newId()
       this.#track(id, { kind: undefined, sql: undefined, resolve, reject })
       try {
-        this.#native.rekey(
-          id,
-          enc?.cipher.name ?? '',
-          enc?.cipher.names ?? [],
-          enc?.cipher.values ?? [],
-          enc?.key ?? NO_KEY,
-        )
+        this.#native.rekey(id, enc)
       } catch (error) {
         this.#jobs.delete(id)
         this.#unrefIfIdle()
@@ -254,7 +245,7 @@ export class Engine {
     if (
       this.#referenced &&
       Atomics.load(this.#words, Mailbox.Polling) === 0 &&
-      this.#jobs.size + this.#streams.size === 0
+      this.#jobs.size + this.#live.size === 0
     ) {
       this.#calls.unref()
       this.#referenced = false
@@ -290,7 +281,7 @@ export class Engine {
         a = objects[next++]
         b = objects[next++]
       }
-      if (kind === Done.StreamRows || kind === Done.StreamError) {
+      if (kind === Done.LiveRows || kind === Done.LiveError) {
         this.#deliver(id, kind, a, b)
         continue
       }
@@ -350,10 +341,10 @@ export class Engine {
   }
 
   #deliver(id: number, kind: Done, a: unknown, b: unknown): void {
-    const stream = this.#streams.get(id)
-    if (stream === undefined) return // stopped while it ran
-    if (kind === Done.StreamError) {
-      stream.sink(undefined, new ResqliteError(a as string, b as string, stream.sql))
+    const live = this.#live.get(id)
+    if (live === undefined) return // stopped while it ran
+    if (kind === Done.LiveError) {
+      live.sink(undefined, new ResqliteError(a as string, b as string, live.sql))
       return
     }
     let rows: Row[]
@@ -361,10 +352,10 @@ export class Engine {
       rows = []
       this.#rows(a, b).appendTo(rows)
     } catch (error) {
-      stream.sink(undefined, error as ResqliteError)
+      live.sink(undefined, error as ResqliteError)
       return
     }
-    stream.sink(rows, undefined)
+    live.sink(rows, undefined)
   }
 
   #assembler(job: Job): RowsAssembler {

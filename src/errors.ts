@@ -1,6 +1,6 @@
 // The library's errors: ResqliteError, its codes, and the argument errors shaped like Node's own.
 
-/** Every `code` the library's errors carry (README "Errors").
+/** Every `code` the library's errors carry (docs/values-and-errors.md "Errors").
  *
  * - Failures of a call (SQLite's, the engine's, the library's) reject with a {@link ResqliteError}:
  *   its `code` is SQLite's extended result code name (`SQLITE_CONSTRAINT_UNIQUE`, `SQLITE_BUSY`,

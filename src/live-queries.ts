@@ -1,13 +1,14 @@
-// Live queries (README "Live queries"): `db.stream(sql, params)` is a LiveQuery; subscribing
+// Live queries (docs/live-queries.md): `db.stream(sql, params)` is a LiveQuery; subscribing
 // starts one native query per distinct (sql, parameters), shared by every subscriber. The
 // engine re-runs it when a committed write touched what it reads and sends rows only when they
 // differ from the last ones sent; this side fans them out to the subscribers.
-// Naming: the concept is a "live query" everywhere in the TypeScript; `db.stream()` (the public
-// method) and the engine's `streamStart`/`streamStop`/`StreamSink` keep their older names.
+// Naming: the concept is a "live query" everywhere, the engine included (`liveStart`,
+// `liveStop`, `LiveSink`); only the public `db.stream()` and its type aliases keep the older name.
 
 import { checkSql } from './arguments'
 import type { Engine } from './engine'
 import { closedError, type ResqliteError } from './errors'
+import type { NativeDiagnostics } from './native'
 import { encodeParams, type Packed, type Params } from './params'
 import type { Row } from './types'
 
@@ -155,7 +156,7 @@ export class LiveQueries {
       const created = new SharedQuery(key, this)
       query = created
       this.#queries.set(key, created)
-      created.id = this.#engine.streamStart(sql, packed, (rows, error) => created.receive(rows, error))
+      created.id = this.#engine.liveStart(sql, packed, (rows, error) => created.receive(rows, error))
     } else if (query.rows !== undefined) {
       const joined = query
       queueMicrotask(() => {
@@ -177,7 +178,7 @@ export class LiveQueries {
 
   #drop(query: SharedQuery): void {
     this.#queries.delete(query.key)
-    this.#engine.streamStop(query.id)
+    this.#engine.liveStop(query.id)
   }
 
   /** Ends a query for all its subscribers: after `error`, if given, each completes. Each is
@@ -202,15 +203,15 @@ export class LiveQueries {
     for (const query of [...this.#queries.values()]) this.end(query)
   }
 
-  counters(native: number[]): LiveQueryCounters {
+  counters(native: NativeDiagnostics): LiveQueryCounters {
     return {
       active: this.#active,
-      queries: native[0]!,
-      requeries: native[1]!,
-      skippedByColumns: native[2]!,
+      queries: native.queries,
+      requeries: native.requeries,
+      skippedByColumns: native.skippedByColumns,
       emissions: this.emissions,
-      unchangedSuppressed: native[3]!,
-      fallbackAll: native[4]!,
+      unchangedSuppressed: native.unchangedSuppressed,
+      fallbackAll: native.fallbackAll,
     }
   }
 }

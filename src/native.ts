@@ -1,9 +1,13 @@
 // The native engine's interface (crates/engine/src/napi/database.rs). Internal: not exported.
 import * as path from 'node:path'
 
-/** Completion kinds (crates/engine/src/handoff/mailbox.rs). Each completion is [id, kind, a, b]: numbers
- * in the mailbox's slots, other values taken in order from the array handed over. */
-export enum Done {
+// The wire protocol's numbers are defined once, in crates/engine/src/napi/protocol.rs. These
+// const enums copy them so that tsc inlines them into the hot paths (nothing is looked up at
+// run time); test/protocol.test.mjs checks every name and value against the engine's.
+
+/** Completion kinds (`DONE_*`). Each completion is [id, kind, a, b]: numbers in a mailbox slot;
+ * the values that are not numbers are the completion handler's arguments, in completion order. */
+export const enum Done {
   Rows = 0, // a: ArrayBuffer (see decode.ts), b: text block
   Json = 1, // a: ArrayBuffer holding the JSON text
   Changes = 2, // a: changes, b: lastInsertRowid (numbers, in the slot)
@@ -11,24 +15,26 @@ export enum Done {
   Error = 4, // a: code, b: message
   RowsPart = 5, // as Rows, for one part of a large result: more follow
   ErrorNoTransaction = 6, // as Error; the writer is outside any transaction after it
-  StreamRows = 7, // as Rows, for the live query whose id is given: its new rows
-  StreamError = 8, // as Error, for the live query whose id is given: a run failed
+  LiveRows = 7, // as Rows, for the live query whose id is given: its new rows
+  LiveError = 8, // as Error, for the live query whose id is given: a run failed
   ChangesBig = 9, // a: changes (in the slot), b: lastInsertRowid beyond 2^53, as a bigint
 }
 
-/** The mailbox's layout: i32 words [queued, polling, count, writes in flight], then 256 slots
- * of four f64 each (mailbox.rs). */
-export enum Mailbox {
+/** The mailbox's layout (`MAILBOX_*`): `Words` i32 words [queued, polling, count, writes in
+ * flight], then `Slots` completions of four f64 each (handoff/mailbox.rs). */
+export const enum Mailbox {
   Queued = 0,
   Polling = 1,
   Count = 2,
   WritesInFlight = 3, // kept by JS
   Words = 4,
-  Bytes = 16 + 256 * 4 * 8,
+  Slots = 256,
+  Bytes = Words * 4 + Slots * 4 * 8,
 }
 
-/** What a job does; reads run on the readers, or on the writer inside a transaction. */
-export enum JobKind {
+/** What a job does (`JOB_KIND_*`); reads run on the readers, or on the writer inside a
+ * transaction. The engine refuses a kind it does not know. */
+export const enum JobKind {
   Execute = 0,
   Batch = 1,
   Select = 2,
@@ -83,38 +89,71 @@ export interface JobCalls {
   unref(): void
 }
 
+/** What the engine's `diagnostics()` reports: live-query counters, SQLite's memory use and
+ * group commits. */
+export interface NativeDiagnostics {
+  /** Live queries running. */
+  queries: number
+  requeries: number
+  skippedByColumns: number
+  unchangedSuppressed: number
+  fallbackAll: number
+  pageCacheBytes: number
+  schemaBytes: number
+  statementBytes: number
+  /** Group commits, and the writes they committed. */
+  groups: number
+  groupedWrites: number
+}
+
+/** A cipher and its key bytes (engine.ts `Encryption`); the engine copies the key. */
+export interface NativeEncryption {
+  cipher: { name: string; names: string[]; values: number[] }
+  key: Uint8Array
+}
+
+/** What the NativeDatabase constructor takes besides the completion handler. */
+export interface OpenOptions {
+  path: string
+  readers: number
+  busyTimeout: number
+  readonly: boolean
+  safeIntegers: boolean
+  /** Shared with the engine: see Mailbox and Engine.#mailbox. */
+  mailbox: ArrayBuffer
+  /** The job id whose completion reports the open. */
+  openId: number
+  /** `undefined` (or an empty key): no encryption. */
+  encryption: NativeEncryption | undefined
+  /** Attached on every connection: [schema name, file path] pairs. */
+  attach: [string, string][]
+  /** Open a read-only connection for reads on the JS thread (crates/engine/src/inline.rs). */
+  inline: boolean
+}
+
 export interface NativeDatabase {
   jobCalls(): JobCalls
-  streamStart(id: number, sql: string, params: Uint8Array, paramsLength: number): void
-  streamStop(id: number): void
-  /** [queries, requeries, skippedByColumns, unchangedSuppressed, fallbackAll, pageCacheBytes, schemaBytes, statementBytes,
-   * groups committed, writes in them] */
-  diagnostics(): number[]
+  /** Starts live query `id`; its results arrive as Done.LiveRows / Done.LiveError completions
+   * until `liveStop(id)`. */
+  liveStart(id: number, sql: string, params: Uint8Array, paramsLength: number): void
+  liveStop(id: number): void
+  diagnostics(): NativeDiagnostics
   cancel(id: number): void
-  /** Queues a rekey on the writer; an empty key decrypts. */
-  rekey(id: number, cipher: string, cipherParams: string[], cipherValues: number[], key: Uint8Array): boolean
+  /** Queues a rekey on the writer; no encryption (or an empty key) decrypts. */
+  rekey(id: number, encryption: NativeEncryption | undefined): boolean
   interruptWriter(): void
   close(id: number): void
   release(): void
 }
 
 interface Binding {
+  /** `onComplete` is called with each batch of completions (Engine.#onComplete). */
   NativeDatabase: new (
-    path: string,
-    readers: number,
-    busyTimeout: number,
-    readonly: boolean,
-    safeIntegers: boolean,
+    options: OpenOptions,
     onComplete: (batch?: true, ...objects: unknown[]) => void,
-    mailbox: ArrayBuffer, // see Mailbox and Engine.#mailbox
-    openId: number,
-    cipher: string, // '' with an empty key: no encryption
-    cipherParams: string[],
-    cipherValues: number[],
-    key: Uint8Array,
-    attach: string[], // [schema name, path, …]
-    inline: boolean, // open a read-only connection for reads on the JS thread
   ) => NativeDatabase
+  /** The protocol's numbers as the engine defines them, for test/protocol.test.mjs. */
+  protocol(): Record<string, Record<string, number>>
 }
 
 // dist/cjs/native.js → <package>/native/resqlite.node

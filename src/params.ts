@@ -1,14 +1,15 @@
 // Packs a call's parameters into one reused scratch buffer (the layout is documented in
 // crates/engine/src/sqlite/params.rs). One buffer per call, no per-value objects crossing to native
-// (the original's experiment 109). Every value is type-checked here; nothing is sent, bound or
-// run when one is wrong.
+// (the Dart original's experiment 109: one buffer, no per-value objects; that journal is not in
+// this repo). Every value is type-checked here; nothing is sent, bound or run when one is wrong.
 import { describe, rangeError, typeError } from './errors'
 
-/** A value to bind to a parameter (README "Values"): `null` → NULL; a `number` → INTEGER when
- * integral and within 64 bits, else REAL (`NaN` is refused: SQLite would store NULL); a
- * `bigint` → INTEGER (outside 64 bits, a `RangeError`); a `string` → TEXT (a lone surrogate is
- * refused); an `ArrayBufferView` (`Uint8Array`, `Buffer`, …) → BLOB of its bytes. `undefined`,
- * booleans, `Date`s and other objects are a `TypeError`: nothing is bound and nothing runs. */
+/** A value to bind to a parameter (docs/values-and-errors.md "Values"): `null` → NULL; a
+ * `number` → INTEGER when integral and within 64 bits, else REAL (`NaN` is refused: SQLite would
+ * store NULL); a `bigint` → INTEGER (outside 64 bits, a `RangeError`); a `string` → TEXT (a lone
+ * surrogate is refused); an `ArrayBufferView` (`Uint8Array`, `Buffer`, …) → BLOB of its bytes.
+ * `undefined`, booleans, `Date`s and other objects are a `TypeError`: nothing is bound and
+ * nothing runs. */
 export type Value = null | number | bigint | string | ArrayBufferView
 
 /** A statement's parameters: an array binds by position (`?`, `?NNN`, or named parameters in

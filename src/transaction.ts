@@ -1,4 +1,4 @@
-// Transactions (README "Transactions"): a transaction holds the writer from BEGIN to COMMIT
+// Transactions (docs/transactions.md): a transaction holds the writer from BEGIN to COMMIT
 // across the awaits of an async body; nested ones are savepoints. Everything that needs the
 // writer waits its turn in call order (Turns), at the database level and inside each
 // transaction level, so its statements reach the writer's queue in the order they were called.
@@ -96,7 +96,7 @@ interface Ends {
 export const OUTERMOST: Ends = { commit: 'COMMIT', rollback: 'ROLLBACK' }
 
 /** An open transaction, or a savepoint nested in one: the `tx` a transaction body receives
- * (README "Transactions"). Its query methods ({@link Queryable}) run on the writer inside the
+ * (docs/transactions.md). Its query methods ({@link Queryable}) run on the writer inside the
  * transaction and see its uncommitted writes; they are usable until the body's promise
  * settles, then reject with `ERR_TRANSACTION_FINISHED`. Made by `db.transaction()` and
  * `tx.transaction()`, never directly. */

@@ -6,10 +6,10 @@ import type { Params } from './params'
 import type { Transaction } from './transaction'
 
 /** One result row: a plain object with a property per column, named by the column's name (or
- * alias), in column order. Values by SQLite type (README "Values"): NULL → `null`, INTEGER →
- * `number` (or `bigint` with `safeIntegers`), REAL → `number`, TEXT → `string`, BLOB → `Buffer`.
- * The query methods take a type argument (`db.select<User>(…)`) to name the row's shape; it is
- * not checked. */
+ * alias), in column order. Values by SQLite type (docs/values-and-errors.md "Values"): NULL →
+ * `null`, INTEGER → `number` (or `bigint` with `safeIntegers`), REAL → `number`, TEXT →
+ * `string`, BLOB → `Buffer`. The query methods take a type argument (`db.select<User>(…)`) to
+ * name the row's shape; it is not checked. */
 export type Row = DecodedRow
 
 /** The query methods a {@link Database} and a {@link Transaction} share, so one helper can take
@@ -93,7 +93,7 @@ export interface Queryable {
    *   `execute` does, and with `ERR_MULTIPLE_STATEMENTS` for SQL holding several statements. */
   executeBatch(sql: string, paramSets: readonly Params[]): Promise<BatchResult>
 
-  /** Runs `body` in a transaction (README "Transactions"): `BEGIN` before it, `COMMIT` after the
+  /** Runs `body` in a transaction (docs/transactions.md): `BEGIN` before it, `COMMIT` after the
    * promise it returns resolves, `ROLLBACK` if it rejects. Inside a transaction it nests as a
    * `SAVEPOINT`: a rejection rolls back the savepoint's work only.
    *
@@ -129,7 +129,7 @@ export interface OpenOptions {
    * reader's result), and skips the JS thread for a while. 0: SQLite never runs on the JS
    * thread. Default 0.1 (docs/performance.md, experiments/032). */
   inlineBudget?: number
-  /** Encrypts the database (README "Encryption"): a passphrase, or raw key bytes for the ciphers
+  /** Encrypts the database (docs/encryption.md): a passphrase, or raw key bytes for the ciphers
    * that take them (chacha20, sqlcipher, ascon128: 32 bytes; aegis: 16 or 32 by algorithm;
    * optionally followed by the 16-byte KDF salt). Applied to every connection before anything
    * else; never stored in JavaScript. */
@@ -156,8 +156,8 @@ export interface Diagnostics {
   sqlite: { pageCacheBytes: number; schemaBytes: number; statementBytes: number }
   /** Size of the WAL file now, in bytes (0 when there is none). */
   walBytes: number
-  /** Standalone writes queued together and committed in one transaction (README "How it
-   * works", group commit): how many such groups, and the writes in them. */
+  /** Standalone writes queued together and committed in one transaction (ARCHITECTURE.md
+   * "Group commit"): how many such groups, and the writes in them. */
   groupCommit: { groups: number; writes: number }
   /** Reads on the JS thread (`inlineBudget`): `runs` finished there; `moved` ran past the budget
    * (or their result was too large) and went to a reader; `skipped` went straight to a reader

@@ -1,4 +1,4 @@
-// AbortSignal support on select / selectOne / selectBytes (README "ABORT_ERR").
+// AbortSignal support on select / selectOne / selectBytes (docs/api.md "Cancelling a read").
 
 import assert from 'node:assert/strict'
 import { test } from 'node:test'

@@ -1,4 +1,5 @@
-// Another connection holding the write lock (README "Transactions", issue 3 "Busy and locked").
+// Another connection holding the write lock (docs/api.md `busyTimeout`, docs/values-and-errors.md
+// "Errors"; issue 3 "Busy and locked").
 
 import assert from 'node:assert/strict'
 import path from 'node:path'

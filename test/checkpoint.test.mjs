@@ -1,4 +1,4 @@
-// The writer owns checkpoints (README "How it works"): the WAL may grow while a long read
+// The writer owns checkpoints (ARCHITECTURE.md "Checkpoints"): the WAL may grow while a long read
 // holds its snapshot, and is cut back to 16 MiB once readers let go and writes go on.
 
 import assert from 'node:assert/strict'

@@ -1,4 +1,4 @@
-// Row shape (README "API" / "Object keys follow JavaScript's rules"): keys in column order,
+// Row shape (docs/api.md "Reads": "Object keys follow JavaScript's rules"): keys in column order,
 // duplicate names, "__proto__", array-index-like names; selectBytes mirrors select exactly.
 
 import assert from 'node:assert/strict'

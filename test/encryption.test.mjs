@@ -1,4 +1,4 @@
-// Encryption at rest (README "Encryption"): what reaches the disk, every cipher, wrong and
+// Encryption at rest (docs/encryption.md): what reaches the disk, every cipher, wrong and
 // missing keys, SQLCipher interoperability, rekey in every direction with readers busy,
 // SIGKILL during rekey, and that the key never shows up in errors or util.inspect.
 

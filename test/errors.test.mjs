@@ -1,6 +1,6 @@
-// Bad input and SQL errors (README "Values" last paragraph, "Errors"): error class, code,
-// a message that names the problem, `sql`, no parameter values in errors, and the database
-// stays intact afterwards.
+// Bad input and SQL errors (docs/values-and-errors.md "Values" last paragraph, "Errors"): error
+// class, code, a message that names the problem, `sql`, no parameter values in errors, and the
+// database stays intact afterwards.
 
 import assert from 'node:assert/strict'
 import { test } from 'node:test'

@@ -1,4 +1,5 @@
-// Parameter binding (README "Parameters"), selectOne, and execute's { changes, lastInsertRowid }.
+// Parameter binding (docs/api.md "Parameters"), selectOne, and execute's
+// { changes, lastInsertRowid }.
 
 import assert from 'node:assert/strict'
 import { test } from 'node:test'

@@ -1,4 +1,5 @@
-// An idle engine must not keep the process alive; pending work must (README / DESIGN "Topology").
+// An idle engine must not keep the process alive; pending work must (ARCHITECTURE.md "Close,
+// teardown, process exit").
 
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'

@@ -1,5 +1,6 @@
-// selectBytes (README "selectBytes JSON"): a Buffer holding byte for byte JSON.stringify(rows)
-// of the same select(), with BLOB -> base64, unsafe INTEGER -> exact digits, non-finite -> null.
+// selectBytes (docs/values-and-errors.md "selectBytes JSON"): a Buffer holding byte for byte
+// JSON.stringify(rows) of the same select(), with BLOB -> base64, unsafe INTEGER -> exact digits,
+// non-finite -> null.
 
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
@@ -66,8 +67,9 @@ function makeGen(seed) {
     if (k < 0.65) return Math.round(rnd() * 10 ** int(0, 15)) * (rnd() < 0.5 ? -1 : 1) + 0 // integral (+0: never -0)
     return (rnd() - 0.5) * 10 ** int(-30, 30)
   }
-  // An integral number in int64 range beyond 2^53 binds as INTEGER (README) and then cannot
-  // be read back as a number; keep those out of columns that do not convert to REAL.
+  // An integral number in int64 range beyond 2^53 binds as INTEGER (docs/values-and-errors.md)
+  // and then cannot be read back as a number; keep those out of columns that do not convert to
+  // REAL.
   const unsafeIntegral = (x) =>
     Number.isInteger(x) && Math.abs(x) > Number.MAX_SAFE_INTEGER && x >= -(2 ** 63) && x < 2 ** 63
 

@@ -1,4 +1,4 @@
-// Aborting a transaction with its signal (README "Transactions"): before it starts, while its
+// Aborting a transaction with its signal (docs/transactions.md): before it starts, while its
 // body or a savepoint awaits, while it waits for its turn, while a statement runs.
 
 import assert from 'node:assert/strict'

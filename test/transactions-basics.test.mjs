@@ -1,4 +1,4 @@
-// db.transaction (README "Transactions"): commit and the body's return value, the tx methods,
+// db.transaction (docs/transactions.md): commit and the body's return value, the tx methods,
 // call order, modes, un-awaited statements, and executeBatch as part of a transaction.
 
 import assert from 'node:assert/strict'

@@ -1,4 +1,4 @@
-// Failing transactions (README "Transactions"): a body that throws, a COMMIT that fails,
+// Failing transactions (docs/transactions.md): a body that throws, a COMMIT that fails,
 // SQLite rolling back on its own, a failing executeBatch inside a transaction.
 
 import assert from 'node:assert/strict'

@@ -1,4 +1,4 @@
-// What db.transaction refuses (README "Transactions"): a bad body or options, a tx used after
+// What db.transaction refuses (docs/transactions.md): a bad body or options, a tx used after
 // its body finished, a closed or readonly database; and close() while a transaction is open.
 
 import assert from 'node:assert/strict'

@@ -1,4 +1,4 @@
-// Which transaction a call joins (README "Transactions"): db.* calls inside a body are routed
+// Which transaction a call joins (docs/transactions.md): db.* calls inside a body are routed
 // to it through AsyncLocalStorage, other databases and outside callers are not, and outside
 // reads see only committed state.
 

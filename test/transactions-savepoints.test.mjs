@@ -1,4 +1,4 @@
-// Nested transactions (README "Transactions"): savepoints at several depths, errors crossing
+// Nested transactions (docs/transactions.md): savepoints at several depths, errors crossing
 // levels, sibling savepoints.
 
 import assert from 'node:assert/strict'

@@ -1,5 +1,5 @@
-// Value mapping between JavaScript and SQLite (README "Values"): every value is written with
-// execute() parameters and read back with select().
+// Value mapping between JavaScript and SQLite (docs/values-and-errors.md "Values"): every value
+// is written with execute() parameters and read back with select().
 
 import assert from 'node:assert/strict'
 import crypto from 'node:crypto'

@@ -1,4 +1,4 @@
-// Write ordering (README "Transactions"): every write — standalone execute/executeBatch calls and
+// Write ordering (docs/transactions.md): every write — standalone execute/executeBatch calls and
 // transactions, from anywhere — runs in call order (FIFO) and nothing is lost or duplicated.
 
 import assert from 'node:assert/strict'

@@ -1,8 +1,9 @@
 // Live queries done yourself on a synchronous better-sqlite3-style binding (better-sqlite3,
 // libsql): every write re-runs every watched query and calls back with its rows. The shape is
 // the drivers' `live` (lanes/live-queries.mjs): watch(sql, params, tables, onRows) → stop,
-// write(sql, params), counters() → { requeries, emissions }.
-export function rerunEveryWatch(db) {
+// write(sql, params), counters() → { requeries, emissions }. `call` runs a statement with the
+// lane's parameter array in the library's cheapest form: { all(stmt, params), run(stmt, params) }.
+export function rerunEveryWatch(db, call) {
   const watchers = new Set()
   const counters = { requeries: 0, emissions: 0 }
   const statements = new Map()
@@ -12,15 +13,15 @@ export function rerunEveryWatch(db) {
       const w = { stmt: prepared(sql), params, onRows }
       watchers.add(w)
       counters.emissions++
-      onRows(w.stmt.all(params))
+      onRows(call.all(w.stmt, params))
       return () => watchers.delete(w)
     },
     write(sql, params) {
-      const result = prepared(sql).run(params)
+      const result = call.run(prepared(sql), params)
       for (const w of watchers) {
         counters.requeries++
         counters.emissions++
-        w.onRows(w.stmt.all(w.params))
+        w.onRows(call.all(w.stmt, w.params))
       }
       return result
     },

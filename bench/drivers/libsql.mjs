@@ -1,6 +1,11 @@
 // libsql (npm `libsql`: Turso's better-sqlite3-compatible native binding, synchronous, on the
 // JS thread). Statements prepared once by the lanes; transactions through its own
 // db.transaction(), created once like better-sqlite3's.
+//
+// Parameters go in as one array (`stmt.get([id])`): its Statement methods take
+// `...bindParameters` and hand a single array (an object) straight to the native call, while
+// separate arguments are copied by `bindParameters.flat()` first (libsql/index.js), so the
+// array is its cheapest form (bench/experiments/bind-forms.mjs: the two within noise).
 
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
@@ -72,7 +77,7 @@ export async function open(path) {
     },
     // Live queries, done yourself as with better-sqlite3 (same API): every write re-runs
     // every watched query and calls back.
-    live: rerunEveryWatch(db),
+    live: rerunEveryWatch(db, { all: (s, p) => s.all(p), run: (s, p) => s.run(p) }),
     close: () => db.close(),
   }
 }

@@ -1,4 +1,5 @@
-// node:sqlite (built into Node 24; synchronous, on the JS thread).
+// node:sqlite (built into Node 24; synchronous, on the JS thread). Its StatementSync takes
+// anonymous parameters as arguments only (`stmt.get(id)`): the lanes' array is spread.
 import { DatabaseSync } from 'node:sqlite'
 
 export async function open(path) {

@@ -1,5 +1,10 @@
 // sqlite3 (node-sqlite3: async, libuv thread pool, one connection). Statements prepared once;
 // concurrent calls on one statement queue inside the library.
+//
+// Parameters go in as arguments before the callback (`stmt.all(id, cb)`): its Statement
+// binds an array argument element by element through N-API `Get` calls and separate
+// arguments directly (src/statement.cc, Statement::Bind), so arguments are its cheapest form;
+// the difference is small beside the thread-pool round trip of every call.
 import { createRequire } from 'node:module'
 
 const require = createRequire(import.meta.url)
@@ -25,7 +30,7 @@ export async function open(path) {
   const control = new Map()
   const ctl = async (sql) => {
     if (!control.has(sql)) control.set(sql, await prepareStmt(sql))
-    await call(control.get(sql), 'run', [])
+    await call(control.get(sql), 'run')
   }
   // get = the first row of all(), everywhere: Statement#get leaves the statement un-reset (its
   // README says to reset or finalize it), which keeps the table locked (SQLITE_LOCKED) for a
@@ -43,15 +48,15 @@ export async function open(path) {
     async prepare(sql) {
       const stmt = await prepareStmt(sql)
       return {
-        all: (params) => call(stmt, 'all', params),
-        get: async (params) => (await call(stmt, 'all', params))[0],
-        bytes: async (params) => Buffer.from(JSON.stringify(await call(stmt, 'all', params))),
-        run: (params) => call(stmt, 'run', params),
+        all: (params) => call(stmt, 'all', ...params),
+        get: async (params) => (await call(stmt, 'all', ...params))[0],
+        bytes: async (params) => Buffer.from(JSON.stringify(await call(stmt, 'all', ...params))),
+        run: (params) => call(stmt, 'run', ...params),
         // BEGIN; every set issued at once (queued on the statement); COMMIT when all are done.
         async runBatch(paramSets) {
           await ctl('BEGIN')
           try {
-            await Promise.all(paramSets.map((p) => call(stmt, 'run', p)))
+            await Promise.all(paramSets.map((p) => call(stmt, 'run', ...p)))
             await ctl('COMMIT')
           } catch (err) {
             await ctl('ROLLBACK')
@@ -97,7 +102,7 @@ function diyLive(db, prepareStmt) {
   const dirty = new Set()
   let scheduled = false
   const rerun = async (w) => {
-    const rows = await call(w.stmt, 'all', w.params)
+    const rows = await call(w.stmt, 'all', ...w.params)
     if (watchers.has(w)) {
       counters.emissions++
       w.onRows(rows)
@@ -124,7 +129,7 @@ function diyLive(db, prepareStmt) {
       return () => watchers.delete(w)
     },
     async write(sql, params) {
-      return call(await prepared(sql), 'run', params)
+      return call(await prepared(sql), 'run', ...params)
     },
     counters: () => ({ ...counters }),
   }

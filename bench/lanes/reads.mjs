@@ -1,11 +1,14 @@
 // Read lanes: rows and JSON bytes at several sizes and shapes, concurrency, point queries,
 // parameterized batches, reads inside a transaction, and the event loop's longest stall.
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks'
+import { setImmediate as immediate, setTimeout as sleep } from 'node:timers/promises'
 import { NARROW_ROWS, rng, SHAPE_ROWS, WIDE_ROWS } from '../data.mjs'
-import { measure } from '../measure.mjs'
+import { checkCounts, measure } from '../measure.mjs'
 import { fmtN, hash, hashRows, makeCase, rowsOf, rowsOfMany } from './common.mjs'
 
 const POINT_BATCH = 2_000 // queries per point-lane sample
 const IN_FLIGHT = 64 // point lane, async libraries
+const POINT_AWAITED = 200 // point-awaited: queries per sample, one at a time
 const RANGES_PER_BATCH = 100
 const RANGE_ROWS = 500
 const RANGE_TABLE = 50_000 // ranges are drawn from ids 1..50,000
@@ -131,6 +134,44 @@ async function point(d, cfg) {
   ]
 }
 
+// Point queries one at a time: 200 per sample, each awaited before the next is issued (a loop
+// on sync libraries), on seeded random ids that move on every sample. Beside `point` (64 in
+// flight): this is the latency of one small query, and its JS-thread time per query.
+async function pointAwaited(d, cfg) {
+  const q = await d.prepare('SELECT * FROM t WHERE id = ?')
+  const rand = rng(8)
+  const ids = Array.from({ length: 100_000 }, () => 1 + Math.floor(rand() * NARROW_ROWS))
+  const first = []
+  for (let i = 0; i < 100; i++) first.push(await q.get([ids[i]]))
+  let k = 0
+  const next = () => ids[k++ % ids.length]
+  const op = d.sync
+    ? () => {
+        let found = 0
+        for (let i = 0; i < POINT_AWAITED; i++) if (q.get([next()])) found++
+        return found
+      }
+    : async () => {
+        let found = 0
+        for (let i = 0; i < POINT_AWAITED; i++) if (await q.get([next()])) found++
+        return found
+      }
+  const m = await measure(d, op, cfg, {
+    expect: { ops: POINT_AWAITED, rows: POINT_AWAITED },
+    count: (found) => ({ rows: found }),
+  })
+  return [
+    makeCase(
+      'point',
+      'point-awaited',
+      `point query one at a time, ${fmtN(POINT_AWAITED)} per sample (${d.sync ? 'loop' : 'each awaited'})`,
+      hashRows(first),
+      m,
+      { perSample: [POINT_AWAITED, 'q'] },
+    ),
+  ]
+}
+
 // 100 parameterized range queries × 500 rows: all issued at once (async) or a loop (sync).
 async function batch(d, cfg) {
   const q = await d.prepare('SELECT * FROM t WHERE id BETWEEN ? AND ?')
@@ -193,4 +234,138 @@ async function stall(d, cfg) {
   return [makeCase('stall', 'stall', `longest stall, select ${fmtN(NARROW_ROWS)} rows`, check, m)]
 }
 
-export const READ_LANES = { select, bytes, shapes, scaling, concurrent, point, batch, 'tx-reads': txReads, stall }
+// A statement cheap for a while, then heavy: `SELECT count(*) FROM grow WHERE v > ?` runs 200
+// times, one at a time, while `grow` has 100 rows; then (untimed, not watched) the table grows
+// to 400,000 rows and the same statement runs 10 more times, each a full scan. Every run is
+// awaited (sync: called) and followed by a turn of the event loop. One sample is
+// the whole sequence; the table is cut back to its 100 rows before every sample. Each phase is
+// watched by its own event-loop delay histogram (as in `stall`): `stall` is the longest stall
+// of the sample, `stallCheap` / `stallHeavy` that of each phase. An engine that learns to run
+// a statement on the JS thread because it has been cheap must not stall the loop when it stops
+// being cheap. The result is one row per run; the counts are checked against the values
+// computed here (the heavy ones show the grown table was scanned).
+const GROW_SMALL = 100
+const GROW_BIG = 400_000
+const CHEAP_RUNS = 200
+const HEAVY_RUNS = 10
+const growThreshold = (k) => (k % 10) / 10 // the parameter of run k
+const growFill = (from, to) =>
+  `WITH RECURSIVE s(i) AS (SELECT ${from} UNION ALL SELECT i + 1 FROM s WHERE i < ${to}) ` +
+  'INSERT INTO grow (id, v) SELECT i, (i * 7919) % 1000 / 1000.0 FROM s'
+const growValue = (i) => ((i * 7919) % 1000) / 1000 // the same value in JS
+
+async function stallGrow(d, cfg) {
+  const u = d.uncounted
+  await u.exec('DROP TABLE IF EXISTS grow; CREATE TABLE grow (id INTEGER PRIMARY KEY, v REAL)')
+  const reset = () => u.exec(`DELETE FROM grow; ${growFill(1, GROW_SMALL)}; PRAGMA wal_checkpoint(PASSIVE)`)
+  const grow = () => u.exec(`${growFill(GROW_SMALL + 1, GROW_BIG)}; PRAGMA wal_checkpoint(PASSIVE)`)
+  // the counts every run must return: sum over a phase's runs
+  const countAbove = (n, t) => {
+    let c = 0
+    for (let i = 1; i <= n; i++) if (growValue(i) > t) c++
+    return c
+  }
+  const expectedSum = (runs, n) => {
+    const per = Array.from({ length: 10 }, (_, k) => countAbove(n, growThreshold(k)))
+    let sum = 0
+    for (let k = 0; k < runs; k++) sum += per[k % 10]
+    return sum
+  }
+  const expect = {
+    ops: CHEAP_RUNS + HEAVY_RUNS,
+    rows: CHEAP_RUNS + HEAVY_RUNS,
+    cheapSum: expectedSum(CHEAP_RUNS, GROW_SMALL),
+    heavySum: expectedSum(HEAVY_RUNS, GROW_BIG),
+  }
+  const q = await d.prepare('SELECT count(*) AS c FROM grow WHERE v > ?')
+  // One phase: n runs one at a time, each followed by a turn of the event loop (setImmediate),
+  // so a stall is one run's, not a loop's (a sync loop would block for all its runs at once);
+  // watched by an event-loop delay histogram from 3 ms before to 3 ms after. Wall and JS-thread
+  // time are summed over the runs alone (sync: JS = wall; async: event-loop utilization).
+  const phase = async (n) => {
+    const h = monitorEventLoopDelay({ resolution: 1 })
+    h.enable()
+    await sleep(3)
+    const counts = []
+    let w = 0
+    let j = 0
+    for (let k = 0; k < n; k++) {
+      if (d.sync) {
+        const t0 = performance.now()
+        const r = q.get([growThreshold(k)])
+        const dt = performance.now() - t0
+        w += dt
+        j += dt
+        counts.push(r?.c)
+      } else {
+        const e0 = performance.eventLoopUtilization()
+        const t0 = performance.now()
+        const r = await q.get([growThreshold(k)])
+        w += performance.now() - t0
+        j += performance.eventLoopUtilization(e0).active
+        counts.push(r?.c)
+      }
+      await immediate()
+    }
+    await sleep(3)
+    h.disable()
+    return { w, j, stall: Math.max(0, h.max / 1e6 - 1), counts }
+  }
+  const sample = async () => {
+    await reset()
+    const ops0 = d.ctr.ops
+    const cheap = await phase(CHEAP_RUNS)
+    await grow()
+    const heavy = await phase(HEAVY_RUNS)
+    return { cheap, heavy, ops: d.ctr.ops - ops0 }
+  }
+  const sum = (xs) => xs.reduce((a, b) => a + (b ?? 0), 0)
+  for (let i = 0; i < Math.min(cfg.warmupIters, 1); i++) await sample()
+  globalThis.gc?.()
+  const n = Math.min(cfg.minIters, 10)
+  const samples = { wall: [], js: [], stall: [], stallCheap: [], stallHeavy: [] }
+  let last
+  for (let i = 0; i < n; i++) {
+    const { cheap, heavy, ops } = await sample()
+    samples.wall.push(cheap.w + heavy.w)
+    samples.js.push(cheap.j + heavy.j)
+    samples.stall.push(Math.max(cheap.stall, heavy.stall))
+    samples.stallCheap.push(cheap.stall)
+    samples.stallHeavy.push(heavy.stall)
+    const all = [...cheap.counts, ...heavy.counts]
+    checkCounts(
+      expect,
+      {
+        ops,
+        rows: all.filter((c) => c !== undefined).length,
+        cheapSum: sum(cheap.counts),
+        heavySum: sum(heavy.counts),
+      },
+      `in sample ${i + 1}`,
+    )
+    last = all
+  }
+  return [
+    makeCase(
+      'stall',
+      'stall-grow',
+      `longest stall, a count cheap ${CHEAP_RUNS} times (${fmtN(GROW_SMALL)} rows), then heavy ${HEAVY_RUNS} times (${fmtN(GROW_BIG)} rows)`,
+      hash(JSON.stringify(last)),
+      { n, samples, expect, checkedSamples: n },
+    ),
+  ]
+}
+
+export const READ_LANES = {
+  select,
+  bytes,
+  shapes,
+  scaling,
+  concurrent,
+  point,
+  'point-awaited': pointAwaited,
+  batch,
+  'tx-reads': txReads,
+  stall,
+  'stall-grow': stallGrow,
+}

@@ -15,4 +15,6 @@ mod inline;
 mod live;
 mod napi;
 mod sqlite;
+#[cfg(test)]
+mod testing;
 mod threads;

@@ -205,16 +205,13 @@ mod tests {
 #[cfg(test)]
 mod result_tests {
     use super::*;
-    use crate::connection::{OpenOptions, Role};
-    use crate::statement_cache::StatementCache;
+    use crate::testing::Opened;
 
     /// `sql`'s result as encode_json writes it (expectations are JSON.stringify's output).
     fn json(sql: &str, max_rows: usize) -> DbResult<String> {
-        let opts = OpenOptions { path: ":memory:", role: Role::Reader, busy_timeout_ms: 0, key: None, attach: &[] };
-        let conn = Connection::open(&opts)?;
-        let mut cache = StatementCache::new();
-        let stmt = cache.get(&conn, sql)?;
-        Ok(String::from_utf8(encode_json(&conn, stmt, max_rows)?).expect("UTF-8"))
+        let mut db = Opened::memory();
+        let stmt = db.cache.get(&db.conn, &db.hooks, sql)?;
+        Ok(String::from_utf8(encode_json(&db.conn, stmt, max_rows)?).expect("UTF-8"))
     }
 
     fn all(sql: &str) -> String {

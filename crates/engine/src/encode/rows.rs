@@ -4,7 +4,8 @@
 //! Buffer, little-endian:
 //!   header  u32 × 6: rows, columns, tags offset, slots offset, blob offset, text is two-byte (0/1)
 //!   u32 × columns: length of each column name in the text block (in text units)
-//!   tags    u8 per cell: 0 null · 1 number (slot f64) · 2 text · 3 blob · 4 int64 (slot i64)
+//!   tags    u8 per cell (TAG_* in napi/protocol.rs): 0 null · 1 number (slot f64) · 2 text ·
+//!           3 blob · 4 int64 (slot i64)
 //!   slots   8 bytes per cell, 8-aligned: the f64/i64 value, or for text/blob two u32:
 //!           start and length in the text block (units) or the blob arena (bytes)
 //!   blob arena
@@ -12,15 +13,10 @@
 //! It is one-byte (Latin-1) when all of it is ASCII, else UTF-16; offsets count its units.
 
 use crate::error::{DbError, DbResult};
+use crate::napi::protocol::{TAG_BLOB, TAG_INT64, TAG_NULL, TAG_NUMBER, TAG_TEXT};
 use crate::sqlite::connection::Connection;
 use crate::sqlite::statement_cache::{ResultSize, Statement};
 use crate::sqlite::step::{cell, column_names, step, Cell};
-
-const TAG_NULL: u8 = 0;
-const TAG_NUMBER: u8 = 1;
-const TAG_TEXT: u8 = 2;
-const TAG_BLOB: u8 = 3;
-const TAG_INT64: u8 = 4;
 
 const HEADER_WORDS: usize = 6;
 /// Integers JS numbers hold exactly.
@@ -240,13 +236,7 @@ impl Part {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::connection::{OpenOptions, Role};
-    use crate::statement_cache::StatementCache;
-
-    fn open() -> Connection {
-        let opts = OpenOptions { path: ":memory:", role: Role::Reader, busy_timeout_ms: 0, key: None, attach: &[] };
-        Connection::open(&opts).unwrap_or_else(|e| panic!("open: {}", e.message))
-    }
+    use crate::testing::Opened;
 
     /// A cell decoded from the buffer.
     #[derive(Debug, PartialEq)]
@@ -327,12 +317,11 @@ mod tests {
 
     /// Encodes `sql`'s result; with `parts`, the early parts come first in the list.
     fn encode(sql: &str, max_rows: usize, safe_integers: bool, parts: bool) -> DbResult<Vec<EncodedRows>> {
-        let conn = open();
-        let mut cache = StatementCache::new();
-        let stmt = cache.get(&conn, sql)?;
+        let mut db = Opened::memory();
+        let stmt = db.cache.get(&db.conn, &db.hooks, sql)?;
         let mut early = Vec::new();
         let mut emit = |part: EncodedRows| early.push(part);
-        let last = encode_rows(&conn, stmt, max_rows, safe_integers, if parts { Some(&mut emit) } else { None })?;
+        let last = encode_rows(&db.conn, stmt, max_rows, safe_integers, if parts { Some(&mut emit) } else { None })?;
         early.push(last);
         Ok(early)
     }

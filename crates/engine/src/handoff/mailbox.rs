@@ -6,7 +6,8 @@
 //! completions being handed over: `[id, kind, a, b]` per completion. Values that are not
 //! numbers (row buffers, texts, error messages, a bigint rowid) are the handler's arguments,
 //! in completion order. While the loop polls (poller.rs) an idle handle takes completions each
-//! turn; otherwise a thread-safe function wakes the loop and calls the handler.
+//! turn; otherwise a thread-safe function wakes the loop and calls the handler. The completion
+//! kinds and the mailbox's layout are in napi/protocol.rs.
 
 use std::ffi::c_void;
 use std::ptr;
@@ -16,29 +17,13 @@ use std::sync::Weak;
 use napi::sys;
 
 use crate::encode::rows::{EncodedRows, Text};
+use crate::napi::protocol::{
+    DONE_CHANGES, DONE_CHANGES_BIG, DONE_ERROR, DONE_ERROR_NO_TRANSACTION, DONE_JSON, DONE_LIVE_ERROR, DONE_LIVE_ROWS,
+    DONE_ROWS, DONE_ROWS_PART, DONE_VOID, MAILBOX_BYTES, MAILBOX_COUNT, MAILBOX_POLLING, MAILBOX_QUEUED, MAILBOX_SLOTS,
+    MAILBOX_WORDS, MAILBOX_WRITES_IN_FLIGHT,
+};
 use crate::threads::job::Outcome;
 use crate::threads::{Completion, Shared, Waker};
-
-/// Completion kinds (src/native.ts `Done`), with the values each puts in the object array.
-const DONE_ROWS: u32 = 0; // objects: ArrayBuffer (encode/rows.rs layout), string (text block)
-const DONE_JSON: u32 = 1; // objects: ArrayBuffer (JSON text)
-const DONE_CHANGES: u32 = 2; // a: changes, b: lastInsertRowid; no objects
-const DONE_VOID: u32 = 3;
-const DONE_ERROR: u32 = 4; // objects: code, message
-const DONE_ROWS_PART: u32 = 5; // as DONE_ROWS, for a part of a result: more follow
-const DONE_ERROR_NO_TRANSACTION: u32 = 6; // as DONE_ERROR; the writer is outside any transaction now
-const DONE_STREAM_ROWS: u32 = 7; // as DONE_ROWS, for live query `id`: its new rows
-const DONE_STREAM_ERROR: u32 = 8; // as DONE_ERROR, for live query `id`: a run failed
-const DONE_CHANGES_BIG: u32 = 9; // a: changes; objects: lastInsertRowid as a bigint (beyond 2^53)
-
-/// Mailbox layout: four i32 words, then SLOTS completions of four f64 each.
-const QUEUED: usize = 0;
-const POLLING: usize = 1;
-const COUNT: usize = 2; // completions in the slots now
-const WRITES_IN_FLIGHT: usize = 3; // kept by JS: writer jobs sent and not yet completed
-const WORDS_BYTES: usize = 16;
-const SLOTS: usize = 256;
-pub const MAILBOX_BYTES: usize = WORDS_BYTES + SLOTS * 4 * 8;
 
 /// Results smaller than this are copied into a V8-owned ArrayBuffer; larger ones are handed
 /// over without a copy. An external buffer's finalizer and bookkeeping cost more than copying
@@ -84,32 +69,32 @@ impl Mailbox {
 
     /// Completions are queued.
     pub fn queued(&self) -> bool {
-        self.word(QUEUED).load(Ordering::SeqCst) != 0
+        self.word(MAILBOX_QUEUED).load(Ordering::SeqCst) != 0
     }
 
     /// Engine: completions are queued, or no longer.
     fn set_queued(&self, queued: bool) {
-        self.word(QUEUED).store(queued as i32, Ordering::SeqCst);
+        self.word(MAILBOX_QUEUED).store(queued as i32, Ordering::SeqCst);
     }
 
     /// The JS thread's loop is polling: it needs no wake-up.
     fn polling(&self) -> bool {
-        self.word(POLLING).load(Ordering::SeqCst) != 0
+        self.word(MAILBOX_POLLING).load(Ordering::SeqCst) != 0
     }
 
     /// JS thread: the loop is polling (the engine need not wake it) or no longer.
     pub fn set_polling(&self, on: bool) {
-        self.word(POLLING).store(on as i32, Ordering::SeqCst);
+        self.word(MAILBOX_POLLING).store(on as i32, Ordering::SeqCst);
     }
 
     /// JS thread: writer jobs in flight, as JS counts them.
     pub fn writes_in_flight(&self) -> i32 {
-        self.word(WRITES_IN_FLIGHT).load(Ordering::Relaxed)
+        self.word(MAILBOX_WRITES_IN_FLIGHT).load(Ordering::Relaxed)
     }
 
     /// JS thread only: completion `slot`'s four numbers.
     unsafe fn set_slot(&self, slot: usize, values: [f64; 4]) {
-        let at = (self.0.add(WORDS_BYTES) as *mut f64).add(slot * 4);
+        let at = (self.0.add(MAILBOX_WORDS * 4) as *mut f64).add(slot * 4);
         ptr::copy_nonoverlapping(values.as_ptr(), at, 4);
     }
 }
@@ -190,7 +175,7 @@ pub unsafe fn deliver(
     loop {
         let mut scope = ptr::null_mut();
         sys::napi_open_handle_scope(env, &mut scope);
-        let (completions, more) = shared.completions.take(SLOTS);
+        let (completions, more) = shared.completions.take(MAILBOX_SLOTS);
         let go_on = !completions.is_empty() && {
             delivered = true;
             call(&hand_over(env, mailbox, completions)) && more
@@ -211,7 +196,7 @@ unsafe fn hand_over(env: sys::napi_env, mailbox: Mailbox, completions: Vec<Compl
     let mut argv = Vec::with_capacity(1 + 2 * completions.len());
     argv.push(batch);
     let mut push = |value: sys::napi_value| argv.push(value);
-    mailbox.word(COUNT).store(completions.len() as i32, Ordering::Relaxed);
+    mailbox.word(MAILBOX_COUNT).store(completions.len() as i32, Ordering::Relaxed);
     for (slot, c) in completions.into_iter().enumerate() {
         let (kind, a, b) = match values(env, c.outcome, &mut push) {
             Ok(v) => v,
@@ -236,7 +221,7 @@ unsafe fn values(
     let kind = match outcome {
         Outcome::Rows(rows) => push_rows(env, rows, push).map(|_| DONE_ROWS)?,
         Outcome::RowsPart(rows) => push_rows(env, rows, push).map(|_| DONE_ROWS_PART)?,
-        Outcome::LiveRows(rows) => push_rows(env, rows, push).map(|_| DONE_STREAM_ROWS)?,
+        Outcome::LiveRows(rows) => push_rows(env, rows, push).map(|_| DONE_LIVE_ROWS)?,
         Outcome::Json(bytes) => {
             push(array_buffer(env, bytes)?);
             DONE_JSON
@@ -254,7 +239,7 @@ unsafe fn values(
         Outcome::LiveError(e) => {
             push(js_str(env, &e.code));
             push(js_str(env, &e.message));
-            DONE_STREAM_ERROR
+            DONE_LIVE_ERROR
         }
         Outcome::Error(e) => {
             push(js_str(env, &e.code));

@@ -8,18 +8,19 @@ use sqlite3mc_sys as ffi;
 
 use super::capture::{authorize, AuthEvent, Capture};
 use super::dependencies::{ChangeSet, Dependencies};
-use super::tracker::{ChangeTracker, Tracking, WriteEffects};
+use super::tracker::recording;
+use super::tracker::{ChangeTracker, HookState, Tracking, WriteEffects};
 use crate::error::DbResult;
 use crate::sqlite::connection::Connection;
 use crate::sqlite::setup::Role;
 use crate::sqlite::step::step;
 
-/// A connection's live-query state that SQLite's callbacks reach. Boxed, so the address SQLite
-/// holds stays put, and kept until after the connection closes (closing may call the hooks).
+/// A connection's live-query hooks: the state SQLite's callbacks reach, and the connection's
+/// role. Boxed, so the addresses SQLite holds stay put, and kept until after the connection
+/// closes (closing may call the hooks).
 pub struct Hooks {
     role: Role,
-    pub capture: RefCell<Capture>,
-    pub tracker: RefCell<ChangeTracker>,
+    state: HookState,
 }
 
 impl Hooks {
@@ -30,10 +31,12 @@ impl Hooks {
     pub unsafe fn install(conn: &Connection, role: Role) -> Box<Hooks> {
         let hooks = Box::new(Hooks {
             role,
-            capture: RefCell::new(Capture::new(role)),
-            tracker: RefCell::new(ChangeTracker::default()),
+            state: HookState {
+                capture: RefCell::new(Capture::new(role)),
+                tracker: RefCell::new(ChangeTracker::default()),
+            },
         });
-        let capture = &hooks.capture as *const _ as *mut std::ffi::c_void;
+        let capture = &hooks.state.capture as *const _ as *mut std::ffi::c_void;
         ffi::sqlite3_set_authorizer(conn.raw(), Some(authorize), capture);
         hooks
     }
@@ -43,9 +46,9 @@ impl Hooks {
     /// `DELETE FROM t` (experiments/018). Turned on inside an open transaction, the changes made
     /// before are unknown, so its commit counts as changing everything.
     pub fn set_tracking(&self, conn: &Connection, on: bool) {
-        // SAFETY: the tracker outlives the hooks (see install).
-        unsafe { self.tracking(conn).install(on) };
-        let mut tracker = self.tracker.borrow_mut();
+        // SAFETY: the state outlives the connection's hooks (see install).
+        unsafe { recording::install(conn, &self.state, on) };
+        let mut tracker = self.state.tracker.borrow_mut();
         tracker.reset();
         if on && !conn.autocommit() {
             tracker.mark_incomplete();
@@ -53,17 +56,17 @@ impl Hooks {
     }
 
     fn tracking<'a>(&'a self, conn: &'a Connection) -> Tracking<'a> {
-        Tracking { conn, hooks: self }
+        Tracking { conn, state: &self.state }
     }
 
     /// Forgets what the authorizer recorded so far: call before preparing or running.
     pub fn clear_capture(&self) {
-        self.capture.borrow_mut().clear();
+        self.state.capture.borrow_mut().clear();
     }
 
     /// What the statements prepared since `clear_capture` read (reader connections).
     pub fn captured_reads(&self) -> Option<Dependencies> {
-        let capture = self.capture.borrow();
+        let capture = self.state.capture.borrow();
         if capture.events.is_empty() && !capture.overflow {
             return None;
         }
@@ -76,7 +79,7 @@ impl Hooks {
         if self.role != Role::Writer {
             return WriteEffects::default();
         }
-        let events: Vec<AuthEvent> = std::mem::take(&mut self.capture.borrow_mut().events);
+        let events: Vec<AuthEvent> = std::mem::take(&mut self.state.capture.borrow_mut().events);
         self.tracking(conn).effects(&events)
     }
 
@@ -87,10 +90,10 @@ impl Hooks {
             return;
         }
         let autocommit = conn.autocommit();
-        self.tracker.borrow_mut().apply(effects, succeeded, autocommit);
-        if !self.capture.borrow().events.is_empty() {
+        self.state.tracker.borrow_mut().apply(effects, succeeded, autocommit);
+        if !self.state.capture.borrow().events.is_empty() {
             let during = self.captured_effects(conn);
-            self.tracker.borrow_mut().apply(&during, false, autocommit);
+            self.state.tracker.borrow_mut().apply(&during, false, autocommit);
             self.tracking(conn).recompiled();
         }
     }
@@ -131,7 +134,7 @@ impl Hooks {
     /// Bumped when a schema may have changed: cached statements prepared before are out of
     /// date (their effects name columns by the old schema).
     pub fn schema_generation(&self) -> u64 {
-        self.tracker.borrow().generation()
+        self.state.tracker.borrow().generation()
     }
 
     /// After a writer job: what it committed, if anything.

@@ -1,4 +1,4 @@
-//! Live queries (README "Live queries"): what a statement reads (captured by the authorizer
+//! Live queries (docs/live-queries.md): what a statement reads (captured by the authorizer
 //! while it compiles on a reader), what a write changed (the writer's pre-update, commit and
 //! rollback hooks), and the registry that re-runs the queries a committed change touched.
 //! The hooks sit on `sqlite` connections; the registry sends its runs to the readers in

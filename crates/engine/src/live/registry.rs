@@ -232,7 +232,7 @@ mod tests {
     fn sent(rx: &Receiver<Job>) -> Vec<u32> {
         rx.try_iter()
             .map(|job| {
-                assert!(matches!(job.request, Request::Stream));
+                assert!(matches!(job.request, Request::Live));
                 job.id
             })
             .collect()
@@ -274,8 +274,8 @@ mod tests {
     fn delivered(outcome: Option<Outcome>) -> Option<&'static str> {
         match outcome {
             None => None,
-            Some(Outcome::StreamRows(_)) => Some("rows"),
-            Some(Outcome::StreamError(_)) => Some("error"),
+            Some(Outcome::LiveRows(_)) => Some("rows"),
+            Some(Outcome::LiveError(_)) => Some("error"),
             Some(_) => Some("other"),
         }
     }
@@ -293,7 +293,7 @@ mod tests {
         registry.start(7, "SELECT a FROM t".into(), vec![1, 0, 0, 0, 0]);
         let job = rx.try_recv().expect("a run was sent");
         assert_eq!((job.id, job.sql.as_str(), job.params.as_slice()), (7, "SELECT a FROM t", &[1, 0, 0, 0, 0][..]));
-        assert!(matches!(job.request, Request::Stream) && !job.cancellable && !job.in_transaction);
+        assert!(matches!(job.request, Request::Live) && !job.cancellable && !job.in_transaction);
         assert_eq!(registry.len(), 1);
         assert_eq!(delivered(registry.finish(7, result(0, ""), reads(&[("t", "a")]))), Some("rows"));
         assert_eq!(sent(&rx), Vec::<u32>::new(), "nothing changed: no second run");

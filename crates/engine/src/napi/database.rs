@@ -33,6 +33,65 @@ struct Teardown {
     poller: *const Poller,
 }
 
+/// What the constructor takes besides the completion handler (src/native.ts `OpenOptions`).
+#[napi(object, object_to_js = false)]
+pub struct OpenOptions<'a> {
+    pub path: String,
+    pub readers: u32,
+    pub busy_timeout: u32,
+    pub readonly: bool,
+    pub safe_integers: bool,
+    /// The ArrayBuffer shared with JS (handoff/mailbox.rs; napi/protocol.rs `MAILBOX_*`).
+    pub mailbox: Unknown<'a>,
+    pub open_id: u32,
+    /// None: no encryption.
+    pub encryption: Option<Encryption>,
+    /// Attached on every connection: [schema name, file path] pairs.
+    pub attach: Vec<(String, String)>,
+    /// Open a read-only connection for reads on the JS thread (inline.rs). Default false.
+    pub inline: Option<bool>,
+}
+
+/// A cipher and its key, checked on the JS side (src/cipher.ts); the engine copies the key.
+#[napi(object, object_to_js = false)]
+pub struct Encryption {
+    pub cipher: Cipher,
+    /// Empty: no encryption.
+    pub key: Uint8Array,
+}
+
+/// A cipher's name, and sqlite3mc's parameter names and values for it, in order.
+#[napi(object, object_to_js = false)]
+pub struct Cipher {
+    pub name: String,
+    pub names: Vec<String>,
+    pub values: Vec<i32>,
+}
+
+/// What `diagnostics()` reports.
+#[napi(object)]
+pub struct EngineDiagnostics {
+    /// Live queries running.
+    pub queries: f64,
+    pub requeries: f64,
+    pub skipped_by_columns: f64,
+    pub unchanged_suppressed: f64,
+    pub fallback_all: f64,
+    pub page_cache_bytes: f64,
+    pub schema_bytes: f64,
+    pub statement_bytes: f64,
+    /// Group commits, and the writes they committed.
+    pub groups: f64,
+    pub grouped_writes: f64,
+}
+
+/// The key settings to open or rekey with (`None`: none, unencrypted).
+fn key_config(encryption: Option<Encryption>) -> Result<Option<Arc<KeyConfig>>> {
+    let Some(Encryption { cipher, key }) = encryption else { return Ok(None) };
+    KeyConfig::new(&cipher.name, cipher.names, cipher.values, &key)
+        .map_err(|e| Error::new(Status::InvalidArg, e.message))
+}
+
 fn check(status: sys::napi_status) -> Result<()> {
     if status == sys::Status::napi_ok {
         Ok(())
@@ -43,29 +102,25 @@ fn check(status: sys::napi_status) -> Result<()> {
 
 #[napi]
 impl NativeDatabase {
-    /// Starts the threads; each opens its connection. Completion `open_id` reports the open.
+    /// Starts the threads; each opens its connection. Completion `options.open_id` reports the
+    /// open; `on_complete` is the handler every batch of completions is handed to
+    /// (handoff/mailbox.rs).
     #[napi(constructor)]
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        env: Env,
-        path: String,
-        readers: u32,
-        busy_timeout: u32,
-        readonly: bool,
-        safe_integers: bool,
-        on_complete: Unknown,
-        mailbox: Unknown,
-        open_id: u32,
-        cipher: String,
-        cipher_params: Vec<String>,
-        cipher_values: Vec<i32>,
-        key: &[u8],
-        attach: Vec<String>,
-        inline: bool,
-    ) -> Result<Self> {
+    pub fn new(env: Env, options: OpenOptions, on_complete: Unknown) -> Result<Self> {
+        let OpenOptions {
+            path,
+            readers,
+            busy_timeout,
+            readonly,
+            safe_integers,
+            mailbox,
+            open_id,
+            encryption,
+            attach,
+            inline,
+        } = options;
         // Checked before anything starts: a bad cipher setting must not touch the file.
-        let key = KeyConfig::new(&cipher, cipher_params, cipher_values, key)
-            .map_err(|e| Error::new(Status::InvalidArg, e.message))?;
+        let key = key_config(encryption)?;
         let raw_env = env.raw();
         // SAFETY: JS thread; the buffer's memory stays put while the reference holds it.
         let (mailbox, mailbox_ref) = unsafe { Mailbox::from_js(raw_env, mailbox.raw()) }
@@ -100,9 +155,8 @@ impl NativeDatabase {
                 readonly,
                 safe_integers,
                 key,
-                // [name, path, name, path, …]
-                attach: attach.chunks_exact(2).map(|p| (p[0].clone(), p[1].clone())).collect(),
-                inline,
+                attach,
+                inline: inline.unwrap_or(false),
             },
             open_id,
             Box::new(TsfnWaker { tsfn, mailbox }),
@@ -122,50 +176,41 @@ impl NativeDatabase {
     }
 
     /// Starts live query `id` (its first run is queued now); its results arrive as
-    /// DONE_STREAM_ROWS / DONE_STREAM_ERROR completions until `stream_stop`.
+    /// DONE_LIVE_ROWS / DONE_LIVE_ERROR completions until `live_stop`.
     #[napi]
-    pub fn stream_start(&self, id: u32, sql: String, params: &[u8], params_len: u32) {
+    pub fn live_start(&self, id: u32, sql: String, params: &[u8], params_len: u32) {
         self.pool.live_start(id, sql, params[..params_len as usize].to_vec());
     }
 
     #[napi]
-    pub fn stream_stop(&self, id: u32) {
+    pub fn live_stop(&self, id: u32) {
         self.pool.live_stop(id);
     }
 
-    /// Live-query counters, SQLite's memory use and group commits: `[queries, requeries, skippedByColumns,
-    /// unchangedSuppressed, fallbackAll, pageCacheBytes, schemaBytes, statementBytes, groups,
-    /// groupedWrites]`.
+    /// Live-query counters, SQLite's memory use and group commits.
     #[napi]
-    pub fn diagnostics(&self) -> Vec<f64> {
+    pub fn diagnostics(&self) -> EngineDiagnostics {
         let d = self.pool.diagnostics();
         let c = d.counters;
-        vec![
-            d.queries as f64,
-            c.requeries as f64,
-            c.skipped_by_columns as f64,
-            c.unchanged_suppressed as f64,
-            c.fallback_all as f64,
-            d.page_cache_bytes as f64,
-            d.schema_bytes as f64,
-            d.statement_bytes as f64,
-            d.group_commits.groups as f64,
-            d.group_commits.writes as f64,
-        ]
+        EngineDiagnostics {
+            queries: d.queries as f64,
+            requeries: c.requeries as f64,
+            skipped_by_columns: c.skipped_by_columns as f64,
+            unchanged_suppressed: c.unchanged_suppressed as f64,
+            fallback_all: c.fallback_all as f64,
+            page_cache_bytes: d.page_cache_bytes as f64,
+            schema_bytes: d.schema_bytes as f64,
+            statement_bytes: d.statement_bytes as f64,
+            groups: d.group_commits.groups as f64,
+            grouped_writes: d.group_commits.writes as f64,
+        }
     }
 
-    /// Queues a rekey on the writer: `key` empty decrypts. False when there is no writer.
+    /// Queues a rekey on the writer: no `encryption` (or an empty key) decrypts. False when
+    /// there is no writer.
     #[napi]
-    pub fn rekey(
-        &self,
-        id: u32,
-        cipher: String,
-        cipher_params: Vec<String>,
-        cipher_values: Vec<i32>,
-        key: &[u8],
-    ) -> Result<bool> {
-        let key = KeyConfig::new(&cipher, cipher_params, cipher_values, key)
-            .map_err(|e| Error::new(Status::InvalidArg, e.message))?;
+    pub fn rekey(&self, id: u32, encryption: Option<Encryption>) -> Result<bool> {
+        let key = key_config(encryption)?;
         let job = Job {
             id,
             request: Request::Rekey(key),

@@ -12,20 +12,14 @@ use napi::sys;
 
 use super::database::NativeDatabase;
 use super::job_calls::{bytes_view, string_arg, throw, u32_arg};
+use super::protocol::{
+    INLINE_DONE as DONE, INLINE_MOVED as MOVED, INLINE_RESULT_ERROR as ERROR, INLINE_RESULT_JSON as JSON,
+    INLINE_RESULT_ROWS as ROWS, INLINE_SKIPPED as SKIPPED, INLINE_UNAVAILABLE as UNAVAILABLE, JOB_KIND_SELECT,
+    JOB_KIND_SELECT_BYTES, JOB_KIND_SELECT_ONE,
+};
 use crate::error::DbError;
 use crate::inline::{self, Ran, RowSink};
 use crate::sqlite::step::Cell;
-
-/// What `readInline` returns (src/native.ts `Inline`).
-const DONE: u32 = 0; // the handler was called with the result or the error
-const MOVED: u32 = 1; // it ran past its budget (or its result is too large): send it to a reader
-const SKIPPED: u32 = 2; // it overran recently and did not run: send it to a reader
-const UNAVAILABLE: u32 = 3; // no inline connection (closing, or a rekey in progress)
-
-/// The handler's first argument.
-const ROWS: u32 = 0; // (ROWS, names joined by NUL, columns, rows, ...cells)
-const ERROR: u32 = 1; // (ERROR, code, message)
-const JSON: u32 = 2; // (JSON, Buffer)
 
 /// More cells than this go to a reader: one call's arguments live on the JS thread's stack.
 const MAX_CELLS: usize = 4096;
@@ -77,7 +71,7 @@ impl RowSink for Values {
 }
 
 /// `readInline(kind, sql, params, paramsLength, budgetMicros, handler, inTransaction)`: runs a
-/// select (kind 2), selectOne (3) or selectBytes (4) on the JS thread within the budget: on
+/// select, selectOne or selectBytes on the JS thread within the budget: on
 /// the JS thread's connection, or with `inTransaction` on the writer's, which must be idle
 /// inside the caller's transaction. Returns DONE after calling `handler` with the result, or
 /// why it did not run here.
@@ -118,11 +112,11 @@ pub(super) unsafe extern "C" fn read_inline(env: sys::napi_env, info: sys::napi_
             return number(env, UNAVAILABLE);
         }
         catch_unwind(AssertUnwindSafe(|| match kind {
-            2 | 3 => {
-                let max_rows = if kind == 3 { 1 } else { usize::MAX };
+            JOB_KIND_SELECT | JOB_KIND_SELECT_ONE => {
+                let max_rows = if kind == JOB_KIND_SELECT_ONE { 1 } else { usize::MAX };
                 inline::select(worker, &sql, params, max_rows, budget, &mut values).map(|ran| ran.map(|_| None))
             }
-            4 => inline::select_json(worker, &sql, params, budget).map(|ran| ran.map(Some)),
+            JOB_KIND_SELECT_BYTES => inline::select_json(worker, &sql, params, budget).map(|ran| ran.map(Some)),
             _ => Err(DbError::new("ERR_INTERNAL", format!("readInline: unknown job kind {kind}"))),
         }))
         .unwrap_or_else(|_| Err(DbError::new("ERR_INTERNAL", "internal error in the engine (a Rust panic)")))

@@ -5,7 +5,7 @@
 //!
 //! They are plain functions whose data pointer is the `NativeDatabase`; JS keeps them next to
 //! that object (src/engine.ts), so they cannot be called once it is gone. `NativeDatabase`'s
-//! `jobCalls()` hands them out; `request` maps the job kinds JS sends.
+//! `jobCalls()` hands them out; `request` maps the job kinds JS sends (napi/protocol.rs).
 
 use std::ffi::c_void;
 use std::ptr;
@@ -16,6 +16,10 @@ use napi_derive::napi;
 
 use crate::napi::database::NativeDatabase;
 use crate::napi::inline_calls::read_inline;
+use crate::napi::protocol::{
+    JOB_KIND_BATCH, JOB_KIND_CONTROL, JOB_KIND_DATA_VERSION, JOB_KIND_EXECUTE, JOB_KIND_PANIC, JOB_KIND_SELECT,
+    JOB_KIND_SELECT_BYTES, JOB_KIND_SELECT_ONE,
+};
 use crate::threads::job::{Job, Request};
 
 #[napi]
@@ -62,7 +66,7 @@ unsafe fn job_calls(env: sys::napi_env, db: *const NativeDatabase) -> sys::napi_
 unsafe extern "C" fn read(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
     let (db, job, cancellable) = match job_args(env, info) {
         Ok(v) => v,
-        Err(message) => return throw(env, message),
+        Err(message) => return throw(env, &message),
     };
     db.pool.read(Job { cancellable, ..job });
     ptr::null_mut()
@@ -73,7 +77,7 @@ unsafe extern "C" fn read(env: sys::napi_env, info: sys::napi_callback_info) -> 
 unsafe extern "C" fn write(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
     let (db, job, in_transaction) = match job_args(env, info) {
         Ok(v) => v,
-        Err(message) => return throw(env, message),
+        Err(message) => return throw(env, &message),
     };
     let sent = db.pool.write(Job { in_transaction, ..job });
     if sent {
@@ -107,24 +111,24 @@ unsafe fn set_keep_alive(env: sys::napi_env, info: sys::napi_callback_info, on: 
 unsafe fn job_args<'a>(
     env: sys::napi_env,
     info: sys::napi_callback_info,
-) -> Result<(&'a NativeDatabase, Job, bool), &'static str> {
+) -> Result<(&'a NativeDatabase, Job, bool), String> {
     let mut argv = [ptr::null_mut(); 6];
     let mut argc = argv.len();
     let mut data = ptr::null_mut();
     sys::napi_get_cb_info(env, info, &mut argc, argv.as_mut_ptr(), ptr::null_mut(), &mut data);
     if argc < argv.len() {
-        return Err("expected (id, kind, sql, params, paramsLength, flag)");
+        return Err("expected (id, kind, sql, params, paramsLength, flag)".into());
     }
     let db = &*(data as *const NativeDatabase);
     let id = u32_arg(env, argv[0])?;
-    let kind = u32_arg(env, argv[1])?;
+    let request = request(u32_arg(env, argv[1])?)?;
     let sql = string_arg(env, argv[2])?;
     let params = bytes_arg(env, argv[3], u32_arg(env, argv[4])? as usize)?;
     let mut flag = false;
     if sys::napi_get_value_bool(env, argv[5], &mut flag) != sys::Status::napi_ok {
-        return Err("flag: expected a boolean");
+        return Err("flag: expected a boolean".into());
     }
-    let job = Job { id, request: request(kind), sql, params, cancellable: false, in_transaction: false };
+    let job = Job { id, request, sql, params, cancellable: false, in_transaction: false };
     Ok((db, job, flag))
 }
 
@@ -173,22 +177,24 @@ pub(super) unsafe fn bytes_view<'a>(
     Ok(std::slice::from_raw_parts(data as *const u8, len))
 }
 
-pub(super) unsafe fn throw(env: sys::napi_env, message: &'static str) -> sys::napi_value {
+pub(super) unsafe fn throw(env: sys::napi_env, message: &str) -> sys::napi_value {
     let message = std::ffi::CString::new(message).unwrap_or_default();
     sys::napi_throw_type_error(env, ptr::null(), message.as_ptr());
     ptr::null_mut()
 }
 
-/// Job kinds as JS sends them (src/native.ts `JobKind`).
-fn request(kind: u32) -> Request {
-    match kind {
-        1 => Request::Batch,
-        2 => Request::Select { max_rows: usize::MAX, json: false },
-        3 => Request::Select { max_rows: 1, json: false },
-        4 => Request::Select { max_rows: usize::MAX, json: true },
-        5 => Request::Control,
-        6 => Request::DataVersion,
-        99 => Request::Panic,
-        _ => Request::Execute,
-    }
+/// The request for a job kind JS sends (src/native.ts `JobKind`); an unknown kind is an error,
+/// never run as something else.
+fn request(kind: u32) -> Result<Request, String> {
+    Ok(match kind {
+        JOB_KIND_EXECUTE => Request::Execute,
+        JOB_KIND_BATCH => Request::Batch,
+        JOB_KIND_SELECT => Request::Select { max_rows: usize::MAX, json: false },
+        JOB_KIND_SELECT_ONE => Request::Select { max_rows: 1, json: false },
+        JOB_KIND_SELECT_BYTES => Request::Select { max_rows: usize::MAX, json: true },
+        JOB_KIND_CONTROL => Request::Control,
+        JOB_KIND_DATA_VERSION => Request::DataVersion,
+        JOB_KIND_PANIC => Request::Panic,
+        _ => return Err(format!("kind: unknown job kind {kind}")),
+    })
 }

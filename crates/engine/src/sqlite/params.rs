@@ -183,13 +183,7 @@ fn bind_value(stmt: &Statement, index: c_int, value: Value) -> DbResult<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::connection::{Connection, OpenOptions, Role};
-    use crate::statement_cache::StatementCache;
-
-    fn open() -> Connection {
-        let opts = OpenOptions { path: ":memory:", role: Role::Reader, busy_timeout_ms: 0, key: None, attach: &[] };
-        Connection::open(&opts).unwrap_or_else(|e| panic!("open: {}", e.message))
-    }
+    use crate::testing::Opened;
 
     /// A parameter buffer built by hand, per the layout in the file's header.
     struct Buf(Vec<u8>);
@@ -256,9 +250,8 @@ mod tests {
 
     /// Prepares `sql`, binds `params` and returns its one row.
     fn run(sql: &str, params: &[u8]) -> DbResult<Vec<V>> {
-        let conn = open();
-        let mut cache = StatementCache::new();
-        let stmt = cache.get(&conn, sql)?;
+        let mut db = Opened::memory();
+        let stmt = db.cache.get(&db.conn, &db.hooks, sql)?;
         bind(stmt, &mut Reader::new(params))?;
         Ok(row(stmt))
     }
@@ -452,9 +445,8 @@ mod tests {
     #[test]
     fn sets_follow_one_another_in_one_buffer() {
         // executeBatch's shape: each set read where the last one ended, one scratch for all.
-        let conn = open();
-        let mut cache = StatementCache::new();
-        let stmt = cache.get(&conn, "SELECT :a, :b").unwrap();
+        let mut db = Opened::memory();
+        let stmt = db.cache.get(&db.conn, &db.hooks, "SELECT :a, :b").unwrap();
         let mut buf = Buf::named(2).name("a").int(1).name("b").int(2).0;
         buf.extend(Buf::named(2).name("b").text(b"y").name("a").text(b"x").0);
         buf.extend(Buf::positional(2).int(5).int(6).0);

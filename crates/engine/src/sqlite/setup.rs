@@ -61,7 +61,7 @@ pub fn open(opts: &OpenOptions) -> DbResult<Connection> {
     Ok(conn)
 }
 
-/// The settings every connection gets (README "How it works"), and WAL on the writer.
+/// The settings every connection gets (ARCHITECTURE.md "Opening"), and WAL on the writer.
 fn configure(conn: &Connection, opts: &OpenOptions) -> DbResult<()> {
     // SAFETY: db is open; these dbconfig ops take (int, int*).
     unsafe {
@@ -88,8 +88,8 @@ fn configure(conn: &Connection, opts: &OpenOptions) -> DbResult<()> {
                     format!("'{}' could not be switched to WAL mode (journal_mode is '{mode}')", opts.path),
                 ));
             }
-            // Checkpoint policy (experiments/012, README "How it works"): the writer runs a
-            // PASSIVE checkpoint when a commit leaves the WAL above WAL_CHECKPOINT_PAGES, and
+            // Checkpoint policy (experiments/012, ARCHITECTURE.md "Checkpoints"): the writer runs
+            // a PASSIVE checkpoint when a commit leaves the WAL above WAL_CHECKPOINT_PAGES, and
             // truncates the WAL file to JOURNAL_SIZE_LIMIT when it next starts over.
             conn.exec(&format!(
                 "PRAGMA synchronous = NORMAL; PRAGMA wal_autocheckpoint = {WAL_CHECKPOINT_PAGES}; \

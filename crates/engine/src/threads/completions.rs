@@ -60,6 +60,12 @@ impl Completions {
         }
     }
 
+    /// How many completions wait to be taken.
+    #[cfg(test)]
+    pub fn queued(&self) -> usize {
+        self.queue.lock().unwrap().list.len()
+    }
+
     /// Called when the JS environment is torn down before `close()`.
     pub fn detach(&self) {
         let mut q = self.queue.lock().unwrap();

@@ -11,6 +11,8 @@ mod reader;
 mod reader_gate;
 mod run;
 mod shared;
+#[cfg(test)]
+mod tests;
 pub mod worker;
 mod writer;
 

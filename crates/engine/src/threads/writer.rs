@@ -115,13 +115,17 @@ fn writer_loop(opts: &PoolOptions, shared: &Shared, rx: Receiver<Job>) {
             }
         }
         // Before the writes complete: by the time JS sees them, the re-runs they cause are queued.
-        if let Some(changes) = worker.take_committed() {
-            shared.publish(&changes);
-            shared.record_memory(0, &worker.conn);
-        } else if !tracking && shared.tracking.load(Ordering::SeqCst) {
+        let committed = worker.take_committed();
+        if !tracking && shared.tracking.load(Ordering::SeqCst) {
             // The first live query started while this job ran untracked: its first run may
-            // have read the state before this job's commit.
+            // have read the state before this job's commit, and what the job committed is
+            // unknown (untracked, the tracker records schema changes only).
             shared.publish(&ChangeSet::everything());
+        } else if let Some(changes) = &committed {
+            shared.publish(changes);
+        }
+        if committed.is_some() {
+            shared.record_memory(0, &worker.conn);
         }
         drop(slot);
         for (job, outcome) in jobs.iter().zip(outcomes) {

@@ -1,0 +1,130 @@
+//! The wire protocol's numbers, the one place they are defined: job kinds (what JS asks for),
+//! completion kinds and the mailbox's layout (how results come back, handoff/mailbox.rs), what a
+//! read on the JS thread returns (napi/inline_calls.rs) and the cell tags of an encoded result
+//! (encode/rows.rs).
+//!
+//! The TypeScript side has its own copies as const enums (src/native.ts `JobKind`, `Done`,
+//! `Mailbox`; src/decode.ts `Tag`), which tsc inlines into the hot paths. `protocol()` hands
+//! these numbers to JS, and test/protocol.test.mjs checks that both sides hold the same names
+//! with the same values: `Done.RowsPart` in TypeScript is `DONE_ROWS_PART` here (the group's
+//! name and the member's, in upper snake case).
+
+use std::collections::BTreeMap;
+
+use napi_derive::napi;
+
+/// Defines each constant, and `GROUPS`: every group's name with its constants and values.
+macro_rules! protocol {
+    ($( $group:ident: $ty:ty { $( $(#[$doc:meta])* $name:ident = $value:expr; )* } )*) => {
+        $( $( $(#[$doc])* pub const $name: $ty = $value; )* )*
+
+        /// Every group (its TypeScript enum's name) with its constants and their values.
+        const GROUPS: &[(&str, &[(&str, u32)])] =
+            &[ $( (stringify!($group), &[ $( (stringify!($name), $name as u32), )* ]), )* ];
+    };
+}
+
+protocol! {
+    // What a job does (`read`/`write` in job_calls.rs). Reads run on the readers, or on the
+    // writer inside a transaction.
+    JobKind: u32 {
+        JOB_KIND_EXECUTE = 0;
+        JOB_KIND_BATCH = 1;
+        JOB_KIND_SELECT = 2;
+        /// A select that stops after its first row.
+        JOB_KIND_SELECT_ONE = 3;
+        /// A select whose result is JSON text.
+        JOB_KIND_SELECT_BYTES = 4;
+        /// The library's BEGIN/SAVEPOINT/RELEASE/COMMIT/ROLLBACK: the only jobs that open or
+        /// end a transaction.
+        JOB_KIND_CONTROL = 5;
+        /// Has another process committed? If so, every live query re-runs.
+        JOB_KIND_DATA_VERSION = 6;
+        /// Test hook: a job that panics inside the engine.
+        JOB_KIND_PANIC = 99;
+    }
+
+    // Completion kinds. A completion is `[id, kind, a, b]` in a mailbox slot; the values that
+    // are not numbers are the JS handler's arguments, in completion order ("objects" below).
+    Done: u32 {
+        /// Objects: the ArrayBuffer (encode/rows.rs layout), the text block (a string).
+        DONE_ROWS = 0;
+        /// Objects: an ArrayBuffer holding the JSON text.
+        DONE_JSON = 1;
+        /// a: changes, b: lastInsertRowid; no objects.
+        DONE_CHANGES = 2;
+        DONE_VOID = 3;
+        /// Objects: code, message.
+        DONE_ERROR = 4;
+        /// As DONE_ROWS, for a part of a result: more follow.
+        DONE_ROWS_PART = 5;
+        /// As DONE_ERROR; the writer is outside any transaction now.
+        DONE_ERROR_NO_TRANSACTION = 6;
+        /// As DONE_ROWS, for live query `id`: its new rows.
+        DONE_LIVE_ROWS = 7;
+        /// As DONE_ERROR, for live query `id`: a run failed.
+        DONE_LIVE_ERROR = 8;
+        /// a: changes; objects: lastInsertRowid as a bigint (beyond 2^53).
+        DONE_CHANGES_BIG = 9;
+    }
+
+    // The mailbox: MAILBOX_WORDS i32 words (signals and counts), then MAILBOX_SLOTS
+    // completions of four f64 each.
+    Mailbox: usize {
+        /// Word: the engine has completions queued.
+        MAILBOX_QUEUED = 0;
+        /// Word: the JS thread's loop is polling for completions, so it needs no wake-up.
+        MAILBOX_POLLING = 1;
+        /// Word: completions in the slots now.
+        MAILBOX_COUNT = 2;
+        /// Word, kept by JS: writer jobs sent and not yet completed.
+        MAILBOX_WRITES_IN_FLIGHT = 3;
+        /// How many words come before the slots.
+        MAILBOX_WORDS = 4;
+        MAILBOX_SLOTS = 256;
+        MAILBOX_BYTES = MAILBOX_WORDS * 4 + MAILBOX_SLOTS * 4 * 8;
+    }
+
+    // What `readInline` returns (napi/inline_calls.rs): whether the read ran on the JS thread.
+    Inline: u32 {
+        /// The handler was called with the result or the error.
+        INLINE_DONE = 0;
+        /// It ran past its budget, or its result is too large: send it to a thread.
+        INLINE_MOVED = 1;
+        /// Its statement overran recently (or returns no rows) and it did not run: send it to a
+        /// thread.
+        INLINE_SKIPPED = 2;
+        /// No inline connection now (closing, a rekey in progress, or the writer busy).
+        INLINE_UNAVAILABLE = 3;
+    }
+
+    // The first argument of `readInline`'s handler: what the others hold.
+    InlineResult: u32 {
+        /// Names joined by NUL, columns, rows, then every cell.
+        INLINE_RESULT_ROWS = 0;
+        /// Code, message.
+        INLINE_RESULT_ERROR = 1;
+        /// A Buffer holding the JSON text.
+        INLINE_RESULT_JSON = 2;
+    }
+
+    // A cell's type in an encoded result (encode/rows.rs).
+    Tag: u8 {
+        TAG_NULL = 0;
+        /// The slot holds an f64.
+        TAG_NUMBER = 1;
+        /// The slot holds the start and length of the text in the text block.
+        TAG_TEXT = 2;
+        /// The slot holds the start and length of the bytes in the blob arena.
+        TAG_BLOB = 3;
+        /// The slot holds an i64 beyond ±(2^53−1), or any integer with safeIntegers.
+        TAG_INT64 = 4;
+    }
+}
+
+/// The protocol's numbers by group and name: `{ Done: { DONE_ROWS: 0, … }, … }`. For
+/// test/protocol.test.mjs; the library itself uses its const enums.
+#[napi]
+pub fn protocol() -> BTreeMap<&'static str, BTreeMap<&'static str, u32>> {
+    GROUPS.iter().map(|(group, numbers)| (*group, numbers.iter().copied().collect())).collect()
+}

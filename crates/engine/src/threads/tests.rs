@@ -1,0 +1,464 @@
+//! The pool's loops, run for real: a `Pool` on a temp-file database, its completions taken by a
+//! fake `Waker` in place of the JS thread (it counts the wake-ups and lets the test wait for
+//! them), and jobs sent as `napi` sends them.
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+use super::completions::{Completion, Waker};
+use super::job::{Job, Outcome, Request};
+use super::open::PoolOptions;
+use super::pool::Pool;
+use crate::sqlite::setup::Role;
+use crate::testing::{Opened, TempDb};
+
+/// How long a test waits for a completion before it fails.
+const PATIENCE: Duration = Duration::from_secs(20);
+const OPEN: u32 = 1;
+const CLOSE: u32 = 2;
+const LIVE: u32 = 3;
+
+/// What the fake waker saw: wake-ups (a count the test waits on) and the queued flag.
+#[derive(Default)]
+struct Wakes {
+    count: Mutex<usize>,
+    cond: Condvar,
+    queued: AtomicBool,
+}
+
+struct FakeWaker(Arc<Wakes>);
+
+impl Waker for FakeWaker {
+    fn wake(&self) {
+        *self.0.count.lock().unwrap() += 1;
+        self.0.cond.notify_all();
+    }
+
+    fn set_queued(&self, queued: bool) {
+        self.0.queued.store(queued, Ordering::SeqCst);
+    }
+
+    /// Never polling: every first completion after a take wakes the "JS thread".
+    fn js_polling(&self) -> bool {
+        false
+    }
+}
+
+/// A pool on a fresh database file, and the completions taken from it not yet looked at.
+struct Harness {
+    pool: Pool,
+    wakes: Arc<Wakes>,
+    taken: VecDeque<Completion>,
+    next_id: u32,
+    closed: bool,
+    file: TempDb,
+    attached: Vec<TempDb>,
+}
+
+impl Harness {
+    /// A pool with `readers` readers (the open completion not yet taken).
+    fn start(readers: usize) -> Harness {
+        Harness::start_with(readers, &[])
+    }
+
+    /// A pool with databases attached by these schema names, each on a fresh file.
+    fn start_with(readers: usize, attach: &[&str]) -> Harness {
+        let file = TempDb::new("pool");
+        let attached: Vec<TempDb> = attach.iter().map(|_| TempDb::new("pool-attached")).collect();
+        let opts = PoolOptions {
+            path: file.as_str().into(),
+            readers,
+            busy_timeout_ms: 10_000,
+            readonly: false,
+            safe_integers: false,
+            key: None,
+            attach: attach.iter().zip(&attached).map(|(name, f)| (name.to_string(), f.as_str().into())).collect(),
+            inline: false,
+        };
+        let wakes = Arc::new(Wakes::default());
+        let pool = Pool::start(opts, OPEN, Box::new(FakeWaker(wakes.clone())));
+        Harness { pool, wakes, taken: VecDeque::new(), next_id: 100, closed: false, file, attached }
+    }
+
+    /// A started pool with its open completion taken.
+    fn open(readers: usize) -> Harness {
+        let mut h = Harness::start(readers);
+        assert_eq!(h.outcome(OPEN), "done");
+        h
+    }
+
+    fn wake_ups(&self) -> usize {
+        *self.wakes.count.lock().unwrap()
+    }
+
+    /// Takes what is queued, or waits for a wake-up; false when none came in time.
+    fn take_or_wait(&mut self, deadline: Instant) -> bool {
+        let seen = self.wake_ups();
+        let (list, _) = self.pool.shared.completions.take(usize::MAX);
+        if !list.is_empty() {
+            self.taken.extend(list);
+            return true;
+        }
+        // A completion queued after the take wakes again (the take reset the pending wake-up).
+        let mut count = self.wakes.count.lock().unwrap();
+        while *count == seen {
+            let Some(left) = deadline.checked_duration_since(Instant::now()) else { return false };
+            count = self.wakes.cond.wait_timeout(count, left).unwrap().0;
+        }
+        true
+    }
+
+    /// The next completion, in the order they were queued.
+    fn next(&mut self) -> Completion {
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            if let Some(c) = self.taken.pop_front() {
+                return c;
+            }
+            assert!(self.take_or_wait(deadline), "no completion within {PATIENCE:?}");
+        }
+    }
+
+    /// Job `id`'s completion (described), leaving the others queued before it in place.
+    fn outcome(&mut self, id: u32) -> String {
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            if let Some(i) = self.taken.iter().position(|c| c.id == id) {
+                return describe(&self.taken.remove(i).unwrap().outcome);
+            }
+            assert!(self.take_or_wait(deadline), "job {id} did not complete within {PATIENCE:?}");
+        }
+    }
+
+    fn job(&mut self, request: Request, sql: &str, params: Vec<u8>) -> Job {
+        self.next_id += 1;
+        Job { id: self.next_id, request, sql: sql.into(), params, cancellable: false, in_transaction: false }
+    }
+
+    /// Sends an `execute` to the writer; returns its id.
+    fn write(&mut self, sql: &str, params: Vec<u8>) -> u32 {
+        let job = self.job(Request::Execute, sql, params);
+        let id = job.id;
+        assert!(self.pool.write(job));
+        id
+    }
+
+    /// Sends a `selectBytes` (JSON rows) to the readers; returns its id.
+    fn read(&mut self, sql: &str) -> u32 {
+        let job = self.job(Request::Select { max_rows: usize::MAX, json: true }, sql, Vec::new());
+        let id = job.id;
+        self.pool.read(job);
+        id
+    }
+
+    fn execute(&mut self, sql: &str) -> String {
+        let id = self.write(sql, Vec::new());
+        self.outcome(id)
+    }
+
+    fn select(&mut self, sql: &str) -> String {
+        let id = self.read(sql);
+        self.outcome(id)
+    }
+
+    fn close(&mut self) {
+        self.closed = true;
+        self.pool.close(CLOSE);
+    }
+
+    fn requeries(&self) -> u64 {
+        self.pool.diagnostics().counters.requeries
+    }
+
+    /// Another connection to the database holding its write lock (`BEGIN IMMEDIATE`) until it
+    /// drops: the pool's writer waits for it (busy timeout) in the meantime.
+    fn hold_write_lock(&self) -> Locker {
+        let other = Opened::open(self.file.as_str(), Role::Writer);
+        other.conn.exec("BEGIN IMMEDIATE").unwrap_or_else(|e| panic!("BEGIN IMMEDIATE: {}", e.message));
+        Locker(other)
+    }
+}
+
+impl Drop for Harness {
+    /// Joins the pool's threads before the files go (unless the test closed it already).
+    fn drop(&mut self) {
+        if !self.closed && !std::thread::panicking() {
+            self.close();
+            self.outcome(CLOSE);
+        }
+    }
+}
+
+struct Locker(Opened);
+
+impl Drop for Locker {
+    fn drop(&mut self) {
+        let _ = self.0.conn.exec("COMMIT");
+    }
+}
+
+/// A job's outcome in words, for comparing.
+fn describe(outcome: &Outcome) -> String {
+    match outcome {
+        Outcome::Done => "done".into(),
+        Outcome::Changes { changes, last_insert_rowid } => format!("changes {changes} rowid {last_insert_rowid}"),
+        Outcome::Json(bytes) => String::from_utf8_lossy(bytes).into_owned(),
+        Outcome::Error(e) => format!("error {}", e.code),
+        Outcome::Rows(rows) | Outcome::RowsPart(rows) => format!("rows {}", rows.row_count()),
+        Outcome::LiveRan { .. } => "live ran".into(),
+        Outcome::LiveRows(rows) => format!("live rows {}", rows.row_count()),
+        Outcome::LiveError(e) => format!("live error {}", e.code),
+    }
+}
+
+/// One positional parameter set holding an integer (the layout in sqlite/params.rs).
+fn int(v: i64) -> Vec<u8> {
+    let mut b = vec![1, 1, 0, 0, 0, 1];
+    b.extend_from_slice(&v.to_le_bytes());
+    b
+}
+
+#[test]
+fn the_open_completes_once_every_connection_is_open() {
+    let mut h = Harness::start(2);
+    let open = h.next();
+    assert_eq!((open.id, describe(&open.outcome)), (OPEN, "done".to_string()), "the first completion");
+    assert!(h.wake_ups() >= 1, "the open woke the JS thread");
+    assert!(!h.wakes.queued.load(Ordering::SeqCst), "taken: nothing shows as queued");
+}
+
+#[test]
+fn an_open_that_fails_completes_with_its_error() {
+    let file = TempDb::new("pool-missing-dir");
+    let opts = PoolOptions {
+        path: format!("{}/no/such/dir/x.db", file.as_str()),
+        readers: 2,
+        busy_timeout_ms: 0,
+        readonly: false,
+        safe_integers: false,
+        key: None,
+        attach: Vec::new(),
+        inline: false,
+    };
+    let wakes = Arc::new(Wakes::default());
+    let pool = Pool::start(opts, OPEN, Box::new(FakeWaker(wakes.clone())));
+    let mut h = Harness { pool, wakes, taken: VecDeque::new(), next_id: 100, closed: false, file, attached: vec![] };
+    assert_eq!(h.outcome(OPEN), "error SQLITE_CANTOPEN");
+}
+
+#[test]
+fn reads_and_writes_complete_with_their_outcomes() {
+    let mut h = Harness::open(2);
+    assert_eq!(h.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, v UNIQUE)"), "changes 0 rowid 0");
+    let id = h.write("INSERT INTO t (v) VALUES (?)", int(7));
+    assert_eq!(h.outcome(id), "changes 1 rowid 1");
+    assert_eq!(h.execute("INSERT INTO t (v) VALUES (8), (9)"), "changes 2 rowid 3");
+    assert_eq!(h.select("SELECT id, v FROM t ORDER BY id"), r#"[{"id":1,"v":7},{"id":2,"v":8},{"id":3,"v":9}]"#);
+    assert_eq!(h.execute("UPDATE t SET v = v + 10 WHERE v > 7"), "changes 2 rowid 3");
+    assert_eq!(h.select("SELECT sum(v) AS s FROM t"), r#"[{"s":44}]"#, "a read sees the writes completed before it");
+    assert_eq!(h.execute("INSERT INTO t (v) VALUES (7)"), "error SQLITE_CONSTRAINT_UNIQUE");
+    assert_eq!(h.select("SELECT nope FROM t"), "error SQLITE_ERROR");
+    assert_eq!(h.select("DELETE FROM t"), "error ERR_NOT_READ_ONLY");
+    assert_eq!(h.select("SELECT count(*) AS n FROM t"), r#"[{"n":3}]"#, "failed jobs changed nothing");
+}
+
+#[test]
+fn writes_complete_in_call_order() {
+    let mut h = Harness::open(2);
+    h.execute("CREATE TABLE t (v)");
+    // Standalone INSERTs (which may be grouped), scripts and batches (which run alone), queued
+    // at once.
+    let mut ids = Vec::new();
+    for i in 0..60 {
+        let id = match i % 10 {
+            3 => h.write(&format!("INSERT INTO t VALUES ({i}); SELECT 1"), Vec::new()),
+            7 => {
+                let mut params = 1u32.to_le_bytes().to_vec();
+                params.extend(int(i));
+                let job = h.job(Request::Batch, "INSERT INTO t VALUES (?)", params);
+                let id = job.id;
+                assert!(h.pool.write(job));
+                id
+            }
+            _ => h.write("INSERT INTO t VALUES (?)", int(i)),
+        };
+        ids.push(id);
+    }
+    let completed: Vec<u32> = (0..ids.len()).map(|_| h.next().id).collect();
+    assert_eq!(completed, ids, "completions in call order");
+    let expected: Vec<String> = (0..60).map(|i| format!(r#"{{"v":{i}}}"#)).collect();
+    assert_eq!(h.select("SELECT v FROM t ORDER BY rowid"), format!("[{}]", expected.join(",")), "run in call order");
+}
+
+/// Queues a batch that waits for the write lock `lock` holds, then `sqls`: they queue up
+/// behind it, and run once the lock is released. Returns their ids.
+fn queue_behind_a_lock(h: &mut Harness, lock: Locker, sqls: &[&str]) -> Vec<u32> {
+    // A batch runs alone (no group): it holds the writer until the lock is released.
+    let mut params = 1u32.to_le_bytes().to_vec();
+    params.extend(int(0));
+    let first = h.job(Request::Batch, "INSERT INTO t (v) VALUES (?)", params);
+    let first_id = first.id;
+    assert!(h.pool.write(first));
+    let ids = sqls.iter().map(|sql| h.write(sql, Vec::new())).collect();
+    drop(lock);
+    assert_eq!(h.outcome(first_id), "changes 1 rowid 1");
+    ids
+}
+
+#[test]
+fn queued_inserts_commit_as_a_group_each_with_its_own_result() {
+    let mut h = Harness::open(2);
+    h.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, v UNIQUE)");
+    let lock = h.hold_write_lock();
+    let sqls: Vec<String> = (1..=20).map(|i| format!("INSERT INTO t (v) VALUES ({i})")).collect();
+    let sqls: Vec<&str> = sqls.iter().map(String::as_str).collect();
+    let ids = queue_behind_a_lock(&mut h, lock, &sqls);
+    for (n, id) in ids.iter().enumerate() {
+        assert_eq!(h.outcome(*id), format!("changes 1 rowid {}", n + 2), "its own changes and rowid");
+    }
+    let groups = h.pool.diagnostics().group_commits;
+    assert_eq!((groups.groups, groups.writes), (1, 20), "the 20 queued INSERTs committed as one group");
+    assert_eq!(h.select("SELECT count(*) AS n FROM t"), r#"[{"n":21}]"#);
+}
+
+#[test]
+fn a_failing_insert_in_a_group_gets_its_own_error_and_the_others_commit() {
+    let mut h = Harness::open(2);
+    h.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, v UNIQUE)");
+    let lock = h.hold_write_lock();
+    let sqls = ["INSERT INTO t (v) VALUES (1)", "INSERT INTO t (v) VALUES (0)", "INSERT INTO t (v) VALUES (2)"];
+    let ids = queue_behind_a_lock(&mut h, lock, &sqls);
+    let outcomes: Vec<String> = ids.iter().map(|id| h.outcome(*id)).collect();
+    assert_eq!(outcomes, ["changes 1 rowid 2", "error SQLITE_CONSTRAINT_UNIQUE", "changes 1 rowid 3"]);
+    let groups = h.pool.diagnostics().group_commits;
+    assert_eq!((groups.groups, groups.writes), (1, 3), "still one group");
+    assert_eq!(h.select("SELECT v FROM t ORDER BY id"), r#"[{"v":0},{"v":1},{"v":2}]"#);
+}
+
+#[test]
+fn a_panicking_job_fails_alone_and_the_pool_keeps_working() {
+    let mut h = Harness::open(2);
+    let job = h.job(Request::Panic, "", Vec::new());
+    let id = job.id;
+    assert!(h.pool.write(job));
+    assert_eq!(h.outcome(id), "error ERR_INTERNAL", "the writer's panic");
+    assert_eq!(h.execute("CREATE TABLE t (v)"), "changes 0 rowid 0", "the writer goes on");
+    let job = h.job(Request::Panic, "", Vec::new());
+    let id = job.id;
+    h.pool.read(job);
+    assert_eq!(h.outcome(id), "error ERR_INTERNAL", "a reader's panic");
+    for _ in 0..4 {
+        assert_eq!(h.select("SELECT count(*) AS n FROM t"), r#"[{"n":0}]"#, "the readers go on");
+    }
+}
+
+#[test]
+fn a_cancelled_read_is_aborted() {
+    let mut h = Harness::open(2);
+    // Cancelled before it runs.
+    let mut job = h.job(Request::Select { max_rows: usize::MAX, json: true }, "SELECT 1 AS one", Vec::new());
+    job.cancellable = true;
+    let id = job.id;
+    h.pool.cancel(id);
+    h.pool.read(job);
+    assert_eq!(h.outcome(id), "error ABORT_ERR");
+    // Cancelled while it runs (a count to 10^11 does not end by itself within the test's patience).
+    let sql = "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 100000000000) \
+               SELECT max(i) AS m FROM n";
+    let mut job = h.job(Request::Select { max_rows: usize::MAX, json: true }, sql, Vec::new());
+    job.cancellable = true;
+    let id = job.id;
+    h.pool.read(job);
+    std::thread::sleep(Duration::from_millis(50));
+    h.pool.cancel(id);
+    assert_eq!(h.outcome(id), "error ABORT_ERR");
+    assert_eq!(h.select("SELECT 1 AS one"), r#"[{"one":1}]"#, "the reader goes on");
+}
+
+#[test]
+fn close_finishes_what_is_queued_joins_the_threads_and_completes() {
+    let mut h = Harness::open(2);
+    h.execute("CREATE TABLE t (v)");
+    let mut ids: Vec<u32> = (0..10).map(|i| h.write("INSERT INTO t VALUES (?)", int(i))).collect();
+    ids.push(h.read("SELECT 1 AS one"));
+    h.close();
+    let mut before_close = Vec::new();
+    loop {
+        let c = h.next();
+        if c.id == CLOSE {
+            assert_eq!(describe(&c.outcome), "done");
+            break;
+        }
+        before_close.push(c.id);
+    }
+    before_close.sort_unstable();
+    assert_eq!(before_close, ids, "every queued job completed before the close did");
+    // Every pool thread held the shared state: joined, only the pool and the closing thread can.
+    assert!(Arc::strong_count(&h.pool.shared) <= 2, "the reader and writer threads ended");
+    let job = h.job(Request::Execute, "INSERT INTO t VALUES (1)", Vec::new());
+    assert!(!h.pool.write(job), "a closed pool takes no writes");
+}
+
+#[test]
+fn completions_queued_while_a_wake_up_is_pending_wake_no_more() {
+    let mut h = Harness::start(2);
+    let ids: Vec<u32> = (0..5).map(|_| h.read("SELECT 1 AS one")).collect();
+    let deadline = Instant::now() + PATIENCE;
+    while h.pool.shared.completions.queued() < 6 {
+        assert!(Instant::now() < deadline, "the open and the reads did not complete");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    assert_eq!(h.wake_ups(), 1, "the open woke the JS thread; the reads queued behind it did not");
+    assert!(h.wakes.queued.load(Ordering::SeqCst), "shown as queued to a polling JS thread");
+    assert_eq!(h.outcome(OPEN), "done");
+    for id in ids {
+        assert_eq!(h.outcome(id), r#"[{"one":1}]"#, "taken in the same batch");
+    }
+    assert_eq!(h.wake_ups(), 1);
+    assert!(!h.wakes.queued.load(Ordering::SeqCst), "all taken");
+    assert_eq!(h.select("SELECT 2 AS two"), r#"[{"two":2}]"#);
+    assert_eq!(h.wake_ups(), 2, "the next completion after a take wakes again");
+}
+
+#[test]
+fn a_live_query_reruns_after_a_committed_write_to_what_it_reads_only() {
+    let mut h = Harness::open(2);
+    h.execute("CREATE TABLE t (v); CREATE TABLE u (v)");
+    h.pool.live_start(LIVE, "SELECT v FROM t".into(), Vec::new());
+    assert_eq!(h.outcome(LIVE), "live rows 0", "its first rows");
+    assert_eq!(h.execute("INSERT INTO t VALUES (1)"), "changes 1 rowid 1");
+    assert_eq!(h.requeries(), 1, "queued before the write completed");
+    assert_eq!(h.outcome(LIVE), "live rows 1", "re-run after the write to t");
+    assert_eq!(h.execute("INSERT INTO u VALUES (1)"), "changes 1 rowid 1");
+    assert_eq!(h.execute("BEGIN; INSERT INTO t VALUES (2); ROLLBACK"), "changes 1 rowid 2");
+    assert_eq!(h.requeries(), 1, "no re-run for a write to u, nor for a rolled-back one");
+    h.pool.live_stop(LIVE);
+    assert_eq!(h.execute("INSERT INTO t VALUES (3)"), "changes 1 rowid 2");
+    assert_eq!(h.requeries(), 1, "stopped: no re-run");
+    assert_eq!(h.select("SELECT 1 AS one"), r#"[{"one":1}]"#);
+    assert!(h.taken.iter().all(|c| c.id != LIVE), "nothing more delivered");
+}
+
+#[test]
+fn a_live_query_started_while_an_untracked_write_runs_sees_what_that_write_committed() {
+    let mut h = Harness::start_with(2, &["aux"]);
+    assert_eq!(h.outcome(OPEN), "done");
+    h.execute("CREATE TABLE t (v)");
+    let lock = h.hold_write_lock(); // on main only
+    let id = h.write("CREATE TABLE aux.x (a); INSERT INTO main.t VALUES (1)", Vec::new());
+    // Once aux.x exists the job is running, untracked (no live query yet), and waits for main.
+    let aux = Opened::open(h.attached[0].as_str(), Role::Reader);
+    let deadline = Instant::now() + PATIENCE;
+    while aux.conn.query_int("SELECT count(*) FROM sqlite_schema WHERE name = 'x'").unwrap() == 0 {
+        assert!(Instant::now() < deadline, "the script did not start");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    h.pool.live_start(LIVE, "SELECT v FROM t".into(), Vec::new());
+    assert_eq!(h.outcome(LIVE), "live rows 0", "its first run read t before the INSERT committed");
+    drop(lock);
+    assert_eq!(h.outcome(id), "changes 1 rowid 1");
+    assert_eq!(h.requeries(), 1, "the untracked job's commit re-runs the query (queued before it completed)");
+    assert_eq!(h.outcome(LIVE), "live rows 1", "so it sees the INSERT");
+}
