@@ -128,3 +128,24 @@ protocol! {
 pub fn protocol() -> BTreeMap<&'static str, BTreeMap<&'static str, u32>> {
     GROUPS.iter().map(|(group, numbers)| (*group, numbers.iter().copied().collect())).collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Within a group no two names share a value (a completion or job kind would be ambiguous),
+    /// and `protocol()` hands JS every constant.
+    #[test]
+    fn every_group_has_distinct_values_and_reaches_js() {
+        let js = protocol();
+        for (group, numbers) in GROUPS {
+            let mut values: Vec<u32> = numbers.iter().map(|(_, v)| *v).collect();
+            values.sort_unstable();
+            values.dedup();
+            if *group != "Mailbox" {
+                assert_eq!(values.len(), numbers.len(), "{group} repeats a value");
+            }
+            assert_eq!(js[group].len(), numbers.len(), "{group}");
+        }
+    }
+}
