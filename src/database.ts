@@ -310,7 +310,10 @@ export class Database implements Queryable {
   ): Promise<T> {
     if (!this.#turns.tryAcquire()) await this.#turns.acquire(signal, 'transaction')
     try {
-      const begun = this.#engine.write(JobKind.Control, `BEGIN ${mode.toUpperCase()}`, NO_PARAMS)
+      // A deferred BEGIN may run at once on the idle writer's connection (it takes no lock).
+      const begun =
+        (mode === 'deferred' ? this.#engine.controlInline('BEGIN DEFERRED', false) : undefined) ??
+        this.#engine.write(JobKind.Control, `BEGIN ${mode.toUpperCase()}`, NO_PARAMS)
       // 'immediate' and 'exclusive' promise the lock is held once the body runs; a deferred
       // BEGIN takes no lock, so the body need not wait for it (experiments/014).
       if (mode !== 'deferred') await begun

@@ -3,8 +3,20 @@
 import { DIRECT_DECODE_CELLS, type Row, RowsAssembler, RowsResult } from './decode'
 import { abortError, ResqliteError } from './errors'
 import { type InlineCounters, InlineReads } from './inline'
-import { binding, Done, type JobCalls, JobKind, Mailbox, type NativeDatabase, type NativeDiagnostics } from './native'
+import {
+  binding,
+  Done,
+  Inline,
+  type JobCalls,
+  JobKind,
+  Mailbox,
+  type NativeDatabase,
+  type NativeDiagnostics,
+} from './native'
 import type { Packed } from './params'
+
+/** A control statement that ran inline: nothing to wait for. */
+const RESOLVED: Promise<void> = Promise.resolve()
 
 export interface EngineOptions {
   readers: number
@@ -74,6 +86,7 @@ export class Engine {
   readonly #inline = new InlineReads()
   readonly #inlineBudget: number
   readonly #readInline: JobCalls['readInline']
+  readonly #controlInline: JobCalls['controlInline']
   #nextId = 0
 
   constructor(path: string, options: EngineOptions) {
@@ -102,6 +115,7 @@ export class Engine {
     this.#calls = this.#native.jobCalls()
     this.#inlineBudget = options.inlineBudgetMicros
     this.#readInline = this.#calls.readInline
+    this.#controlInline = this.#calls.controlInline
     this.opened = new Promise((resolve, reject) =>
       this.#track(openId, { kind: undefined, sql: undefined, resolve, reject }),
     )
@@ -146,6 +160,17 @@ export class Engine {
   readInTransaction<T>(kind: JobKind, sql: string, packed: Packed): Promise<T> | undefined {
     if (this.#inlineBudget === 0 || this.#words[Mailbox.WritesInFlight] !== 0) return undefined
     return this.#inline.run<T>(this.#readInline, kind, sql, packed.bytes, packed.length, this.#inlineBudget, true)
+  }
+
+  /** A transaction's cheap control statement (a deferred BEGIN, SAVEPOINT, a nested RELEASE),
+   * run at once on the idle writer's connection: none takes a lock or writes a page. Undefined
+   * when it must go to the writer thread (something in flight, the writer busy, or it failed:
+   * the writer thread then reports the error). */
+  controlInline(sql: string, inTransaction: boolean): Promise<void> | undefined {
+    if (this.#inlineBudget === 0 || this.#words[Mailbox.WritesInFlight] !== 0) return undefined
+    if (this.#controlInline(sql, inTransaction) !== Inline.Done) return undefined
+    this.#inline.counters.control++
+    return RESOLVED
   }
 
   /** Runs a job on the writer, after every writer job sent before it. With `onNoTransaction`

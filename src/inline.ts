@@ -30,12 +30,13 @@ export interface InlineCounters {
   runs: number
   moved: number
   skipped: number
+  control: number
 }
 
 /** Runs reads inline through the engine's `readInline` and turns its handler call into a
  * settled promise. One per engine; the handler is a bound field so it is created once. */
 export class InlineReads {
-  readonly counters: InlineCounters = { runs: 0, moved: 0, skipped: 0 }
+  readonly counters: InlineCounters = { runs: 0, moved: 0, skipped: 0, control: 0 }
   #kind: JobKind = JobKind.Select
   #value: unknown
   #error: ResqliteError | undefined

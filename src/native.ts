@@ -64,6 +64,10 @@ export const enum InlineResult {
  * They use their NativeDatabase without holding it: keep them only next to it. */
 export interface JobCalls {
   read(id: number, kind: JobKind, sql: string, params: Uint8Array, paramsLength: number, cancellable: boolean): void
+  /** Runs a cheap transaction-control statement (a deferred BEGIN, SAVEPOINT, a nested RELEASE)
+   * on the idle writer's connection from the JS thread: `Done`, `Moved` (it failed: send it to
+   * the writer) or `Unavailable` (the writer is busy). */
+  controlInline(sql: string, inTransaction: boolean): Inline
   /** Runs a read on the JS thread within `budgetMicros` (crates/engine/src/inline.rs): on the
    * JS thread's connection, or, `inTransaction`, on the idle writer's inside its transaction. */
   readInline(

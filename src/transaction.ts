@@ -238,7 +238,8 @@ export class Transaction implements Queryable {
       throw outcome.error
     }
     try {
-      await this.#send(ends.commit)
+      // A nested level's RELEASE writes nothing: it may run at once; COMMIT goes to the writer.
+      await (this.#depth > 0 ? this.#control(ends.commit) : this.#send(ends.commit))
     } catch (error) {
       await this.#send(ends.rollback).catch(() => {})
       throw error
@@ -290,7 +291,7 @@ export class Transaction implements Queryable {
     try {
       const depth = this.#depth + 1
       const name = `resqlite_sp${depth}`
-      const begun = this.#send(`SAVEPOINT ${name}`)
+      const begun = this.#control(`SAVEPOINT ${name}`)
       const child = new Transaction(this.#engine, this.#context, this.#root, depth)
       return await child.run(
         body,
@@ -344,6 +345,16 @@ export class Transaction implements Queryable {
     return this.#engine.write<T>(kind, sql, packed, (error) => {
       this.#root.rolledBack ??= error
     })
+  }
+
+  /** A control statement that takes no lock and writes nothing (SAVEPOINT, a nested RELEASE):
+   * run at once on the idle writer's connection when it can be, else sent to the writer. */
+  #control(sql: string): Promise<unknown> {
+    if (this.#failure() === undefined) {
+      const done = this.#engine.controlInline(sql, true)
+      if (done !== undefined) return done
+    }
+    return this.#send(sql)
   }
 
   /** Why the transaction cannot run a statement now, if it cannot. */

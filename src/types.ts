@@ -159,10 +159,11 @@ export interface Diagnostics {
   /** Standalone writes queued together and committed in one transaction (ARCHITECTURE.md
    * "Group commit"): how many such groups, and the writes in them. */
   groupCommit: { groups: number; writes: number }
-  /** Reads on the JS thread (`inlineBudget`): `runs` finished there; `moved` ran past the budget
-   * (or their result was too large) and went to a reader; `skipped` went straight to a reader
-   * because their statement overran recently. All 0 with `inlineBudget: 0`. */
-  inline: { runs: number; moved: number; skipped: number }
+  /** SQLite work on the JS thread (`inlineBudget`): reads that `runs` finished there; that
+   * `moved` past the budget (or had too large a result) to a thread; that were `skipped` to a
+   * thread because their statement overran recently; and transaction `control` statements
+   * (deferred BEGIN, SAVEPOINT, a nested RELEASE) run there. All 0 with `inlineBudget: 0`. */
+  inline: { runs: number; moved: number; skipped: number; control: number }
 }
 
 /** Options of {@link Database.rekey}. */

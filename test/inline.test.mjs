@@ -85,7 +85,7 @@ for (const safeIntegers of [false, true]) {
     }
     const counts = await inlineCounts(on)
     assert.ok(counts.runs > 100, `reads ran inline (${JSON.stringify(counts)})`)
-    assert.deepStrictEqual(await inlineCounts(off), { runs: 0, moved: 0, skipped: 0 })
+    assert.deepStrictEqual(await inlineCounts(off), { runs: 0, moved: 0, skipped: 0, control: 0 })
   })
 }
 
@@ -110,6 +110,7 @@ test('inside a transaction: the same results and errors inline (writer idle) and
   assert.deepStrictEqual(inline, threads)
   assert.deepStrictEqual(inline[1], { value: { b: 'uncommitted' } }, 'a read in the transaction sees its own write')
   assert.ok(before.runs >= 3, `the transaction's reads ran inline (${JSON.stringify(before)})`)
+  assert.ok(before.control >= 1, `its BEGIN ran inline (${JSON.stringify(before)})`)
   assert.deepStrictEqual(await on.select('SELECT a FROM v ORDER BY id'), [{ a: 1 }, { a: 2 }], 'rolled back')
 })
 
@@ -200,8 +201,11 @@ test('inlineBudget: 0 runs no SQLite on the JS thread; the reads still work ever
   assert.equal((await db.selectBytes('SELECT v FROM o')).toString(), '[{"v":"a"}]')
   await db.transaction(async (tx) => {
     assert.deepStrictEqual(await tx.selectOne('SELECT v FROM o'), { v: 'a' })
+    await tx.transaction(async (inner) => {
+      assert.deepStrictEqual(await inner.selectOne('SELECT v FROM o'), { v: 'a' })
+    })
   })
-  assert.deepStrictEqual(await inlineCounts(db), { runs: 0, moved: 0, skipped: 0 })
+  assert.deepStrictEqual(await inlineCounts(db), { runs: 0, moved: 0, skipped: 0, control: 0 })
 })
 
 test('inlineBudget: wrong types and ranges are named errors; nothing opens', async (t) => {

@@ -1,5 +1,6 @@
 //! `readInline`, the per-job call that runs a read on the JS thread's own connection
-//! (inline.rs; experiments/032). Written against N-API directly like the other per-job calls
+//! (inline.rs; experiments/032), and `controlInline`, which opens a transaction or a
+//! savepoint on the idle writer's connection. Written against N-API directly like the other per-job calls
 //! (job_calls.rs). The cells become JS values as they are stepped — each TEXT cell its own
 //! string, so a kept value keeps only itself alive — and reach JS as the arguments of one call
 //! of the handler JS passes, which builds the rows.
@@ -164,4 +165,37 @@ unsafe fn string(env: sys::napi_env, s: &str) -> sys::napi_value {
     let mut value = ptr::null_mut();
     sys::napi_create_string_utf8(env, s.as_ptr() as _, s.len() as isize, &mut value);
     value
+}
+
+/// `controlInline(sql, inTransaction)`: runs one of the library's cheap transaction-control
+/// statements (a deferred BEGIN, SAVEPOINT, a nested savepoint's RELEASE: none takes a lock or
+/// writes) on the writer's connection from the JS thread, when the writer thread is idle. With
+/// `inTransaction` the connection must be inside the caller's transaction. DONE when it ran;
+/// MOVED when it failed, to be sent to the writer thread, whose checks report the error (a
+/// failing control statement changes nothing); UNAVAILABLE when the writer is busy or absent.
+pub(super) unsafe extern "C" fn control_inline(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    let mut argv = [ptr::null_mut(); 2];
+    let mut argc = argv.len();
+    let mut data = ptr::null_mut();
+    sys::napi_get_cb_info(env, info, &mut argc, argv.as_mut_ptr(), ptr::null_mut(), &mut data);
+    let mut in_transaction = false;
+    if argc < argv.len() || sys::napi_get_value_bool(env, argv[1], &mut in_transaction) != sys::Status::napi_ok {
+        return throw(env, "expected (sql, inTransaction)");
+    }
+    let sql = match string_arg(env, argv[0]) {
+        Ok(sql) => sql,
+        Err(message) => return throw(env, message),
+    };
+    let db = &*(data as *const NativeDatabase);
+    let Ok(mut slot) = db.pool.shared.writer.try_lock() else { return number(env, UNAVAILABLE) };
+    let Some(worker) = slot.as_mut() else { return number(env, UNAVAILABLE) };
+    if worker.conn.autocommit() == in_transaction {
+        return number(env, UNAVAILABLE);
+    }
+    // As the writer thread does before each job: its hooks match whether live queries exist.
+    worker.sync_tracking(db.pool.shared.tracking.load(std::sync::atomic::Ordering::SeqCst));
+    match catch_unwind(AssertUnwindSafe(|| worker.control(&sql))) {
+        Ok(Ok(_)) => number(env, DONE),
+        _ => number(env, MOVED),
+    }
 }

@@ -40,7 +40,7 @@ pub struct Shared {
     pub(super) park: Vec<Sender<()>>,
     pub(super) live_queries: Mutex<Registry>,
     /// Live queries exist: the writer tracks its changes (set under the registry lock).
-    pub(super) tracking: std::sync::atomic::AtomicBool,
+    pub tracking: std::sync::atomic::AtomicBool,
     /// SQLite's memory per connection (writer first): page cache, schema, statements.
     pub(super) memory: Vec<[std::sync::atomic::AtomicI64; 3]>,
     /// When each connection's memory is next measured (ms since `started`, offset by one

@@ -28,6 +28,8 @@ pub struct Worker {
     hooks: Box<Hooks>,
     /// The time budget of runs on the JS thread (inline.rs), installed on first use.
     budget: Option<Box<Budget>>,
+    /// The writer's change hooks are on (a new connection starts without them).
+    tracking: bool,
     /// `PRAGMA data_version` when last checked: it changes when another connection commits.
     data_version: i64,
 }
@@ -47,7 +49,7 @@ impl Worker {
         // SAFETY: the hooks outlive the connection (field order) and stay on this thread.
         let hooks = unsafe { Hooks::install(&conn, role) };
         let data_version = conn.query_int("PRAGMA data_version").unwrap_or(0);
-        Worker { cache: StatementCache::new(), conn, hooks, budget: None, data_version }
+        Worker { cache: StatementCache::new(), conn, hooks, budget: None, tracking: false, data_version }
     }
 
     /// Runs every statement of `sql` (transaction control), each one's effects recorded for
@@ -56,9 +58,14 @@ impl Worker {
         self.hooks.exec(&self.conn, sql)
     }
 
-    /// Turns the writer's change hooks on or off (live queries exist or not).
-    pub fn set_tracking(&self, on: bool) {
-        self.hooks.set_tracking(&self.conn, on);
+    /// Turns the writer's change hooks on or off (live queries exist or not), if they are not
+    /// so already; returns `on`.
+    pub fn sync_tracking(&mut self, on: bool) -> bool {
+        if on != self.tracking {
+            self.tracking = on;
+            self.hooks.set_tracking(&self.conn, on);
+        }
+        on
     }
 
     /// After a writer job: what it committed, if anything.

@@ -57,8 +57,6 @@ fn next_job(rx: &Receiver<Job>, spin: &SpinPolicy) -> Option<Job> {
 }
 
 fn writer_loop(opts: &PoolOptions, shared: &Shared, rx: Receiver<Job>) {
-    // Whether the change hooks are on (live queries exist); see Hooks::set_tracking.
-    let mut tracking = false;
     // A job taken while gathering a group that could not join it: it runs next.
     let mut held: Option<Job> = None;
     let spin = SpinPolicy::new();
@@ -68,7 +66,6 @@ fn writer_loop(opts: &PoolOptions, shared: &Shared, rx: Receiver<Job>) {
         let mut slot = shared.writer.lock().unwrap();
         if let Request::Rekey(key) = &job.request {
             let outcome = rekey(&mut slot, opts, shared, key.clone());
-            tracking = false; // a reopened writer connection starts without the hooks
             drop(slot);
             shared.complete(job.id, outcome);
             continue;
@@ -78,11 +75,8 @@ fn writer_loop(opts: &PoolOptions, shared: &Shared, rx: Receiver<Job>) {
             shared.complete(job.id, Outcome::Error(writer_lost()));
             continue;
         };
-        let wanted = shared.tracking.load(Ordering::SeqCst);
-        if wanted != tracking {
-            tracking = wanted;
-            worker.set_tracking(tracking);
-        }
+        // The change hooks on or off as live queries exist (Hooks::set_tracking).
+        let tracking = worker.sync_tracking(shared.tracking.load(Ordering::SeqCst));
         // Standalone writes queued behind this one commit with it (group_commit.rs).
         let mut jobs = vec![job];
         if group_commit::may_join(&jobs[0]) {
