@@ -42,10 +42,9 @@ const derived = (name, id, metric, compute) =>
   )
 
 // "Small queries at synchronous speed": the cheap-then-heavy lane's longest stall must stay
-// within the time budget resqlite will be given for running a statement on the JS thread (an
-// option not built yet) plus 1 ms. The budget is assumed here until the option exists: change
-// it in this one place.
-export const INLINE_BUDGET_MS = 0.25
+// within the time a read may run on the JS thread (the `inlineBudget` option's default,
+// src/arguments.ts DEFAULT_INLINE_BUDGET) plus 1 ms.
+export const INLINE_BUDGET_MS = 0.1
 export const STALL_GROW_GOAL_MS = INLINE_BUDGET_MS + 1
 
 export const TARGETS = [
