@@ -260,3 +260,25 @@ test('inline text values are strings of their own: kept values keep only themsel
   assert.ok(retained < 2 * 1024 * 1024, `heap kept ${(retained / 1048576).toFixed(1)} MB for ${kept.length} values`)
   assert.ok(kept.every((v) => v.length === 2000))
 })
+
+test('reads issued together beyond the first few run on the readers, in parallel', async (t) => {
+  const db = await Database.open(path.join(tempDir(t), 'burst.db'))
+  t.after(() => db.close())
+  await db.execute('CREATE TABLE b (id INTEGER PRIMARY KEY, v INTEGER)')
+  await db.executeBatch(
+    'INSERT INTO b (v) VALUES (?)',
+    Array.from({ length: 64 }, (_, i) => [i]),
+  )
+  const before = (await inlineCounts(db)).runs
+  const rows = await Promise.all(
+    Array.from({ length: 64 }, (_, i) => db.selectOne('SELECT v FROM b WHERE id = ?', [i + 1])),
+  )
+  assert.deepStrictEqual(
+    rows,
+    Array.from({ length: 64 }, (_, i) => ({ v: i })),
+  )
+  assert.equal((await inlineCounts(db)).runs - before, 4, 'the first 4 ran inline, the other 60 on the readers')
+  // one at a time, every read runs inline
+  for (let i = 0; i < 10; i++) await db.selectOne('SELECT v FROM b WHERE id = ?', [1])
+  assert.equal((await inlineCounts(db)).runs - before, 14)
+})
