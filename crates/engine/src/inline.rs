@@ -1,8 +1,7 @@
 //! Reads on the JS thread (experiments/032). A point query costs SQLite ~2 µs, a hop to a
 //! reader thread and back several times that, so a read may run right where it is issued, on
-//! a read-only connection of its own, under a time budget: SQLite's progress handler looks at
-//! the clock every PROGRESS_OPS virtual-machine steps and interrupts the statement once the
-//! budget is spent. Then nothing was delivered, and the same read goes to a reader thread (a
+//! a read-only connection of its own, under a time budget: SQLite's progress handler interrupts the
+//! statement once the budget is spent (sqlite/budget.rs). Then nothing was delivered, and the same read goes to a reader thread (a
 //! read-only statement runs again safely); the statement skips the JS thread for a while
 //! (doubling while it keeps overrunning), and tries again now and then, since data changes.
 //!
@@ -12,10 +11,8 @@
 //! the body owns between its awaits, while the writer thread waits for its next job: a read
 //! statement interrupted there leaves the transaction as it was (writes stay on the writer).
 
-use std::cell::Cell as StdCell;
-use std::ffi::c_void;
 use std::os::raw::c_int;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use sqlite3mc_sys as ffi;
 
@@ -27,48 +24,10 @@ use crate::sqlite::statement_cache::{ResetOnDrop, Statement};
 use crate::sqlite::step::{cell, column_names, step, Cell};
 use crate::threads::worker::Worker;
 
-/// Virtual-machine steps between two looks at the clock: a look costs ~25 ns, 256 steps of a
-/// simple scan take a few microseconds.
-const PROGRESS_OPS: c_int = 256;
 /// Runs a statement skips the JS thread after its first overrun; doubled after each further
 /// overrun, up to MAX_SKIP, and halved after each inline run that fits.
 const FIRST_SKIP: u32 = 16;
 const MAX_SKIP: u32 = 1024;
-
-/// When the running statement's budget ends, read by the progress handler. Boxed, installed
-/// once per connection (Worker::budgeted_read), and dropped after the connection closes.
-pub struct Budget {
-    deadline: StdCell<Option<Instant>>,
-    overran: StdCell<bool>,
-}
-
-impl Budget {
-    pub fn install(conn: &Connection) -> Box<Budget> {
-        let budget = Box::new(Budget { deadline: StdCell::new(None), overran: StdCell::new(false) });
-        // SAFETY: valid handle; the worker drops the budget after the connection.
-        unsafe {
-            ffi::sqlite3_progress_handler(
-                conn.raw(),
-                PROGRESS_OPS,
-                Some(over_budget),
-                &*budget as *const Budget as *mut c_void,
-            )
-        };
-        budget
-    }
-}
-
-unsafe extern "C" fn over_budget(arg: *mut c_void) -> c_int {
-    // SAFETY: `arg` is the connection's boxed Budget, which outlives it.
-    let budget = &*(arg as *const Budget);
-    match budget.deadline.get() {
-        Some(deadline) if Instant::now() >= deadline => {
-            budget.overran.set(true);
-            1
-        }
-        _ => 0,
-    }
-}
 
 /// Receives an inline select's result as it is stepped: the column names, then every cell in
 /// row order. `cell` returns false when the result is too large to hand over this way.
@@ -153,12 +112,10 @@ fn run<T>(
     }
     let result = {
         let _reset = ResetOnDrop(stmt.raw);
-        clock.overran.set(false);
-        clock.deadline.set(Some(Instant::now() + budget));
-        let result = bind(stmt, &mut Reader::new(params)).and_then(|_| body(stmt, conn));
-        clock.deadline.set(None);
+        let (result, overran) =
+            clock.within(budget, || bind(stmt, &mut Reader::new(params)).and_then(|_| body(stmt, conn)));
         match result {
-            Err(_) if clock.overran.get() => Ok(Ran::Moved),
+            Err(_) if overran => Ok(Ran::Moved),
             other => other,
         }
     };

@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use napi::sys;
 
+use super::args::{bytes_view, string_arg, throw, u32_arg};
 use super::database::NativeDatabase;
-use super::job_calls::{bytes_view, string_arg, throw, u32_arg};
 use super::protocol::{
     INLINE_DONE as DONE, INLINE_MOVED as MOVED, INLINE_RESULT_ERROR as ERROR, INLINE_RESULT_JSON as JSON,
     INLINE_RESULT_ROWS as ROWS, INLINE_SKIPPED as SKIPPED, INLINE_UNAVAILABLE as UNAVAILABLE, JOB_KIND_SELECT,

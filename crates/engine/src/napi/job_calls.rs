@@ -14,6 +14,7 @@ use napi::bindgen_prelude::{Env, FromNapiValue, Unknown};
 use napi::sys;
 use napi_derive::napi;
 
+use crate::napi::args::{bytes_arg, string_arg, throw, u32_arg};
 use crate::napi::database::NativeDatabase;
 use crate::napi::inline_calls::{control_inline, read_inline};
 use crate::napi::protocol::{
@@ -131,57 +132,6 @@ unsafe fn job_args<'a>(
     }
     let job = Job { id, request, sql, params, cancellable: false, in_transaction: false };
     Ok((db, job, flag))
-}
-
-pub(super) unsafe fn u32_arg(env: sys::napi_env, value: sys::napi_value) -> Result<u32, &'static str> {
-    let mut out = 0;
-    match sys::napi_get_value_uint32(env, value, &mut out) {
-        sys::Status::napi_ok => Ok(out),
-        _ => Err("expected a number"),
-    }
-}
-
-pub(super) unsafe fn string_arg(env: sys::napi_env, value: sys::napi_value) -> Result<String, &'static str> {
-    let mut len = 0;
-    if sys::napi_get_value_string_utf8(env, value, ptr::null_mut(), 0, &mut len) != sys::Status::napi_ok {
-        return Err("sql: expected a string");
-    }
-    let mut bytes = Vec::<u8>::with_capacity(len + 1);
-    sys::napi_get_value_string_utf8(env, value, bytes.as_mut_ptr() as *mut _, len + 1, &mut len);
-    bytes.set_len(len);
-    // SAFETY: N-API writes UTF-8 (lone surrogates become U+FFFD).
-    Ok(String::from_utf8_unchecked(bytes))
-}
-
-/// The first `len` bytes of a Uint8Array, copied.
-unsafe fn bytes_arg(env: sys::napi_env, value: sys::napi_value, len: usize) -> Result<Vec<u8>, &'static str> {
-    bytes_view(env, value, len).map(<[u8]>::to_vec)
-}
-
-/// The first `len` bytes of a Uint8Array, borrowed: valid until JS runs again.
-pub(super) unsafe fn bytes_view<'a>(
-    env: sys::napi_env,
-    value: sys::napi_value,
-    len: usize,
-) -> Result<&'a [u8], &'static str> {
-    let (mut kind, mut length, mut data, mut buffer, mut offset) = (0, 0, ptr::null_mut(), ptr::null_mut(), 0);
-    if sys::napi_get_typedarray_info(env, value, &mut kind, &mut length, &mut data, &mut buffer, &mut offset)
-        != sys::Status::napi_ok
-        || kind != sys::TypedarrayType::uint8_array
-        || len > length
-    {
-        return Err("params: expected a Uint8Array holding paramsLength bytes");
-    }
-    if len == 0 {
-        return Ok(&[]);
-    }
-    Ok(std::slice::from_raw_parts(data as *const u8, len))
-}
-
-pub(super) unsafe fn throw(env: sys::napi_env, message: &str) -> sys::napi_value {
-    let message = std::ffi::CString::new(message).unwrap_or_default();
-    sys::napi_throw_type_error(env, ptr::null(), message.as_ptr());
-    ptr::null_mut()
 }
 
 /// The request for a job kind JS sends (src/native.ts `JobKind`); an unknown kind is an error,

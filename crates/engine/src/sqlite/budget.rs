@@ -1,0 +1,62 @@
+//! A time budget on a connection (experiments/032): SQLite's progress handler looks at the clock
+//! every PROGRESS_OPS virtual-machine steps and interrupts the running statement once the
+//! deadline has passed. Used by reads on the JS thread (inline.rs); outside `within` it never
+//! interrupts anything.
+
+use std::cell::Cell;
+use std::ffi::c_void;
+use std::os::raw::c_int;
+use std::time::{Duration, Instant};
+
+use sqlite3mc_sys as ffi;
+
+use crate::sqlite::connection::Connection;
+
+/// Virtual-machine steps between two looks at the clock: a look costs ~25 ns, 256 steps of a
+/// simple scan take a few microseconds.
+const PROGRESS_OPS: c_int = 256;
+
+/// When the running statement's budget ends, read by the progress handler. Boxed, installed
+/// once per connection, and dropped after the connection closes (Worker's field order).
+pub struct Budget {
+    deadline: Cell<Option<Instant>>,
+    overran: Cell<bool>,
+}
+
+impl Budget {
+    pub fn install(conn: &Connection) -> Box<Budget> {
+        let budget = Box::new(Budget { deadline: Cell::new(None), overran: Cell::new(false) });
+        // SAFETY: valid handle; the owner drops the budget after the connection.
+        unsafe {
+            ffi::sqlite3_progress_handler(
+                conn.raw(),
+                PROGRESS_OPS,
+                Some(over_budget),
+                &*budget as *const Budget as *mut c_void,
+            )
+        };
+        budget
+    }
+
+    /// Runs `f` with a deadline `budget` from now; also returns whether the deadline passed and
+    /// interrupted a statement (which then failed with SQLITE_INTERRUPT).
+    pub fn within<T>(&self, budget: Duration, f: impl FnOnce() -> T) -> (T, bool) {
+        self.overran.set(false);
+        self.deadline.set(Some(Instant::now() + budget));
+        let result = f();
+        self.deadline.set(None);
+        (result, self.overran.get())
+    }
+}
+
+unsafe extern "C" fn over_budget(arg: *mut c_void) -> c_int {
+    // SAFETY: `arg` is the connection's boxed Budget, which outlives it.
+    let budget = &*(arg as *const Budget);
+    match budget.deadline.get() {
+        Some(deadline) if Instant::now() >= deadline => {
+            budget.overran.set(true);
+            1
+        }
+        _ => 0,
+    }
+}
