@@ -90,16 +90,22 @@ async function concurrent(d, cfg) {
   return cases
 }
 
-// 2,000 point queries on seeded random ids: a loop (sync) or 64 kept in flight (async).
-// The op returns how many rows it found (every id exists).
-async function point(d, cfg) {
+// The point lanes' statement, the rows of their first 100 ids (the check), and the next id of
+// a seeded random sequence that moves on with every query.
+async function pointQueries(d, seed) {
   const q = await d.prepare('SELECT * FROM t WHERE id = ?')
-  const rand = rng(7)
+  const rand = rng(seed)
   const ids = Array.from({ length: 100_000 }, () => 1 + Math.floor(rand() * NARROW_ROWS))
   const first = []
   for (let i = 0; i < 100; i++) first.push(await q.get([ids[i]]))
   let k = 0
-  const next = () => ids[k++ % ids.length]
+  return { q, first, next: () => ids[k++ % ids.length] }
+}
+
+// 2,000 point queries on seeded random ids: a loop (sync) or 64 kept in flight (async).
+// The op returns how many rows it found (every id exists).
+async function point(d, cfg) {
+  const { q, first, next } = await pointQueries(d, 7)
   const op = d.sync
     ? () => {
         let found = 0
@@ -138,13 +144,7 @@ async function point(d, cfg) {
 // on sync libraries), on seeded random ids that move on every sample. Beside `point` (64 in
 // flight): this is the latency of one small query, and its JS-thread time per query.
 async function pointAwaited(d, cfg) {
-  const q = await d.prepare('SELECT * FROM t WHERE id = ?')
-  const rand = rng(8)
-  const ids = Array.from({ length: 100_000 }, () => 1 + Math.floor(rand() * NARROW_ROWS))
-  const first = []
-  for (let i = 0; i < 100; i++) first.push(await q.get([ids[i]]))
-  let k = 0
-  const next = () => ids[k++ % ids.length]
+  const { q, first, next } = await pointQueries(d, 8)
   const op = d.sync
     ? () => {
         let found = 0

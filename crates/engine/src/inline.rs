@@ -1,9 +1,10 @@
 //! Reads on the JS thread (experiments/032). A point query costs SQLite ~2 µs, a hop to a
 //! reader thread and back several times that, so a read may run right where it is issued, on
-//! a read-only connection of its own, under a time budget: SQLite's progress handler interrupts the
-//! statement once the budget is spent (sqlite/budget.rs). Then nothing was delivered, and the same read goes to a reader thread (a
-//! read-only statement runs again safely); the statement skips the JS thread for a while
-//! (doubling while it keeps overrunning), and tries again now and then, since data changes.
+//! a read-only connection of its own, under a time budget: SQLite's progress handler interrupts
+//! the statement once the budget is spent (sqlite/budget.rs). Then nothing was delivered, and
+//! the same read goes to a reader thread (a read-only statement runs again safely); the
+//! statement skips the JS thread for a while (doubling while it keeps overrunning), and tries
+//! again now and then, since data changes.
 //!
 //! Outside transactions the read runs on a read-only connection of the JS thread's own, opened
 //! by a pool thread (threads/open.rs) and kept behind a lock in `Shared`; the writer closes and
@@ -24,7 +25,7 @@ use crate::sqlite::statement_cache::{ResetOnDrop, Statement};
 use crate::sqlite::step::{cell, column_names, step, Cell};
 use crate::threads::worker::Worker;
 
-/// Runs a statement skips the JS thread after its first overrun; doubled after each further
+/// How many runs a statement skips the JS thread for after its first overrun; doubled after each further
 /// overrun, up to MAX_SKIP, and halved after each inline run that fits.
 const FIRST_SKIP: u32 = 16;
 const MAX_SKIP: u32 = 1024;
