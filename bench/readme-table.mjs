@@ -24,6 +24,8 @@ export const HEADLINE = [
   'bytes.10000',
   'concurrent.8',
   'point',
+  'point-awaited',
+  'tx-reads',
   'batch-insert.10000',
   'insert-concurrent',
   'insert-sequential',
