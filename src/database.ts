@@ -311,9 +311,10 @@ export class Database implements Queryable {
     if (!this.#turns.tryAcquire()) await this.#turns.acquire(signal, 'transaction')
     try {
       // A deferred BEGIN may run at once on the idle writer's connection (it takes no lock).
+      const begin = `BEGIN ${mode.toUpperCase()}`
       const begun =
-        (mode === 'deferred' ? this.#engine.controlInline('BEGIN DEFERRED', false) : undefined) ??
-        this.#engine.write(JobKind.Control, `BEGIN ${mode.toUpperCase()}`, NO_PARAMS)
+        (mode === 'deferred' ? this.#engine.controlInline(begin, false) : undefined) ??
+        this.#engine.write(JobKind.Control, begin, NO_PARAMS)
       // 'immediate' and 'exclusive' promise the lock is held once the body runs; a deferred
       // BEGIN takes no lock, so the body need not wait for it (experiments/014).
       if (mode !== 'deferred') await begun

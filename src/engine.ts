@@ -3,16 +3,7 @@
 import { DIRECT_DECODE_CELLS, type Row, RowsAssembler, RowsResult } from './decode'
 import { abortError, ResqliteError } from './errors'
 import { type InlineCounters, InlineReads } from './inline'
-import {
-  binding,
-  Done,
-  Inline,
-  type JobCalls,
-  JobKind,
-  Mailbox,
-  type NativeDatabase,
-  type NativeDiagnostics,
-} from './native'
+import { binding, Done, type JobCalls, JobKind, Mailbox, type NativeDatabase, type NativeDiagnostics } from './native'
 import type { Packed } from './params'
 
 /** Reads issued together that may run inline; the rest run in parallel on the readers
@@ -90,10 +81,8 @@ export class Engine {
   #referenced = false
   readonly #safeIntegers: boolean
   /** Reads on the JS thread (inline.ts); a budget of 0 turns them off. */
-  readonly #inline = new InlineReads()
-  readonly #inlineBudget: number
-  readonly #readInline: JobCalls['readInline']
-  readonly #controlInline: JobCalls['controlInline']
+  /** SQLite work on the JS thread (inline.ts); undefined with a budget of 0. */
+  readonly #inline: InlineReads | undefined
   /** Reads tried inline since the last microtask checkpoint. */
   #burst = 0
   /** Reads sent to the readers and not completed yet. */
@@ -127,9 +116,7 @@ export class Engine {
       enc?.key.fill(0)
     }
     this.#calls = this.#native.jobCalls()
-    this.#inlineBudget = options.inlineBudgetMicros
-    this.#readInline = this.#calls.readInline
-    this.#controlInline = this.#calls.controlInline
+    this.#inline = options.inlineBudgetMicros > 0 ? new InlineReads(this.#calls, options.inlineBudgetMicros) : undefined
     this.opened = new Promise((resolve, reject) =>
       this.#track(openId, { kind: undefined, sql: undefined, resolve, reject }),
     )
@@ -142,17 +129,9 @@ export class Engine {
     // Reads issued together (before a microtask checkpoint, e.g. a Promise.all) beyond
     // INLINE_BURST, and reads issued while others are on the readers (a pool of reads in
     // flight), go to the readers, which run them in parallel and hand them back in batches.
-    if (this.#inlineBudget > 0 && this.#burst < INLINE_BURST && this.#readsInFlight === 0) {
+    if (this.#inline !== undefined && this.#burst < INLINE_BURST && this.#readsInFlight === 0) {
       if (this.#burst++ === 0) queueMicrotask(this.#endBurst)
-      const done = this.#inline.run<T>(
-        this.#readInline,
-        kind,
-        sql,
-        packed.bytes,
-        packed.length,
-        this.#inlineBudget,
-        false,
-      )
+      const done = this.#inline.read<T>(kind, sql, packed.bytes, packed.length, false)
       if (done !== undefined) return done
     }
     return new Promise<T>((resolve, reject) => {
@@ -177,8 +156,7 @@ export class Engine {
    * idle (nothing in flight: every writer job now is the transaction's own, so none is ahead of
    * it); undefined when it must go to the writer thread. */
   readInTransaction<T>(kind: JobKind, sql: string, packed: Packed): Promise<T> | undefined {
-    if (this.#inlineBudget === 0 || this.#words[Mailbox.WritesInFlight] !== 0) return undefined
-    return this.#inline.run<T>(this.#readInline, kind, sql, packed.bytes, packed.length, this.#inlineBudget, true)
+    return this.#writerIdle()?.read<T>(kind, sql, packed.bytes, packed.length, true)
   }
 
   /** A transaction's cheap control statement (a deferred BEGIN, SAVEPOINT, a nested RELEASE),
@@ -186,10 +164,13 @@ export class Engine {
    * when it must go to the writer thread (something in flight, the writer busy, or it failed:
    * the writer thread then reports the error). */
   controlInline(sql: string, inTransaction: boolean): Promise<void> | undefined {
-    if (this.#inlineBudget === 0 || this.#words[Mailbox.WritesInFlight] !== 0) return undefined
-    if (this.#controlInline(sql, inTransaction) !== Inline.Done) return undefined
-    this.#inline.counters.control++
-    return RESOLVED
+    return this.#writerIdle()?.control(sql, inTransaction) ? RESOLVED : undefined
+  }
+
+  /** The inline runner when the writer has no job in flight (its connection may then be used
+   * from here, between the writer thread's jobs). */
+  #writerIdle(): InlineReads | undefined {
+    return this.#words[Mailbox.WritesInFlight] === 0 ? this.#inline : undefined
   }
 
   /** Runs a job on the writer, after every writer job sent before it. With `onNoTransaction`
@@ -226,7 +207,7 @@ export class Engine {
 
   /** Reads run on the JS thread, moved off it, or sent past it (a copy). */
   inlineCounters(): InlineCounters {
-    return { ...this.#inline.counters }
+    return { ...(this.#inline?.counters ?? { runs: 0, moved: 0, skipped: 0, control: 0 }) }
   }
 
   /** Re-encrypts the database on the writer, in turn with the writes sent before it;

@@ -33,13 +33,24 @@ export interface InlineCounters {
   control: number
 }
 
-/** Runs reads inline through the engine's `readInline` and turns its handler call into a
- * settled promise. One per engine; the handler is a bound field so it is created once. */
+/** SQLite work on the JS thread through the engine's `readInline` and `controlInline`: turns
+ * the handler's call into a settled promise, and counts what ran where. One per engine, made
+ * only when the budget is above 0; the handler is a field so it is created once. */
 export class InlineReads {
   readonly counters: InlineCounters = { runs: 0, moved: 0, skipped: 0, control: 0 }
+  readonly #readInline: JobCalls['readInline']
+  readonly #controlInline: JobCalls['controlInline']
+  readonly #budgetMicros: number
   #kind: JobKind = JobKind.Select
+  #sql = ''
   #value: unknown
   #error: ResqliteError | undefined
+
+  constructor(calls: JobCalls, budgetMicros: number) {
+    this.#readInline = calls.readInline
+    this.#controlInline = calls.controlInline
+    this.#budgetMicros = budgetMicros
+  }
 
   readonly handle = (what: InlineResult, a: unknown, b: unknown, c: unknown, ...cells: unknown[]): void => {
     if (what === InlineResult.Rows) {
@@ -59,21 +70,19 @@ export class InlineReads {
       this.#error = new ResqliteError(a as string, b as string, this.#sql)
     }
   }
-  #sql = ''
 
-  /** The settled read, or undefined when it must go to a reader. */
-  run<T>(
-    read: JobCalls['readInline'],
+  /** A read run here: the settled promise, or undefined when it must go to a thread. With
+   * `inTransaction` it runs on the writer's connection (the caller checked the writer is idle). */
+  read<T>(
     kind: JobKind,
     sql: string,
     params: Uint8Array,
     length: number,
-    budgetMicros: number,
     inTransaction: boolean,
   ): Promise<T> | undefined {
     this.#kind = kind
     this.#sql = sql
-    const how = read(kind, sql, params, length, budgetMicros, this.handle, inTransaction)
+    const how = this.#readInline(kind, sql, params, length, this.#budgetMicros, this.handle, inTransaction)
     if (how === Inline.Done) {
       this.counters.runs++
       const error = this.#error
@@ -85,5 +94,12 @@ export class InlineReads {
     if (how === Inline.Moved) this.counters.moved++
     else if (how === Inline.Skipped) this.counters.skipped++
     return undefined
+  }
+
+  /** A cheap control statement run here on the idle writer's connection: whether it ran. */
+  control(sql: string, inTransaction: boolean): boolean {
+    if (this.#controlInline(sql, inTransaction) !== Inline.Done) return false
+    this.counters.control++
+    return true
   }
 }

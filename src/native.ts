@@ -50,7 +50,7 @@ export const enum Inline {
   Done = 0, // the handler was called with the result or the error
   Moved = 1, // it ran past its budget, or its result is too large: send it to a reader
   Skipped = 2, // its statement overran recently and it did not run: send it to a reader
-  Unavailable = 3, // no inline connection now (closing, or a rekey in progress)
+  Unavailable = 3, // no inline connection now (closing, a rekey in progress, or the writer busy)
 }
 
 /** The first argument of `readInline`'s handler: what the others hold. */

@@ -208,11 +208,10 @@ impl ChangeSet {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn deps(reads: &[(&str, &str)]) -> Dependencies {
-        let events: Vec<AuthEvent> = reads
+impl Dependencies {
+    /// For tests: what a query reads, as (table, column) pairs in schema main.
+    pub fn reading(columns: &[(&str, &str)]) -> Dependencies {
+        let events: Vec<AuthEvent> = columns
             .iter()
             .map(|(t, c)| AuthEvent {
                 action: ffi::SQLITE_READ,
@@ -222,6 +221,15 @@ mod tests {
             })
             .collect();
         Dependencies::from_events(&events, false)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn deps(reads: &[(&str, &str)]) -> Dependencies {
+        Dependencies::reading(reads)
     }
 
     fn table(db: &str, table: &str) -> NameId {

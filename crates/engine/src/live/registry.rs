@@ -217,10 +217,8 @@ fn fingerprint(rows: &EncodedRows) -> (u64, u32) {
 #[cfg(test)]
 mod tests {
     use crossbeam_channel::Receiver;
-    use sqlite3mc_sys as ffi;
 
     use super::*;
-    use crate::live::capture::AuthEvent;
     use crate::live::dependencies::{name_id, table_key};
 
     fn registry(limit: usize) -> (Registry, Receiver<Job>) {
@@ -247,16 +245,7 @@ mod tests {
 
     /// What a query reads: (table, column) in schema main.
     fn reads(columns: &[(&str, &str)]) -> Option<Arc<Dependencies>> {
-        let events: Vec<AuthEvent> = columns
-            .iter()
-            .map(|(t, c)| AuthEvent {
-                action: ffi::SQLITE_READ,
-                db: "main".into(),
-                arg1: (*t).into(),
-                arg2: (*c).into(),
-            })
-            .collect();
-        Some(Arc::new(Dependencies::from_events(&events, false)))
+        Some(Arc::new(Dependencies::reading(columns)))
     }
 
     fn rows_of(table: &str) -> ChangeSet {
