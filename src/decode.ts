@@ -2,8 +2,9 @@
 // objects. This is the JS-thread cost of `select`, so it is built for speed:
 // - one generated function per column-name set builds each row as an object literal, so every
 //   row of a shape shares one hidden class (what made better-sqlite3 fast; see experiments/);
-// - cells are read through typed-array views over one buffer, text is sliced out of one
-//   string made once per result part;
+// - cells are read through typed-array views over one buffer; each TEXT cell is its own string,
+//   made natively a range of cells at a time (`texts`), so a value a user keeps keeps only itself
+//   alive — slices of one string per result kept all of it (experiments/033);
 // - a large result's first parts arrive while the reader still steps the rest, and
 //   RowsAssembler decodes it at most ~0.25 ms per event-loop turn (experiments/009).
 import { rangeError } from './errors'
@@ -18,69 +19,61 @@ type MakeRow = (cell: (k: number) => unknown, k: number) => Row
 export const enum Tag {
   Null = 0,
   Number = 1, // the slot holds an f64
-  Text = 2, // the slot holds the text's start and length in the text block
-  Blob = 3, // the slot holds the bytes' start and length in the blob arena
+  Text = 2, // the slot holds the UTF-8 bytes' start and length in the arena
+  Blob = 3, // the slot holds the bytes' start and length in the arena
   Int64 = 4, // the slot holds an i64 (beyond ±(2^53−1), or any integer with safeIntegers)
 }
 
 const rowMakers = new Map<string, { names: string[]; make: MakeRow }>()
 const MAX_ROW_MAKERS = 512
 
+/** Makes the TEXT cells of a result's cells [from, to) into strings and calls `collect` with
+ * them (crates/engine/src/napi/texts.rs). */
+export type Texts = (buffer: ArrayBuffer, from: number, to: number, collect: Collect) => string[]
+type Collect = (...texts: string[]) => string[]
+const collect: Collect = (...texts) => texts
+/** Cells per `texts` call: its strings are one call's arguments, on the JS thread's stack. */
+const TEXT_CHUNK_CELLS = 4096
+const NO_TEXTS: string[] = []
+const NO_TAGS = new Uint8Array(0)
+const NO_NUMBERS = new Float64Array(0)
+
 // The result being decoded. Module-level so `cell` stays one monomorphic function; set again
-// by every appendTo call, as slices of different results may interleave.
-let T: Uint8Array
-let F: Float64Array
-let U: Uint32Array
-let UB: number
-let S: string
-let R: RowsResult
+// by every appendTo call, as slices of different results may interleave. The row maker reads
+// a row's cells in column order, so the TEXT cells come in the order of X.
+let T: Uint8Array = NO_TAGS
+let F: Float64Array = NO_NUMBERS
+let X = NO_TEXTS
+let XI = 0
+let R: RowsResult | undefined
 
 function cell(k: number): unknown {
   const tag = T[k]
   if (tag === Tag.Number) return F[k]
-  if (tag === Tag.Text) {
-    const start = U[UB + 2 * k]
-    return S.slice(start, start + U[UB + 2 * k + 1])
-  }
+  if (tag === Tag.Text) return X[XI++]
   if (tag === Tag.Null) return null
-  if (tag === Tag.Blob) return R.blob(k)
-  return R.int64(k) // Tag.Int64
+  if (tag === Tag.Blob) return R!.blob(k)
+  return R!.int64(k) // Tag.Int64
 }
 
-/** Where the column names' lengths start in a result's u32 header (layout: RowsResult). */
-const NAME_LENGTHS_AT = 6
-
-/** The row maker for a result's column names; `header` holds their lengths from NAME_LENGTHS_AT. */
-function rowMaker(text: string, header: Uint32Array, cols: number): { names: string[]; make: MakeRow } {
-  // The key holds every name's length as well as the names: 'a'+'bc' and 'ab'+'c' differ.
-  let key = ''
-  let total = 0
-  for (let i = NAME_LENGTHS_AT; i < NAME_LENGTHS_AT + cols; i++) {
-    key += String.fromCharCode(header[i]! & 0xffff, header[i]! >>> 16)
-    total += header[i]!
-  }
-  key += text.slice(0, total)
-  let maker = rowMakers.get(key)
+/** The row maker for a result's column names, joined by NUL (a name cannot hold one). */
+function rowMaker(names: string, cols: number): { names: string[]; make: MakeRow } {
+  let maker = rowMakers.get(names)
   if (maker === undefined) {
-    const list: string[] = []
-    let at = 0
-    for (let i = NAME_LENGTHS_AT; i < NAME_LENGTHS_AT + cols; i++) {
-      list.push(text.slice(at, at + header[i]!))
-      at += header[i]!
-    }
+    const list = cols === 0 ? [] : names.split('\0')
     // `__proto__` as a literal key would set the prototype; a computed key defines a property.
     const props = list.map((n, i) => `${n === '__proto__' ? '["__proto__"]' : JSON.stringify(n)}: c(k + ${i})`)
     const make = new Function('c', 'k', `return {${props.join(', ')}}`) as MakeRow
     if (rowMakers.size >= MAX_ROW_MAKERS) rowMakers.clear()
     maker = { names: list, make }
-    rowMakers.set(key, maker)
+    rowMakers.set(names, maker)
   }
   return maker
 }
 
 /** One engine result (or result part), ready to decode. It makes three views of the buffer
  * (every view costs, and a small result's decode is mostly that cost); blob and 64-bit
- * integer cells, rare, make their own when read. */
+ * integer cells, rare, make their own when read. Layout: crates/engine/src/encode/rows.rs. */
 export class RowsResult {
   readonly rows: number
   private readonly cols: number
@@ -88,41 +81,35 @@ export class RowsResult {
   private readonly names: string[]
   private readonly tags: Uint8Array
   private readonly f64: Float64Array
-  /** The whole buffer as u32: the header, the name lengths and the text/blob slots. */
-  private readonly u32: Uint32Array
-  /** Where the slots start in `u32`. */
-  private readonly slotsBase: number
-  private readonly blobOffset: number
-  private readonly text: string
+  /** TEXT cells in the result. */
+  private readonly textCells: number
 
   constructor(
     private readonly buffer: ArrayBuffer,
-    text: string,
+    names: string,
     private readonly safeIntegers: boolean,
+    private readonly texts: Texts,
   ) {
-    // Header (encode/rows.rs): rows, cols, tags offset, slots offset, blob offset, two-byte
-    // text flag; then the column names' lengths.
-    const u32 = new Uint32Array(buffer, 0, buffer.byteLength >>> 2)
-    const rows = u32[0]!
-    const cols = u32[1]!
+    // Header: rows, cols, tags offset, slots offset, arena offset, TEXT cells.
+    const header = new Uint32Array(buffer, 0, 6)
+    const rows = header[0]!
+    const cols = header[1]!
     this.rows = rows
     this.cols = cols
-    const maker = rowMaker(text, u32, cols)
+    const maker = rowMaker(names, cols)
     this.make = maker.make
     this.names = maker.names
     const cells = rows * cols
-    this.tags = new Uint8Array(buffer, u32[2], cells)
-    this.f64 = new Float64Array(buffer, u32[3], cells)
-    this.u32 = u32
-    this.slotsBase = u32[3]! >>> 2
-    this.blobOffset = u32[4]!
-    this.text = text
+    this.tags = new Uint8Array(buffer, header[2], cells)
+    this.f64 = new Float64Array(buffer, header[3], cells)
+    this.textCells = header[5]!
   }
 
   /** Cell k as a Buffer (a copy: it does not keep the result's memory alive). */
   blob(k: number): Buffer {
-    const at = this.slotsBase + 2 * k
-    return Buffer.copyBytesFrom(new Uint8Array(this.buffer, this.blobOffset + this.u32[at]!, this.u32[at + 1]))
+    const header = new Uint32Array(this.buffer, 0, 6)
+    const slot = new Uint32Array(this.buffer, this.f64.byteOffset + 8 * k, 2)
+    return Buffer.copyBytesFrom(new Uint8Array(this.buffer, header[4]! + slot[0]!, slot[1]))
   }
 
   /** Cell k, an integer beyond ±(2^53−1): a bigint with safeIntegers, else an error. */
@@ -139,13 +126,28 @@ export class RowsResult {
   appendTo(out: Row[], from = 0, to = this.rows): void {
     T = this.tags
     F = this.f64
-    U = this.u32
-    UB = this.slotsBase
-    S = this.text
     R = this
     const make = this.make
     const cols = this.cols
-    for (let r = from, k = from * cols; r < to; r++, k += cols) out.push(make(cell, k))
+    try {
+      if (this.textCells === 0) {
+        for (let r = from, k = from * cols; r < to; r++, k += cols) out.push(make(cell, k))
+        return
+      }
+      const chunk = Math.max(1, Math.floor(TEXT_CHUNK_CELLS / cols))
+      for (let r = from, k = from * cols; r < to; ) {
+        const end = Math.min(to, r + chunk)
+        X = this.texts(this.buffer, k, end * cols, collect)
+        XI = 0
+        for (; r < end; r++, k += cols) out.push(make(cell, k))
+      }
+    } finally {
+      // Nothing of this result stays reachable from here once its rows are made.
+      T = NO_TAGS
+      F = NO_NUMBERS
+      X = NO_TEXTS
+      R = undefined
+    }
   }
 
   first(): Row | undefined {

@@ -278,7 +278,7 @@ export class Engine {
   }
 
   /** Called with each batch of finished jobs (`batch` true): their numbers are in the mailbox's
-   * slots, their other values (buffers, texts, messages) are the other arguments, in order.
+   * slots, their other values (buffers, column names, messages) are the other arguments, in order.
    * Called with no arguments when the engine stops polling. */
   readonly #onComplete = (batch?: true, ...objects: unknown[]): void => {
     if (batch === undefined) {
@@ -392,7 +392,7 @@ export class Engine {
     return job.parts
   }
 
-  #rows(buffer: unknown, text: unknown): RowsResult {
-    return new RowsResult(buffer as ArrayBuffer, text as string, this.#safeIntegers)
+  #rows(buffer: unknown, names: unknown): RowsResult {
+    return new RowsResult(buffer as ArrayBuffer, names as string, this.#safeIntegers, this.#calls.texts)
   }
 }

@@ -1,5 +1,6 @@
 // The native engine's interface (crates/engine/src/napi/database.rs). Internal: not exported.
 import * as path from 'node:path'
+import type { Texts } from './decode'
 
 // The wire protocol's numbers are defined once, in crates/engine/src/napi/protocol.rs. These
 // const enums copy them so that tsc inlines them into the hot paths (nothing is looked up at
@@ -8,7 +9,7 @@ import * as path from 'node:path'
 /** Completion kinds (`DONE_*`). Each completion is [id, kind, a, b]: numbers in a mailbox slot;
  * the values that are not numbers are the completion handler's arguments, in completion order. */
 export const enum Done {
-  Rows = 0, // a: ArrayBuffer (see decode.ts), b: text block
+  Rows = 0, // a: ArrayBuffer (see decode.ts), b: the column names, joined by NUL
   Json = 1, // a: ArrayBuffer holding the JSON text
   Changes = 2, // a: changes, b: lastInsertRowid (numbers, in the slot)
   Void = 3,
@@ -87,6 +88,8 @@ export interface JobCalls {
     paramsLength: number,
     inTransaction: boolean,
   ): boolean
+  /** A result's TEXT cells as strings (decode.ts `Texts`). */
+  texts: Texts
   /** Pending jobs keep the process alive. */
   ref(): void
   /** Nothing pending keeps the process alive any more. */

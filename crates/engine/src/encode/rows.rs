@@ -1,16 +1,16 @@
-//! Encodes a result set for `select` into one binary buffer plus one text block, the shape the
-//! JS decoder (src/decode.ts) reads with typed-array views and `String.prototype.slice`.
+//! Encodes a result set for `select` into one binary buffer, the shape the JS decoder
+//! (src/decode.ts) reads with typed-array views, plus the column names.
 //!
 //! Buffer, little-endian:
-//!   header  u32 × 6: rows, columns, tags offset, slots offset, blob offset, text is two-byte (0/1)
-//!   u32 × columns: length of each column name in the text block (in text units)
+//!   header  u32 × 6: rows, columns, tags offset, slots offset, arena offset, TEXT cells
 //!   tags    u8 per cell (TAG_* in napi/protocol.rs): 0 null · 1 number (slot f64) · 2 text ·
 //!           3 blob · 4 int64 (slot i64)
-//!   slots   8 bytes per cell, 8-aligned: the f64/i64 value, or for text/blob two u32:
-//!           start and length in the text block (units) or the blob arena (bytes)
-//!   blob arena
-//! Text block: the column names, then every TEXT value, one JS string for the whole result.
-//! It is one-byte (Latin-1) when all of it is ASCII, else UTF-16; offsets count its units.
+//!   slots   8 bytes per cell, 8-aligned: the f64/i64 value, or for text/blob two u32: start
+//!           and length in the arena (bytes); a text's length has the top bit set (ASCII) when
+//!           all of it is ASCII, which JS copies as Latin-1, skipping the UTF-8 decoder
+//!   arena   every TEXT value (UTF-8) and BLOB value, in cell order
+//! Each TEXT cell becomes its own JS string on the JS thread (napi/texts.rs), so a value a user
+//! keeps keeps only itself alive (experiments/033).
 
 use crate::error::{DbError, DbResult};
 use crate::napi::protocol::{TAG_BLOB, TAG_INT64, TAG_NULL, TAG_NUMBER, TAG_TEXT};
@@ -18,18 +18,16 @@ use crate::sqlite::connection::Connection;
 use crate::sqlite::statement_cache::{ResultSize, Statement};
 use crate::sqlite::step::{cell, column_names, step, Cell};
 
-const HEADER_WORDS: usize = 6;
+pub const HEADER_WORDS: usize = 6;
+/// In a TEXT cell's slot: the text is ASCII.
+pub const ASCII: u64 = 1 << 63;
 /// Integers JS numbers hold exactly.
 const MAX_SAFE: i64 = (1 << 53) - 1;
 
-pub enum Text {
-    OneByte(Vec<u8>),
-    TwoByte(Vec<u16>),
-}
-
 pub struct EncodedRows {
     pub buffer: Vec<u8>,
-    pub text: Text,
+    /// The column names, joined by NUL (a column name cannot hold one).
+    pub names: String,
 }
 
 impl EncodedRows {
@@ -39,51 +37,8 @@ impl EncodedRows {
     }
 }
 
-/// The result's text. It stays one-byte (ASCII, copied as is) until the first non-ASCII
-/// string; from then on it is UTF-16, converted as strings arrive (experiments/006).
-enum TextBlock {
-    Ascii(Vec<u8>),
-    Utf16(Vec<u16>),
-}
-
-impl TextBlock {
-    /// Appends `s`, returning its start and length in text units.
-    fn push(&mut self, s: &str) -> (usize, usize) {
-        if let TextBlock::Ascii(bytes) = self {
-            if s.is_ascii() {
-                let start = bytes.len();
-                bytes.extend_from_slice(s.as_bytes());
-                return (start, s.len());
-            }
-            let mut wide = Vec::with_capacity((bytes.len() + s.len()) * 2);
-            wide.extend(bytes.iter().map(|&b| b as u16));
-            *self = TextBlock::Utf16(wide);
-        }
-        let TextBlock::Utf16(units) = self else { unreachable!() };
-        let start = units.len();
-        // UTF-8 never takes fewer bytes than UTF-16 takes units, so s.len() units suffice.
-        units.resize(start + s.len(), 0);
-        let len = encoding_rs::mem::convert_str_to_utf16(s, &mut units[start..]);
-        units.truncate(start + len);
-        (start, len)
-    }
-
-    fn units(&self) -> usize {
-        match self {
-            TextBlock::Ascii(b) => b.len(),
-            TextBlock::Utf16(u) => u.len(),
-        }
-    }
-
-    fn finish(self) -> Text {
-        match self {
-            TextBlock::Ascii(b) => Text::OneByte(b),
-            TextBlock::Utf16(u) => Text::TwoByte(u),
-        }
-    }
-}
-
 fn slot_pair(start: usize, len: usize) -> DbResult<u64> {
+    // A value is at most 1 GB (SQLITE_MAX_LENGTH), so the length's top bit is free for ASCII.
     if start + len > u32::MAX as usize {
         return Err(DbError::new("ERR_RESULT_TOO_LARGE", "the result set is larger than 4 GiB"));
     }
@@ -143,35 +98,30 @@ pub fn encode_rows(
 
 fn remember_size(statement: &Statement, part: &Part) {
     let json = statement.last_size.get().json;
-    statement.last_size.set(ResultSize {
-        cells: part.tags.len(),
-        text: part.text.units(),
-        blob: part.blobs.len(),
-        json,
-    });
+    statement.last_size.set(ResultSize { cells: part.tags.len(), arena: part.arena.len(), json });
 }
 
 /// One part of a result under construction.
 struct Part {
-    text: TextBlock,
-    name_lens: Vec<u32>,
+    names: String,
+    cols: usize,
     tags: Vec<u8>,
     slots: Vec<u64>,
-    blobs: Vec<u8>,
+    arena: Vec<u8>,
+    texts: usize,
     rows: usize,
 }
 
 impl Part {
     fn new(names: &[String], hint: ResultSize) -> Part {
-        let mut text = TextBlock::Ascii(Vec::with_capacity(hint.text));
-        let name_lens = names.iter().map(|n| text.push(n).1 as u32).collect();
         let cells = hint.cells.min(PART_CELLS + names.len()); // the last part grows as needed
         Part {
-            text,
-            name_lens,
+            names: names.join("\0"),
+            cols: names.len(),
             tags: Vec::with_capacity(cells),
             slots: Vec::with_capacity(cells),
-            blobs: Vec::with_capacity(hint.blob),
+            arena: Vec::with_capacity(hint.arena),
+            texts: 0,
             rows: 0,
         }
     }
@@ -183,39 +133,34 @@ impl Part {
             Cell::Int(v) => (TAG_INT64, v as u64),
             Cell::Float(v) => (TAG_NUMBER, v.to_bits()),
             Cell::Text(s) => {
-                let (start, len) = self.text.push(s);
-                (TAG_TEXT, slot_pair(start, len)?)
+                self.texts += 1;
+                let slot = self.append_to_arena(s.as_bytes())?;
+                (TAG_TEXT, if s.is_ascii() { slot | ASCII } else { slot })
             }
-            Cell::Blob(b) => {
-                let start = self.blobs.len();
-                self.blobs.extend_from_slice(b);
-                (TAG_BLOB, slot_pair(start, b.len())?)
-            }
+            Cell::Blob(b) => (TAG_BLOB, self.append_to_arena(b)?),
         };
         self.tags.push(tag);
         self.slots.push(slot);
         Ok(())
     }
 
+    /// Appends a value's bytes to the arena: its slot.
+    fn append_to_arena(&mut self, bytes: &[u8]) -> DbResult<u64> {
+        let start = self.arena.len();
+        self.arena.extend_from_slice(bytes);
+        slot_pair(start, bytes.len())
+    }
+
     fn finish(self) -> DbResult<EncodedRows> {
-        let cols = self.name_lens.len();
-        let tags_offset = (HEADER_WORDS + cols) * 4;
+        let tags_offset = HEADER_WORDS * 4;
         let slots_offset = (tags_offset + self.tags.len()).next_multiple_of(8);
-        let blob_offset = slots_offset + self.slots.len() * 8;
-        if blob_offset + self.blobs.len() > u32::MAX as usize {
+        let arena_offset = slots_offset + self.slots.len() * 8;
+        if arena_offset + self.arena.len() > u32::MAX as usize {
             return Err(DbError::new("ERR_RESULT_TOO_LARGE", "the result set is larger than 4 GiB"));
         }
-        let mut buffer = Vec::with_capacity(blob_offset + self.blobs.len());
-        let text = self.text.finish();
-        let header = [
-            self.rows as u32,
-            cols as u32,
-            tags_offset as u32,
-            slots_offset as u32,
-            blob_offset as u32,
-            matches!(text, Text::TwoByte(_)) as u32,
-        ];
-        for w in header.iter().chain(&self.name_lens) {
+        let mut buffer = Vec::with_capacity(arena_offset + self.arena.len());
+        let header = [self.rows, self.cols, tags_offset, slots_offset, arena_offset, self.texts].map(|w| w as u32);
+        for w in header {
             buffer.extend_from_slice(&w.to_le_bytes());
         }
         buffer.extend_from_slice(&self.tags);
@@ -228,8 +173,8 @@ impl Part {
         } else {
             self.slots.iter().for_each(|s| buffer.extend_from_slice(&s.to_le_bytes()));
         }
-        buffer.extend_from_slice(&self.blobs);
-        Ok(EncodedRows { buffer, text })
+        buffer.extend_from_slice(&self.arena);
+        Ok(EncodedRows { buffer, names: self.names })
     }
 }
 
@@ -261,58 +206,46 @@ mod tests {
     struct Decoded {
         names: Vec<String>,
         rows: Vec<Vec<D>>,
-        two_byte: bool,
     }
 
     fn word(buffer: &[u8], at: usize) -> usize {
         u32::from_le_bytes(buffer[at..at + 4].try_into().unwrap()) as usize
     }
 
-    /// Decodes a part per the layout in the file's header, checking its offsets on the way.
+    /// Decodes a part per the layout in the file's header, checking its offsets, the TEXT
+    /// count and the ASCII marks on the way.
     fn decode(part: &EncodedRows) -> Decoded {
         let b = &part.buffer;
-        let (rows, cols, tags, slots, blobs, two_byte) =
+        let (rows, cols, tags, slots, arena, texts) =
             (word(b, 0), word(b, 4), word(b, 8), word(b, 12), word(b, 16), word(b, 20));
         let cells = rows * cols;
         assert_eq!(part.row_count() as usize, rows);
-        assert_eq!(tags, (6 + cols) * 4, "tags follow the header and the name lengths");
+        assert_eq!(tags, HEADER_WORDS * 4, "tags follow the header");
         assert_eq!(slots % 8, 0, "slots are 8-aligned");
         assert!(slots >= tags + cells && slots < tags + cells + 8, "slots follow the tags");
-        assert_eq!(blobs, slots + cells * 8, "the blob arena follows the slots");
-        let units: Vec<u16> = match &part.text {
-            Text::OneByte(t) => {
-                assert_eq!(two_byte, 0);
-                assert!(t.is_ascii(), "a one-byte text block is ASCII");
-                t.iter().map(|&c| c as u16).collect()
-            }
-            Text::TwoByte(t) => {
-                assert_eq!(two_byte, 1);
-                t.clone()
-            }
-        };
-        let string = |start: usize, len: usize| String::from_utf16(&units[start..start + len]).unwrap();
-        let mut at = 0;
-        let names = (0..cols)
-            .map(|i| {
-                let len = word(b, 24 + i * 4);
-                at += len;
-                string(at - len, len)
-            })
-            .collect();
+        assert_eq!(arena, slots + cells * 8, "the arena follows the slots");
+        let names: Vec<String> = if cols == 0 { vec![] } else { part.names.split('\0').map(String::from).collect() };
+        assert_eq!(names.len(), cols);
+        assert_eq!(b[tags..tags + cells].iter().filter(|&&t| t == TAG_TEXT).count(), texts, "the TEXT count");
         let mut cells = (0..cells).map(|i| {
             let slot = u64::from_le_bytes(b[slots + i * 8..slots + i * 8 + 8].try_into().unwrap());
-            let (start, len) = ((slot & 0xffff_ffff) as usize, (slot >> 32) as usize);
+            let (start, len) = ((slot & 0xffff_ffff) as usize, ((slot & !ASCII) >> 32) as usize);
+            let bytes = || b[arena + start..arena + start + len].to_vec();
             match b[tags + i] {
                 TAG_NULL => D::Null,
                 TAG_NUMBER => D::Number(slot),
-                TAG_TEXT => D::Text(string(start, len)),
-                TAG_BLOB => D::Blob(b[blobs + start..blobs + start + len].to_vec()),
+                TAG_TEXT => {
+                    let s = String::from_utf8(bytes()).expect("TEXT is UTF-8");
+                    assert_eq!(slot & ASCII != 0, s.is_ascii(), "{s:?}: ASCII marked exactly when it is");
+                    D::Text(s)
+                }
+                TAG_BLOB => D::Blob(bytes()),
                 TAG_INT64 => D::Int64(slot as i64),
                 tag => panic!("unknown tag {tag}"),
             }
         });
         let rows = (0..rows).map(|_| cells.by_ref().take(cols).collect()).collect();
-        Decoded { names, rows, two_byte: two_byte == 1 }
+        Decoded { names, rows }
     }
 
     /// Encodes `sql`'s result; with `parts`, the early parts come first in the list.
@@ -336,7 +269,6 @@ mod tests {
     fn every_sqlite_type_has_its_tag_and_slot() {
         let d = one("SELECT NULL AS n, 7 AS i, -2.5 AS f, 'abc' AS t, x'00ff10' AS b, -0.0 AS z", false);
         assert_eq!(d.names, ["n", "i", "f", "t", "b", "z"]);
-        assert!(!d.two_byte);
         assert_eq!(
             d.rows,
             vec![vec![D::Null, number(7.0), number(-2.5), text("abc"), D::Blob(vec![0, 255, 16]), number(-0.0)]]
@@ -379,9 +311,9 @@ mod tests {
     #[test]
     fn an_empty_result_still_names_its_columns() {
         let d = one("SELECT 1 AS a, 'x' AS bb WHERE 0", false);
-        assert_eq!(d, Decoded { names: vec!["a".into(), "bb".into()], rows: vec![], two_byte: false });
+        assert_eq!(d, Decoded { names: vec!["a".into(), "bb".into()], rows: vec![] });
         let parts = encode("SELECT 1 AS a WHERE 0", usize::MAX, false, false).unwrap();
-        assert_eq!(parts[0].buffer.len(), 32, "header, one name length, slots at 32, nothing after");
+        assert_eq!(parts[0].buffer.len(), 24, "the header, then nothing: no cells");
     }
 
     #[test]
@@ -390,16 +322,12 @@ mod tests {
     }
 
     #[test]
-    fn non_ascii_text_makes_the_whole_block_utf16() {
-        // ASCII first (copied as bytes), then non-ASCII: what came before is widened, and every
-        // offset counts UTF-16 units (the emoji takes two).
+    fn text_stays_utf8_and_only_ascii_is_marked_ascii() {
+        // Each value is marked on its own: non-ASCII text does not change how others are sent.
         let d = one("SELECT 'ab' AS x, 'é😀z' AS \"ñ\", 'cd' AS y UNION ALL SELECT 'q', NULL, '😀'", false);
-        assert!(d.two_byte);
         assert_eq!(d.names, ["x", "ñ", "y"]);
         assert_eq!(d.rows, vec![vec![text("ab"), text("é😀z"), text("cd")], vec![text("q"), D::Null, text("😀")]]);
-        let latin1 = one("SELECT 'é' AS a", false);
-        assert!(latin1.two_byte, "one-byte is for ASCII only, not Latin-1");
-        assert_eq!(latin1.rows[0], vec![text("é")]);
+        assert_eq!(one("SELECT 'é' AS a", false).rows[0], vec![text("é")], "Latin-1 is not ASCII");
     }
 
     #[test]
@@ -487,7 +415,7 @@ mod tests {
 
     #[test]
     fn row_count_reads_the_header() {
-        assert_eq!(EncodedRows { buffer: vec![], text: Text::OneByte(vec![]) }.row_count(), 0);
+        assert_eq!(EncodedRows { buffer: vec![], names: String::new() }.row_count(), 0);
         let parts = encode(&counting(5, 1), usize::MAX, false, true).unwrap();
         assert_eq!(parts[0].row_count(), 5);
     }

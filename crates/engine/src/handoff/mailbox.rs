@@ -16,7 +16,7 @@ use std::sync::Weak;
 
 use napi::sys;
 
-use crate::encode::rows::{EncodedRows, Text};
+use crate::encode::rows::EncodedRows;
 use crate::napi::protocol::{
     DONE_CHANGES, DONE_CHANGES_BIG, DONE_ERROR, DONE_ERROR_NO_TRANSACTION, DONE_JSON, DONE_LIVE_ERROR, DONE_LIVE_ROWS,
     DONE_ROWS, DONE_ROWS_PART, DONE_VOID, MAILBOX_BYTES, MAILBOX_COUNT, MAILBOX_POLLING, MAILBOX_QUEUED, MAILBOX_SLOTS,
@@ -255,24 +255,17 @@ unsafe fn values(
     Ok((kind, 0.0, 0.0))
 }
 
-/// An encoded result (encode/rows.rs) as its ArrayBuffer and its text string, both pushed or neither.
+/// An encoded result (encode/rows.rs) as its ArrayBuffer and its column names (one string,
+/// joined by NUL), both pushed or neither. Its TEXT cells become strings when JS decodes them
+/// (napi/texts.rs).
 unsafe fn push_rows(
     env: sys::napi_env,
     rows: EncodedRows,
     push: &mut impl FnMut(sys::napi_value),
 ) -> Result<(), String> {
     let buffer = array_buffer(env, rows.buffer)?;
-    let mut text = ptr::null_mut();
-    let status = match &rows.text {
-        Text::OneByte(t) => sys::napi_create_string_latin1(env, t.as_ptr() as _, t.len() as isize, &mut text),
-        Text::TwoByte(t) => sys::napi_create_string_utf16(env, t.as_ptr(), t.len() as isize, &mut text),
-    };
-    if status != sys::Status::napi_ok {
-        clear_exception(env);
-        return Err("the result's text is longer than a JavaScript string can hold".into());
-    }
     push(buffer);
-    push(text);
+    push(js_str(env, &rows.names));
     Ok(())
 }
 

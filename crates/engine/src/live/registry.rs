@@ -14,7 +14,7 @@ use std::sync::Arc;
 use crossbeam_channel::Sender;
 
 use super::dependencies::{Affected, ChangeSet, Dependencies};
-use crate::encode::rows::{EncodedRows, Text};
+use crate::encode::rows::EncodedRows;
 use crate::error::DbError;
 use crate::threads::job::{Job, Outcome, Request};
 
@@ -206,11 +206,7 @@ impl Registry {
 fn fingerprint(rows: &EncodedRows) -> (u64, u32) {
     let mut hasher = xxhash_rust::xxh3::Xxh3::new();
     hasher.update(&rows.buffer);
-    match &rows.text {
-        Text::OneByte(t) => hasher.update(t),
-        // SAFETY: reading u16s as their bytes.
-        Text::TwoByte(t) => hasher.update(unsafe { std::slice::from_raw_parts(t.as_ptr() as *const u8, t.len() * 2) }),
-    }
+    hasher.update(rows.names.as_bytes());
     (hasher.digest(), rows.row_count())
 }
 
@@ -240,7 +236,8 @@ mod tests {
     fn result(rows: u32, content: &str) -> Result<EncodedRows, DbError> {
         let mut buffer = rows.to_le_bytes().to_vec();
         buffer.extend_from_slice(&[0; 20]);
-        Ok(EncodedRows { buffer, text: Text::OneByte(content.as_bytes().to_vec()) })
+        buffer.extend_from_slice(content.as_bytes());
+        Ok(EncodedRows { buffer, names: String::new() })
     }
 
     /// What a query reads: (table, column) in schema main.

@@ -21,11 +21,12 @@ use crate::napi::protocol::{
     JOB_KIND_BATCH, JOB_KIND_CONTROL, JOB_KIND_DATA_VERSION, JOB_KIND_EXECUTE, JOB_KIND_PANIC, JOB_KIND_SELECT,
     JOB_KIND_SELECT_BYTES, JOB_KIND_SELECT_ONE,
 };
+use crate::napi::texts::texts;
 use crate::threads::job::{Job, Request};
 
 #[napi]
 impl NativeDatabase {
-    /// `{ read, readInline, controlInline, write, ref, unref }`, the calls made per job (below). Keep them with this
+    /// `{ read, readInline, controlInline, write, ref, unref, texts }`, the calls made per job (below). Keep them with this
     /// object: they use it without holding it.
     #[napi]
     pub fn job_calls(&self, env: Env) -> napi::Result<Unknown<'_>> {
@@ -34,20 +35,21 @@ impl NativeDatabase {
     }
 }
 
-/// `{ read, readInline, controlInline, write, ref, unref }` bound to `db`.
+/// `{ read, readInline, controlInline, write, ref, unref, texts }` bound to `db`.
 ///
 /// # Safety
 /// JS thread; `db` must outlive every call of the returned functions.
 unsafe fn job_calls(env: sys::napi_env, db: *const NativeDatabase) -> sys::napi_value {
     let mut object = ptr::null_mut();
     sys::napi_create_object(env, &mut object);
-    let calls: [(&std::ffi::CStr, sys::napi_callback); 6] = [
+    let calls: [(&std::ffi::CStr, sys::napi_callback); 7] = [
         (c"read", Some(read)),
         (c"readInline", Some(read_inline)),
         (c"controlInline", Some(control_inline)),
         (c"write", Some(write)),
         (c"ref", Some(keep_alive)),
         (c"unref", Some(let_exit)),
+        (c"texts", Some(texts)),
     ];
     for (name, callback) in calls {
         let mut function = ptr::null_mut();

@@ -7,3 +7,4 @@ pub mod database;
 mod inline_calls;
 mod job_calls;
 pub mod protocol;
+mod texts;

@@ -42,8 +42,8 @@ pub struct Statement {
 #[derive(Clone, Copy, Default)]
 pub struct ResultSize {
     pub cells: usize,
-    pub text: usize,
-    pub blob: usize,
+    /// TEXT and BLOB bytes.
+    pub arena: usize,
     pub json: usize,
 }
 
@@ -54,7 +54,7 @@ impl ResultSize {
 
     pub fn capped(self) -> ResultSize {
         let cap = |n: usize| n.min(Self::MAX_HINT);
-        ResultSize { cells: cap(self.cells), text: cap(self.text), blob: cap(self.blob), json: cap(self.json) }
+        ResultSize { cells: cap(self.cells), arena: cap(self.arena), json: cap(self.json) }
     }
 }
 

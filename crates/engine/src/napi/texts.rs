@@ -1,0 +1,82 @@
+//! `texts(buffer, from, to, collect)`: the TEXT cells of a result's cells [from, to) as JS
+//! strings, each its own, so that a value a user keeps keeps only itself alive — a slice of
+//! one string made for the whole result would keep all of it (experiments/033). JS asks for
+//! them as it decodes rows (src/decode.ts), a bounded range at a time, so a huge result's
+//! strings are made across event-loop turns like its rows. They reach JS as the arguments of
+//! one call of `collect` (a rest-parameter function), which makes them one array.
+
+use std::ptr;
+
+use napi::sys;
+
+use super::args::{throw, u32_arg};
+use super::protocol::TAG_TEXT;
+use crate::encode::rows::ASCII;
+
+/// More strings than this in one call are refused: the arguments live on the JS thread's stack.
+pub const MAX_TEXTS: usize = 8192;
+
+/// A u32 of the result's header (encode/rows.rs).
+fn word(buffer: &[u8], index: usize) -> usize {
+    buffer.get(index * 4..index * 4 + 4).map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
+}
+
+/// The strings, or what was wrong with the arguments.
+unsafe fn strings(env: sys::napi_env, argv: &[sys::napi_value; 4]) -> Result<Vec<sys::napi_value>, &'static str> {
+    let (mut data, mut length) = (ptr::null_mut(), 0);
+    if sys::napi_get_arraybuffer_info(env, argv[0], &mut data, &mut length) != sys::Status::napi_ok || data.is_null() {
+        return Err("texts: expected a result's ArrayBuffer");
+    }
+    let buffer = std::slice::from_raw_parts(data as *const u8, length);
+    let (from, to) = (u32_arg(env, argv[1])? as usize, u32_arg(env, argv[2])? as usize);
+    let cells = word(buffer, 0) * word(buffer, 1);
+    let (tags, slots, arena) = (word(buffer, 2), word(buffer, 3), word(buffer, 4));
+    if from > to || to > cells || slots + cells * 8 > length || tags + cells > slots || arena > length {
+        return Err("texts: the range or the buffer does not hold a result's cells");
+    }
+    let mut out = Vec::new();
+    for k in from..to {
+        if buffer[tags + k] != TAG_TEXT {
+            continue;
+        }
+        if out.len() == MAX_TEXTS {
+            return Err("texts: too many cells in one call");
+        }
+        let slot = u64::from_le_bytes(buffer[slots + k * 8..slots + k * 8 + 8].try_into().unwrap());
+        let (start, len) = (arena + (slot & 0xffff_ffff) as usize, ((slot & !ASCII) >> 32) as usize);
+        if start + len > length {
+            return Err("texts: a cell lies outside the buffer");
+        }
+        let (bytes, mut value) = (buffer.as_ptr().add(start) as *const _, ptr::null_mut());
+        // ASCII is copied as is; other text goes through V8's UTF-8 decoder (the engine checked
+        // it is UTF-8 when it stepped the row: sqlite/step.rs).
+        let status = if slot & ASCII != 0 {
+            sys::napi_create_string_latin1(env, bytes, len as isize, &mut value)
+        } else {
+            sys::napi_create_string_utf8(env, bytes, len as isize, &mut value)
+        };
+        if status != sys::Status::napi_ok {
+            return Err("texts: a value is longer than a JavaScript string can hold");
+        }
+        out.push(value);
+    }
+    Ok(out)
+}
+
+pub(super) unsafe extern "C" fn texts(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    let mut argv = [ptr::null_mut(); 4];
+    let mut argc = argv.len();
+    sys::napi_get_cb_info(env, info, &mut argc, argv.as_mut_ptr(), ptr::null_mut(), ptr::null_mut());
+    if argc < argv.len() {
+        return throw(env, "expected (buffer, from, to, collect)");
+    }
+    match strings(env, &argv) {
+        Ok(values) => {
+            let (mut undefined, mut result) = (ptr::null_mut(), ptr::null_mut());
+            sys::napi_get_undefined(env, &mut undefined);
+            sys::napi_call_function(env, undefined, argv[3], values.len(), values.as_ptr(), &mut result);
+            result
+        }
+        Err(message) => throw(env, message),
+    }
+}
