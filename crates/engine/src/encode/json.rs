@@ -81,7 +81,7 @@ pub fn encode_json(conn: &Connection, statement: &Statement, max_rows: usize) ->
                 }
                 Cell::Float(v) if v.is_finite() => out.extend_from_slice(ryu.format_finite(v).as_bytes()),
                 Cell::Float(_) => out.extend_from_slice(b"null"),
-                Cell::Text(s) => write_string(&mut out, s),
+                Cell::Text(s, _) => write_string(&mut out, s),
                 Cell::Blob(b) => {
                     out.push(b'"');
                     let start = out.len();

@@ -3,12 +3,13 @@
 //!
 //! Buffer, little-endian:
 //!   header  u32 × 6: rows, columns, tags offset, slots offset, arena offset, TEXT cells
-//!   tags    u8 per cell (TAG_* in napi/protocol.rs): 0 null · 1 number (slot f64) · 2 text ·
-//!           3 blob · 4 int64 (slot i64)
+//!   arena   every TEXT value (UTF-8) and BLOB value, in cell order; written in place as rows
+//!           are stepped, so the values are copied once on the reader
+//!   tags    u8 per cell (TAG_* in napi/protocol.rs), 8-aligned: 0 null · 1 number (slot f64) ·
+//!           2 text · 3 blob · 4 int64 (slot i64)
 //!   slots   8 bytes per cell, 8-aligned: the f64/i64 value, or for text/blob two u32: start
 //!           and length in the arena (bytes); a text's length has the top bit set (ASCII) when
 //!           all of it is ASCII, which JS copies as Latin-1, skipping the UTF-8 decoder
-//!   arena   every TEXT value (UTF-8) and BLOB value, in cell order
 //! Each TEXT cell becomes its own JS string on the JS thread (napi/texts.rs), so a value a user
 //! keeps keeps only itself alive (experiments/033).
 
@@ -45,11 +46,12 @@ fn slot_pair(start: usize, len: usize) -> DbResult<u64> {
     Ok((start as u64) | ((len as u64) << 32))
 }
 
-/// A large result's first rows cross to JS in parts of about this many cells, each decoded on
-/// the JS thread while the reader steps the next; after MAX_EARLY_PARTS parts the rest comes
-/// as one last part, decoded when the reader is done, so a huge result does not keep a core
-/// busy while the JS thread's GC needs it (experiments/009).
+/// A large result's first rows cross to JS in parts of about this many cells (or arena bytes),
+/// each decoded on the JS thread while the reader steps the next; after MAX_EARLY_PARTS parts
+/// the rest comes as one last part, decoded when the reader is done, so a huge result does not
+/// keep a core busy while the JS thread's GC needs it (experiments/009, 033).
 pub const PART_CELLS: usize = 8192;
+const PART_BYTES: usize = 64 * 1024;
 const MAX_EARLY_PARTS: usize = 3;
 
 /// Encodes the rows of `statement`; with `emit_part`, every full part but the last goes to it
@@ -81,7 +83,7 @@ pub fn encode_rows(
             more = step(conn, stmt)?;
         }
         let Some(emit_part) = emit_part.as_mut() else { continue };
-        if more && rows < max_rows && emitted < MAX_EARLY_PARTS && part.tags.len() >= PART_CELLS {
+        if more && rows < max_rows && emitted < MAX_EARLY_PARTS && part.is_full() {
             emitted += 1;
             let full = std::mem::replace(&mut part, Part::new(&names, hint));
             if rows == full.rows {
@@ -98,19 +100,22 @@ pub fn encode_rows(
 
 fn remember_size(statement: &Statement, part: &Part) {
     let json = statement.last_size.get().json;
-    statement.last_size.set(ResultSize { cells: part.tags.len(), arena: part.arena.len(), json });
+    statement.last_size.set(ResultSize { cells: part.tags.len(), arena: part.buffer.len() - ARENA_OFFSET, json });
 }
 
 /// One part of a result under construction.
 struct Part {
     names: String,
     cols: usize,
+    /// The header's room, then the arena; the tags and slots are appended when it is finished.
+    buffer: Vec<u8>,
     tags: Vec<u8>,
     slots: Vec<u64>,
-    arena: Vec<u8>,
     texts: usize,
     rows: usize,
 }
+
+const ARENA_OFFSET: usize = HEADER_WORDS * 4;
 
 impl Part {
     fn new(names: &[String], hint: ResultSize) -> Part {
@@ -118,9 +123,13 @@ impl Part {
         Part {
             names: names.join("\0"),
             cols: names.len(),
+            buffer: {
+                let mut buffer = Vec::with_capacity(ARENA_OFFSET + hint.arena + cells * 9 + 16);
+                buffer.resize(ARENA_OFFSET, 0);
+                buffer
+            },
             tags: Vec::with_capacity(cells),
             slots: Vec::with_capacity(cells),
-            arena: Vec::with_capacity(hint.arena),
             texts: 0,
             rows: 0,
         }
@@ -132,10 +141,10 @@ impl Part {
             Cell::Int(v) if !safe_integers && (-MAX_SAFE..=MAX_SAFE).contains(&v) => (TAG_NUMBER, (v as f64).to_bits()),
             Cell::Int(v) => (TAG_INT64, v as u64),
             Cell::Float(v) => (TAG_NUMBER, v.to_bits()),
-            Cell::Text(s) => {
+            Cell::Text(s, ascii) => {
                 self.texts += 1;
                 let slot = self.append_to_arena(s.as_bytes())?;
-                (TAG_TEXT, if s.is_ascii() { slot | ASCII } else { slot })
+                (TAG_TEXT, if ascii { slot | ASCII } else { slot })
             }
             Cell::Blob(b) => (TAG_BLOB, self.append_to_arena(b)?),
         };
@@ -146,23 +155,23 @@ impl Part {
 
     /// Appends a value's bytes to the arena: its slot.
     fn append_to_arena(&mut self, bytes: &[u8]) -> DbResult<u64> {
-        let start = self.arena.len();
-        self.arena.extend_from_slice(bytes);
+        let start = self.buffer.len() - ARENA_OFFSET;
+        self.buffer.extend_from_slice(bytes);
         slot_pair(start, bytes.len())
     }
 
+    fn is_full(&self) -> bool {
+        self.tags.len() >= PART_CELLS || self.buffer.len() >= PART_BYTES
+    }
+
     fn finish(self) -> DbResult<EncodedRows> {
-        let tags_offset = HEADER_WORDS * 4;
+        let mut buffer = self.buffer;
+        let tags_offset = buffer.len().next_multiple_of(8);
         let slots_offset = (tags_offset + self.tags.len()).next_multiple_of(8);
-        let arena_offset = slots_offset + self.slots.len() * 8;
-        if arena_offset + self.arena.len() > u32::MAX as usize {
+        if slots_offset + self.slots.len() * 8 > u32::MAX as usize {
             return Err(DbError::new("ERR_RESULT_TOO_LARGE", "the result set is larger than 4 GiB"));
         }
-        let mut buffer = Vec::with_capacity(arena_offset + self.arena.len());
-        let header = [self.rows, self.cols, tags_offset, slots_offset, arena_offset, self.texts].map(|w| w as u32);
-        for w in header {
-            buffer.extend_from_slice(&w.to_le_bytes());
-        }
+        buffer.resize(tags_offset, 0);
         buffer.extend_from_slice(&self.tags);
         buffer.resize(slots_offset, 0);
         if cfg!(target_endian = "little") {
@@ -173,7 +182,10 @@ impl Part {
         } else {
             self.slots.iter().for_each(|s| buffer.extend_from_slice(&s.to_le_bytes()));
         }
-        buffer.extend_from_slice(&self.arena);
+        let header = [self.rows, self.cols, tags_offset, slots_offset, ARENA_OFFSET, self.texts];
+        for (i, w) in header.into_iter().enumerate() {
+            buffer[i * 4..i * 4 + 4].copy_from_slice(&(w as u32).to_le_bytes());
+        }
         Ok(EncodedRows { buffer, names: self.names })
     }
 }
@@ -220,10 +232,11 @@ mod tests {
             (word(b, 0), word(b, 4), word(b, 8), word(b, 12), word(b, 16), word(b, 20));
         let cells = rows * cols;
         assert_eq!(part.row_count() as usize, rows);
-        assert_eq!(tags, HEADER_WORDS * 4, "tags follow the header");
+        assert_eq!(arena, HEADER_WORDS * 4, "the arena follows the header");
+        assert!(tags % 8 == 0 && tags >= arena && tags < arena + 8 + b.len(), "tags follow the arena, 8-aligned");
         assert_eq!(slots % 8, 0, "slots are 8-aligned");
         assert!(slots >= tags + cells && slots < tags + cells + 8, "slots follow the tags");
-        assert_eq!(arena, slots + cells * 8, "the arena follows the slots");
+        assert_eq!(b.len(), slots + cells * 8, "the slots end the buffer");
         let names: Vec<String> = if cols == 0 { vec![] } else { part.names.split('\0').map(String::from).collect() };
         assert_eq!(names.len(), cols);
         assert_eq!(b[tags..tags + cells].iter().filter(|&&t| t == TAG_TEXT).count(), texts, "the TEXT count");
@@ -313,7 +326,7 @@ mod tests {
         let d = one("SELECT 1 AS a, 'x' AS bb WHERE 0", false);
         assert_eq!(d, Decoded { names: vec!["a".into(), "bb".into()], rows: vec![] });
         let parts = encode("SELECT 1 AS a WHERE 0", usize::MAX, false, false).unwrap();
-        assert_eq!(parts[0].buffer.len(), 24, "the header, then nothing: no cells");
+        assert_eq!(parts[0].buffer.len(), 24, "the header, then nothing: no values, no cells");
     }
 
     #[test]
@@ -391,6 +404,19 @@ mod tests {
 
         let parts = encode(&counting(rows, 1), usize::MAX, false, false).unwrap();
         assert_eq!(part_rows(&parts, 1), vec![rows], "without emit_part, one part holds all");
+    }
+
+    #[test]
+    fn a_result_of_long_values_comes_in_parts_by_bytes() {
+        // 40 rows of 10,000-byte texts: a part is full once its arena holds PART_BYTES.
+        let sql = "WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 39) \
+                   SELECT i, printf('%.*c', 10000, 'x') AS t FROM n";
+        let parts = encode(sql, usize::MAX, false, true).unwrap();
+        let rows: Vec<usize> = parts.iter().map(|p| p.row_count() as usize).collect();
+        let per_part = PART_BYTES.div_ceil(10_000);
+        assert_eq!(rows, vec![per_part, per_part, per_part, 40 - 3 * per_part], "three early parts, then the rest");
+        let ids: Vec<D> = parts.iter().flat_map(|p| decode(p).rows).map(|mut r| r.remove(0)).collect();
+        assert_eq!(ids, (0..40).map(|i| number(i as f64)).collect::<Vec<_>>(), "in order, none lost");
     }
 
     #[test]

@@ -60,10 +60,12 @@ impl RowSink for Values {
                 Cell::Int(_) => return false,
                 Cell::Float(v) => sys::napi_create_double(env, v, &mut value),
                 // ASCII is copied as is, skipping V8's UTF-8 decoder (as napi/texts.rs).
-                Cell::Text(s) if s.is_ascii() => {
+                Cell::Text(s, true) => {
                     sys::napi_create_string_latin1(env, s.as_ptr() as _, s.len() as isize, &mut value)
                 }
-                Cell::Text(s) => sys::napi_create_string_utf8(env, s.as_ptr() as _, s.len() as isize, &mut value),
+                Cell::Text(s, false) => {
+                    sys::napi_create_string_utf8(env, s.as_ptr() as _, s.len() as isize, &mut value)
+                }
                 Cell::Blob(b) => {
                     let mut data = ptr::null_mut();
                     sys::napi_create_buffer_copy(env, b.len(), b.as_ptr() as _, &mut data, &mut value)

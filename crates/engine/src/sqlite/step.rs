@@ -13,7 +13,8 @@ pub enum Cell<'a> {
     Null,
     Int(i64),
     Float(f64),
-    Text(&'a str),
+    /// The text, and whether all of it is ASCII.
+    Text(&'a str, bool),
     Blob(&'a [u8]),
 }
 
@@ -51,11 +52,15 @@ pub unsafe fn cell<'a>(stmt: *mut ffi::sqlite3_stmt, i: c_int, names: &[String],
             let p = ffi::sqlite3_value_text(v);
             let n = ffi::sqlite3_value_bytes(v) as usize;
             let bytes = if p.is_null() { &[][..] } else { std::slice::from_raw_parts(p, n) };
-            // simdutf8's fast check first; the standard one only to locate an error.
-            if let Ok(text) = simdutf8::basic::from_utf8(bytes) {
-                return Ok(Cell::Text(text));
+            // ASCII (most text) needs no other check; then simdutf8's fast check; the standard
+            // one only to locate an error.
+            if bytes.is_ascii() {
+                return Ok(Cell::Text(std::str::from_utf8_unchecked(bytes), true));
             }
-            Cell::Text(std::str::from_utf8(bytes).map_err(|e| {
+            if let Ok(text) = simdutf8::basic::from_utf8(bytes) {
+                return Ok(Cell::Text(text, false));
+            }
+            let text = std::str::from_utf8(bytes).map_err(|e| {
                 DbError::new(
                     "ERR_INVALID_UTF8",
                     format!(
@@ -67,7 +72,8 @@ pub unsafe fn cell<'a>(stmt: *mut ffi::sqlite3_stmt, i: c_int, names: &[String],
                         names[i as usize]
                     ),
                 )
-            })?)
+            })?;
+            Cell::Text(text, false)
         }
         ffi::SQLITE_BLOB => {
             let p = ffi::sqlite3_value_blob(v);
