@@ -5,8 +5,15 @@ import * as os from 'node:os'
 import { CIPHERS, DEFAULT_CIPHER } from './cipher'
 import type { CheckedCipher, Encryption, EngineOptions } from './engine'
 import { abortError, describe, ResqliteError, rangeError, typeError } from './errors'
-import type { Packed } from './params'
-import type { OpenOptions, QueryOptions, RekeyOptions, TransactionMode, TransactionOptions } from './types'
+import { copyPacked, type Packed } from './params'
+import type {
+  IterateOptions,
+  OpenOptions,
+  QueryOptions,
+  RekeyOptions,
+  TransactionMode,
+  TransactionOptions,
+} from './types'
 
 const OPTION_KEYS = new Set([
   'readers',
@@ -37,6 +44,27 @@ export function prepareCall(
   const packed = pack()
   if (signal?.aborted) throw abortError(signal, sql)
   return { packed, signal }
+}
+
+/** Rows per page of an iteration, by default (types.ts IterateOptions). */
+const PAGE_ROWS = 1_000
+
+/** An iteration's arguments: its parameters (copied: the query starts later), signal and page size. */
+export function prepareIterate(
+  sql: unknown,
+  options: unknown,
+  pack: () => Packed,
+): { packed: Packed; signal: AbortSignal | undefined; pageRows: number } {
+  checkSql(sql)
+  const signal = checkQueryOptions(options)
+  const pageRows = integerOption(
+    'options.pageRows',
+    (options as IterateOptions | undefined)?.pageRows,
+    1,
+    1_000_000,
+    PAGE_ROWS,
+  )
+  return { packed: copyPacked(pack()), signal, pageRows }
 }
 
 export function checkBody(body: unknown): void {

@@ -11,9 +11,11 @@ import {
   checkTransactionOptions,
   checkWatchOption,
   prepareCall,
+  prepareIterate,
 } from './arguments'
 import { type CheckedCipher, Engine, type EngineOptions } from './engine'
 import { abortError, closedError, ResqliteError } from './errors'
+import { failedSource, RowIterator } from './iterate'
 import { LiveQueries, LiveQuery } from './live-queries'
 import { JobKind, type NativeDiagnostics } from './native'
 import { copyPacked, encodeBatch, encodeParams, NO_PARAMS, type Packed, type Params } from './params'
@@ -21,6 +23,7 @@ import { OUTERMOST, Transaction, Turns } from './transaction'
 import type {
   BatchResult,
   Diagnostics,
+  IterateOptions,
   OpenOptions,
   Queryable,
   QueryOptions,
@@ -162,6 +165,33 @@ export class Database implements Queryable {
     return (
       this.#context.getStore()?.selectBytes(sql, params, options) ??
       this.#read(JobKind.SelectBytes, sql, params, options)
+    )
+  }
+
+  /** On a `Database`: on a connection of its own (reads meanwhile, in the loop's body too, go
+   * on as usual), or, inside a transaction body, in the transaction.
+   * @inheritDoc */
+  iterate<T = Row>(sql: string, params?: Params, options?: IterateOptions): RowIterator<T> {
+    const tx = this.#context.getStore()
+    if (tx) return tx.iterate<T>(sql, params, options)
+    let args: ReturnType<typeof prepareIterate>
+    try {
+      args = prepareIterate(sql, options, () => encodeParams(params))
+    } catch (error) {
+      return new RowIterator<T>(() => failedSource(error), undefined, String(sql))
+    }
+    const { packed, signal, pageRows } = args
+    return new RowIterator<T>(
+      () => {
+        if (this.#closing) return failedSource(closedError())
+        const pages = this.#engine.iterate<T>(sql, packed, pageRows)
+        return {
+          next: () => (this.#closing ? Promise.reject(closedError()) : pages.next()),
+          end: () => this.#closing || pages.end(),
+        }
+      },
+      signal,
+      sql,
     )
   }
 

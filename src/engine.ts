@@ -1,9 +1,19 @@
 // The JS side of the native engine: submits jobs to the reader pool or the writer and settles
 // their promises when the engine hands back a batch of completions.
 import { DIRECT_DECODE_CELLS, type Row, RowsAssembler, RowsResult } from './decode'
-import { abortError, ResqliteError } from './errors'
+import { abortError, closedError, ResqliteError } from './errors'
 import { type InlineCounters, InlineReads } from './inline'
-import { binding, Done, type JobCalls, JobKind, Mailbox, type NativeDatabase, type NativeDiagnostics } from './native'
+import type { Page, PageSource } from './iterate'
+import {
+  binding,
+  Done,
+  IterateStep,
+  type JobCalls,
+  JobKind,
+  Mailbox,
+  type NativeDatabase,
+  type NativeDiagnostics,
+} from './native'
 import type { Packed } from './params'
 
 /** Reads issued together that may run inline; the rest run in parallel on the readers
@@ -59,6 +69,8 @@ interface Job {
   polled?: boolean
   /** A transaction's writer job: told when an error left the writer outside any transaction. */
   onNoTransaction?: (error: ResqliteError) => void
+  /** A step of an iteration: resolves with a `Page`. */
+  page?: true
 }
 
 /** Receives a live query's results: rows, or the error of a run. */
@@ -183,6 +195,44 @@ export class Engine {
       this.#calls.write(id, kind, sql, packed.bytes, packed.length, onNoTransaction !== undefined)
       this.#words[Mailbox.WritesInFlight]!++
     })
+  }
+
+  /** An iteration's pages (crates/engine/src/threads/cursors.rs): on a connection of its own,
+   * or, with `onNoTransaction`, on the writer's inside the open transaction. */
+  iterate<T>(
+    sql: string,
+    packed: Packed,
+    pageRows: number,
+    onNoTransaction?: (error: ResqliteError) => void,
+  ): PageSource<T> {
+    const cursor = this.#newId()
+    let started = false
+    const step = (s: IterateStep, id: number): Promise<Page<T>> =>
+      new Promise<Page<T>>((resolve, reject) => {
+        const inTransaction = onNoTransaction !== undefined
+        const job: Job = { kind: JobKind.Select, sql, resolve, reject, page: true, onNoTransaction }
+        this.#track(id, job)
+        if (inTransaction) {
+          job.polled = true
+          this.#words[Mailbox.WritesInFlight]!++
+        }
+        if (!this.#native.iterate(id, cursor, s, sql, packed.bytes, packed.length, pageRows, inTransaction)) {
+          this.#jobs.delete(id)
+          this.#words[Mailbox.WritesInFlight]!--
+          this.#unrefIfIdle()
+          reject(closedError())
+        }
+      })
+    return {
+      next: () => {
+        if (started) return step(IterateStep.Next, this.#newId())
+        started = true
+        return step(IterateStep.Start, cursor)
+      },
+      end: () => {
+        step(IterateStep.End, this.#newId()).catch(() => {})
+      },
+    }
   }
 
   /** Starts a live query on the readers; `sink` receives every result that differs from the
@@ -332,9 +382,14 @@ export class Engine {
 
   #settle(job: Job, done: Done, a: unknown, b: unknown, turnStart: number): void {
     switch (done) {
+      case Done.Page:
       case Done.Rows: {
         const result = this.#rows(a, b)
-        if (job.kind === JobKind.SelectOne) {
+        if (job.page) {
+          const rows: Row[] = []
+          result.appendTo(rows)
+          job.resolve({ rows, last: done === Done.Rows })
+        } else if (job.kind === JobKind.SelectOne) {
           job.resolve(result.first())
         } else if (job.parts || result.cells > DIRECT_DECODE_CELLS) {
           this.#assembler(job).add(result, true, turnStart)

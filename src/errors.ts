@@ -75,6 +75,13 @@ export type ResqliteErrorCode =
   | 'ERR_OPEN_TRANSACTION'
   /** A `COMMIT`, `ROLLBACK` or `END` statement inside a transaction body ended the transaction. */
   | 'ERR_TRANSACTION_CONTROL'
+  /** An iteration (`iterate`) read a second time: call `iterate` again to read the rows again. */
+  | 'ERR_ITERATION_STARTED'
+  /** A page asked of an iteration that has ended, or one started while the database closes or
+   * a rekey runs. */
+  | 'ERR_ITERATION_ENDED'
+  /** `rekey` while an iteration is open outside a transaction: finish or end it first. */
+  | 'ERR_ITERATION_OPEN'
   /** A bug inside the engine (a Rust panic): the job fails, the engine stays usable. */
   | 'ERR_INTERNAL'
   /** (`TypeError`) An argument of the wrong type: the message names the argument and its type. */

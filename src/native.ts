@@ -19,6 +19,14 @@ export const enum Done {
   LiveRows = 7, // as Rows, for the live query whose id is given: its new rows
   LiveError = 8, // as Error, for the live query whose id is given: a run failed
   ChangesBig = 9, // a: changes (in the slot), b: lastInsertRowid beyond 2^53, as a bigint
+  Page = 10, // as Rows, for a page of an iteration with more to come; its last page is a Rows
+}
+
+/** The steps of an iteration (`NativeDatabase.iterate`). */
+export const enum IterateStep {
+  Start = 0,
+  Next = 1,
+  End = 2,
 }
 
 /** The mailbox's layout (`MAILBOX_*`): `Words` i32 words [queued, polling, count, writes in
@@ -144,6 +152,19 @@ export interface NativeDatabase {
    * until `liveStop(id)`. */
   liveStart(id: number, sql: string, params: Uint8Array, paramsLength: number): void
   liveStop(id: number): void
+  /** A step of iteration `cursor` as job `id` (crates/engine/src/threads/cursors.rs): pages
+   * arrive as Done.Page, the last as Done.Rows. False when `inTransaction` and there is no
+   * writer. */
+  iterate(
+    id: number,
+    cursor: number,
+    step: IterateStep,
+    sql: string,
+    params: Uint8Array,
+    paramsLength: number,
+    pageRows: number,
+    inTransaction: boolean,
+  ): boolean
   diagnostics(): NativeDiagnostics
   cancel(id: number): void
   /** Queues a rekey on the writer; no encryption (or an empty key) decrypts. */

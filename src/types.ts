@@ -1,6 +1,7 @@
 // The public option and result types, and Queryable: the query methods Database and
 // Transaction share.
 import type { Row as DecodedRow } from './decode'
+import type { RowIterator } from './iterate'
 import type { LiveQueryCounters } from './live-queries'
 import type { Params } from './params'
 import type { Transaction } from './transaction'
@@ -65,6 +66,24 @@ export interface Queryable {
    * @returns The JSON text (`[]` for no rows). Rejects as `select` does (never with the
    *   `RangeError` for large integers). */
   selectBytes(sql: string, params?: Params, options?: QueryOptions): Promise<Buffer>
+
+  /** The rows of one read-only statement a page at a time, for results that should never be
+   * whole (docs/api.md "iterate"): memory stays flat whatever the result's size. Iterate it
+   * with `for await (const row of …)`, or take pages with `.pages()`; read it once. The query
+   * starts when the iteration does; every row comes from one snapshot, a read transaction held
+   * from the first page to the last (meanwhile the WAL cannot be checkpointed past it, so it
+   * grows while writes go on). `break`, `return`, a throw out of the loop or `signal` ends it
+   * and frees its statement.
+   *
+   * @typeParam T - The row's shape, as the caller declares it (not checked). Default {@link Row}.
+   * @param sql - One statement that does not write.
+   * @param params - Its parameters, by position (array) or by name (object); see `select`.
+   * @param options - `signal` ends the iteration (`ABORT_ERR`); `pageRows` (1–1,000,000,
+   *   default 1,000) is how many rows cross at a time.
+   * @returns A {@link RowIterator}. Its first step rejects as `select` does (a bad argument
+   *   with a `TypeError`/`RangeError`), or with `ERR_DATABASE_CLOSED`,
+   *   `ERR_TRANSACTION_FINISHED`; reading it a second time throws `ERR_ITERATION_STARTED`. */
+  iterate<T = Row>(sql: string, params?: Params, options?: IterateOptions): RowIterator<T>
 
   /** Runs a statement on the writer and resolves once it is done (committed, unless inside a
    * transaction). Without parameters, SQL holding several statements runs them all, in order;
@@ -310,6 +329,13 @@ export interface BatchResult {
 }
 
 /** Options of the `select*` methods. */
+/** Options of `iterate`. */
+export interface IterateOptions extends QueryOptions {
+  /** Rows per page, 1–1,000,000. Default 1,000. Larger pages cost fewer round trips and more
+   * memory and event-loop time per page. */
+  pageRows?: number
+}
+
 export interface QueryOptions {
   /** Aborting rejects the call with `ABORT_ERR` at once. A read on a reader is interrupted
    * (the connection stays usable); inside a transaction the statement finishes and its result

@@ -19,8 +19,8 @@ use napi::sys;
 use crate::encode::rows::EncodedRows;
 use crate::napi::protocol::{
     DONE_CHANGES, DONE_CHANGES_BIG, DONE_ERROR, DONE_ERROR_NO_TRANSACTION, DONE_JSON, DONE_LIVE_ERROR, DONE_LIVE_ROWS,
-    DONE_ROWS, DONE_ROWS_PART, DONE_VOID, MAILBOX_BYTES, MAILBOX_COUNT, MAILBOX_POLLING, MAILBOX_QUEUED, MAILBOX_SLOTS,
-    MAILBOX_WORDS, MAILBOX_WRITES_IN_FLIGHT,
+    DONE_PAGE, DONE_ROWS, DONE_ROWS_PART, DONE_VOID, MAILBOX_BYTES, MAILBOX_COUNT, MAILBOX_POLLING, MAILBOX_QUEUED,
+    MAILBOX_SLOTS, MAILBOX_WORDS, MAILBOX_WRITES_IN_FLIGHT,
 };
 use crate::threads::job::Outcome;
 use crate::threads::{Completion, Shared, Waker};
@@ -221,6 +221,7 @@ unsafe fn values(
     let kind = match outcome {
         Outcome::Rows(rows) => push_rows(env, rows, push).map(|_| DONE_ROWS)?,
         Outcome::RowsPart(rows) => push_rows(env, rows, push).map(|_| DONE_ROWS_PART)?,
+        Outcome::Page(rows) => push_rows(env, rows, push).map(|_| DONE_PAGE)?,
         Outcome::LiveRows(rows) => push_rows(env, rows, push).map(|_| DONE_LIVE_ROWS)?,
         Outcome::Json(bytes) => {
             push(array_buffer(env, bytes)?);

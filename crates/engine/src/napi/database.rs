@@ -12,7 +12,7 @@ use napi_derive::napi;
 use crate::handoff::mailbox::{deliver_completions, finalize_context, CallbackContext, Mailbox, TsfnWaker};
 use crate::handoff::poller::Poller;
 use crate::sqlite::encryption::KeyConfig;
-use crate::threads::job::{Job, Request};
+use crate::threads::job::{IterateStep, Job, Request};
 use crate::threads::{Pool, PoolOptions, Shared};
 
 #[napi]
@@ -185,6 +185,43 @@ impl NativeDatabase {
     #[napi]
     pub fn live_stop(&self, id: u32) {
         self.pool.live_stop(id);
+    }
+
+    /// A step of iteration `cursor` (threads/cursors.rs) as job `id`: 0 starts it (`sql`,
+    /// `params`, `page_rows`; `id` is then the cursor's), 1 asks for the next page, 2 ends it.
+    /// Pages arrive as DONE_PAGE, the last as DONE_ROWS. `in_transaction`: on the writer's
+    /// connection, inside the open transaction; false when there is no writer.
+    #[napi]
+    #[allow(clippy::too_many_arguments)]
+    pub fn iterate(
+        &self,
+        id: u32,
+        cursor: u32,
+        step: u32,
+        sql: String,
+        params: &[u8],
+        params_len: u32,
+        page_rows: u32,
+        in_transaction: bool,
+    ) -> Result<bool> {
+        let step = match step {
+            0 if page_rows > 0 => IterateStep::Start { page_rows: page_rows as usize },
+            1 => IterateStep::Next,
+            2 => IterateStep::End,
+            _ => return Err(Error::new(Status::InvalidArg, format!("iterate: step {step}, pageRows {page_rows}"))),
+        };
+        let params = params.get(..params_len as usize).unwrap_or_default().to_vec();
+        let job =
+            Job { id, request: Request::Iterate { cursor, step }, sql, params, cancellable: false, in_transaction };
+        if in_transaction {
+            let sent = self.pool.write(job);
+            if sent {
+                self.poll_for_completions();
+            }
+            return Ok(sent);
+        }
+        self.pool.read(job);
+        Ok(true)
     }
 
     /// Live-query counters, SQLite's memory use and group commits.

@@ -47,7 +47,8 @@ protocol! {
     // Completion kinds. A completion is `[id, kind, a, b]` in a mailbox slot; the values that
     // are not numbers are the JS handler's arguments, in completion order ("objects" below).
     Done: u32 {
-        /// Objects: the ArrayBuffer (encode/rows.rs layout), the text block (a string).
+        /// Objects: the ArrayBuffer (encode/rows.rs layout), the column names (one string,
+        /// joined by NUL).
         DONE_ROWS = 0;
         /// Objects: an ArrayBuffer holding the JSON text.
         DONE_JSON = 1;
@@ -66,6 +67,9 @@ protocol! {
         DONE_LIVE_ERROR = 8;
         /// a: changes; objects: lastInsertRowid as a bigint (beyond 2^53).
         DONE_CHANGES_BIG = 9;
+        /// As DONE_ROWS, for a page of an iteration that has more rows (threads/cursors.rs);
+        /// its last page is a DONE_ROWS.
+        DONE_PAGE = 10;
     }
 
     // The mailbox: MAILBOX_WORDS i32 words (signals and counts), then MAILBOX_SLOTS

@@ -87,7 +87,8 @@ impl StatementCache {
     }
 }
 
-fn prepare(conn: &Connection, hooks: &Hooks, sql: &str) -> DbResult<Statement> {
+/// A statement outside any cache (an iteration's: threads/cursors.rs), or for the cache.
+pub fn prepare(conn: &Connection, hooks: &Hooks, sql: &str) -> DbResult<Statement> {
     let bytes = sql.as_bytes();
     hooks.clear_capture();
     let (stmt, consumed) = conn

@@ -24,8 +24,22 @@ pub enum Request {
     Live,
     /// Writer: has another connection committed since the last check? (watchExternalChanges)
     DataVersion,
+    /// A step of iteration `cursor` (threads/cursors.rs).
+    Iterate {
+        cursor: u32,
+        step: IterateStep,
+    },
     /// Re-encrypts the database with this key (`None`: decrypts it); see writer.rs and sqlite/encryption.rs.
     Rekey(Option<Arc<KeyConfig>>),
+}
+
+pub enum IterateStep {
+    /// Prepare the job's SQL with its parameters and send the first page.
+    Start { page_rows: usize },
+    /// Send the next page.
+    Next,
+    /// Stop early: finalize the statement, free its connection.
+    End,
 }
 
 pub struct Job {
@@ -44,6 +58,8 @@ pub enum Outcome {
     Rows(EncodedRows),
     /// A full part of a large `select` result; the job goes on (encode::rows::PART_CELLS).
     RowsPart(EncodedRows),
+    /// A page of an iteration with more rows to come (its last page is `Rows`).
+    Page(EncodedRows),
     Json(Vec<u8>),
     Changes {
         changes: i64,

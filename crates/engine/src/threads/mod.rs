@@ -3,6 +3,7 @@
 //! (`worker`) through `sqlite` and `encode`; its completion goes on to `handoff`.
 
 mod completions;
+pub mod cursors;
 pub mod group_commit;
 pub mod job;
 mod open;

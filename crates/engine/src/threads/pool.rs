@@ -56,6 +56,7 @@ impl Pool {
             group_commits: Default::default(),
             inline: Mutex::new(None),
             writer: Mutex::new(None),
+            cursors: Default::default(),
             // The key lives in the gate from here on: rekey replaces it there.
             gate: ReaderGate::new(opts.key.take()),
             park,
@@ -169,6 +170,7 @@ impl Pool {
             for t in threads {
                 let _ = t.join();
             }
+            shared.cursors.lock().unwrap().close();
             shared.complete(close_id, Outcome::Done);
         });
     }
@@ -178,6 +180,7 @@ impl Drop for Pool {
     /// Dropped without `close()` (its JS environment ended): let the readers stop.
     fn drop(&mut self) {
         self.shared.live_queries.lock().unwrap().close();
+        self.shared.cursors.lock().unwrap().close();
     }
 }
 

@@ -5,6 +5,7 @@ use std::sync::atomic::Ordering;
 
 use crossbeam_channel::Receiver;
 
+use super::cursors;
 use super::job::{Job, Outcome, Request};
 use super::open::{open_worker, OpenLatch, PoolOptions};
 use super::run::run;
@@ -72,6 +73,10 @@ fn reader_loop(
                 continue;
             }
         };
+        if matches!(first.request, Request::Iterate { .. }) {
+            cursors::on_reader(opts, shared, first); // on the iteration's own connection
+            continue;
+        }
         if worker.is_err() {
             worker = open_worker(opts, Role::Reader, shared.gate.key().as_deref());
             if let Ok(w) = &worker {
@@ -95,6 +100,10 @@ fn reader_loop(
         batch.extend(rx.try_iter().take(extra));
         let in_transaction = batch.len() > 1 && worker.exec("BEGIN").is_ok();
         for job in batch.drain(..) {
+            if matches!(job.request, Request::Iterate { .. }) {
+                cursors::on_reader(opts, shared, job);
+                continue;
+            }
             let outcome = run_read(worker, shared, slot, &job, in_transaction);
             finish_read(shared, &job, outcome);
         }

@@ -3,6 +3,7 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
+use super::cursors;
 use super::job::{Job, Outcome, Request};
 use super::shared::Shared;
 use super::worker::Worker;
@@ -27,6 +28,9 @@ pub(super) fn run(worker: &mut Worker, job: &Job, shared: &Shared) -> Outcome {
                     shared.publish(&ChangeSet::everything());
                 }
                 Ok(Outcome::Done)
+            }
+            Request::Iterate { cursor, ref step } => {
+                Ok(cursors::on_writer(worker, job, cursor, step, shared.safe_integers))
             }
             Request::Rekey(_) => unreachable!("rekey runs in writer_loop"),
         };

@@ -9,6 +9,7 @@ use crossbeam_channel::Sender;
 use sqlite3mc_sys as ffi;
 
 use super::completions::Completions;
+use super::cursors::Cursors;
 use super::group_commit;
 use super::job::Outcome;
 use super::reader_gate::ReaderGate;
@@ -55,6 +56,8 @@ pub struct Shared {
     /// The writer's connection: the writer thread holds the lock while it runs a job, and a
     /// transaction's read may run on it from the JS thread in between (inline.rs).
     pub writer: Mutex<Option<Worker>>,
+    /// Iterations outside transactions, on connections of their own (cursors.rs).
+    pub(super) cursors: Mutex<Cursors>,
 }
 
 impl Shared {

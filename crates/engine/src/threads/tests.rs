@@ -8,7 +8,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use super::completions::{Completion, Waker};
-use super::job::{Job, Outcome, Request};
+use super::job::{IterateStep, Job, Outcome, Request};
 use super::open::PoolOptions;
 use super::pool::Pool;
 use crate::sqlite::setup::Role;
@@ -207,6 +207,7 @@ fn describe(outcome: &Outcome) -> String {
         Outcome::Json(bytes) => String::from_utf8_lossy(bytes).into_owned(),
         Outcome::Error(e) => format!("error {}", e.code),
         Outcome::Rows(rows) | Outcome::RowsPart(rows) => format!("rows {}", rows.row_count()),
+        Outcome::Page(rows) => format!("page {}", rows.row_count()),
         Outcome::LiveRan { .. } => "live ran".into(),
         Outcome::LiveRows(rows) => format!("live rows {}", rows.row_count()),
         Outcome::LiveError(e) => format!("live error {}", e.code),
@@ -461,4 +462,45 @@ fn a_live_query_started_while_an_untracked_write_runs_sees_what_that_write_commi
     assert_eq!(h.outcome(id), "changes 1 rowid 1");
     assert_eq!(h.requeries(), 1, "the untracked job's commit re-runs the query (queued before it completed)");
     assert_eq!(h.outcome(LIVE), "live rows 1", "so it sees the INSERT");
+}
+
+impl Harness {
+    /// Sends a step of iteration `cursor` to the readers (`start`: the cursor's own id) and
+    /// returns its outcome.
+    fn iterate(&mut self, cursor: u32, step: IterateStep, sql: &str) -> String {
+        let id = if matches!(step, IterateStep::Start { .. }) { cursor } else { self.next_id + 1 };
+        let mut job = self.job(Request::Iterate { cursor, step }, sql, Vec::new());
+        job.id = id;
+        self.pool.read(job);
+        self.outcome(id)
+    }
+}
+
+#[test]
+fn an_iteration_pages_on_its_own_connection_and_reads_go_on_meanwhile() {
+    let mut h = Harness::open(1);
+    h.execute("CREATE TABLE t (x); INSERT INTO t WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 25) SELECT i FROM c");
+    let cursor = 100;
+    assert_eq!(h.iterate(cursor, IterateStep::Start { page_rows: 10 }, "SELECT x FROM t"), "page 10");
+    // The only reader is free between pages: a read runs, and a write commits.
+    assert_eq!(h.select("SELECT count(*) AS c FROM t"), r#"[{"c":25}]"#);
+    assert_eq!(h.execute("INSERT INTO t VALUES (26)"), "changes 1 rowid 26");
+    assert_eq!(h.iterate(cursor, IterateStep::Next, ""), "page 10");
+    assert_eq!(h.iterate(cursor, IterateStep::Next, ""), "rows 5", "the last page, from the first page's snapshot");
+    assert_eq!(h.iterate(cursor, IterateStep::Next, ""), "error ERR_ITERATION_ENDED", "read to its end: gone");
+}
+
+#[test]
+fn an_iteration_ended_early_is_gone_and_its_statement_checked_like_a_select() {
+    let mut h = Harness::open(1);
+    h.execute("CREATE TABLE t (x); INSERT INTO t VALUES (1), (2), (3)");
+    assert_eq!(h.iterate(200, IterateStep::Start { page_rows: 1 }, "SELECT x FROM t"), "page 1");
+    assert_eq!(h.iterate(200, IterateStep::End, ""), "done");
+    assert_eq!(h.iterate(200, IterateStep::Next, ""), "error ERR_ITERATION_ENDED");
+    assert_eq!(h.iterate(201, IterateStep::Start { page_rows: 5 }, "DELETE FROM t"), "error ERR_NOT_READ_ONLY");
+    assert_eq!(
+        h.iterate(202, IterateStep::Start { page_rows: 5 }, "SELECT 1; SELECT 2"),
+        "error ERR_MULTIPLE_STATEMENTS"
+    );
+    assert_eq!(h.select("SELECT count(*) AS c FROM t"), r#"[{"c":3}]"#, "nothing changed");
 }

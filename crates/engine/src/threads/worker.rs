@@ -1,10 +1,12 @@
 //! What a job does on its connection: the bodies of select, selectBytes, execute,
 //! executeBatch and a live query's run. Each runs on the thread that owns the connection.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use sqlite3mc_sys as ffi;
 
+use super::cursors::Cursor;
 use super::job::Outcome;
 use crate::encode::json::encode_json;
 use crate::encode::rows::encode_rows;
@@ -16,13 +18,16 @@ use crate::sqlite::budget::Budget;
 use crate::sqlite::connection::Connection;
 use crate::sqlite::params::{bind, bind_with, Reader};
 use crate::sqlite::setup::Role;
-use crate::sqlite::statement_cache::{ResetOnDrop, Statement, StatementCache};
+use crate::sqlite::statement_cache::{prepare, ResetOnDrop, Statement, StatementCache};
 use crate::sqlite::step::step;
 
 /// A connection with its statement cache and its live-query hooks: what a pool thread owns.
 /// Declared in drop order: the cache's statements are finalized before the connection closes,
 /// and the hooks and the budget, which SQLite may call while it closes, outlive it.
 pub struct Worker {
+    /// Iterations inside the transaction (threads/cursors.rs): their statements are finalized
+    /// first.
+    pub cursors: HashMap<u32, Cursor>,
     pub cache: StatementCache,
     pub conn: Connection,
     hooks: Box<Hooks>,
@@ -39,6 +44,20 @@ pub struct Worker {
 // a lock (threads/shared.rs), by the JS thread or the writer in turn.
 unsafe impl Send for Worker {}
 
+/// A read runs one read-only statement.
+fn check_read(stmt: &Statement) -> DbResult<()> {
+    if stmt.has_tail {
+        return Err(multiple_statements("select takes one statement"));
+    }
+    if !stmt.readonly {
+        return Err(DbError::new(
+            "ERR_NOT_READ_ONLY",
+            "select runs read-only statements; use execute() for statements that write",
+        ));
+    }
+    Ok(())
+}
+
 fn multiple_statements(what: &str) -> DbError {
     DbError::new("ERR_MULTIPLE_STATEMENTS", format!("{what}: the SQL holds several statements; run them one call each"))
 }
@@ -49,7 +68,15 @@ impl Worker {
         // SAFETY: the hooks outlive the connection (field order) and stay on this thread.
         let hooks = unsafe { Hooks::install(&conn, role) };
         let data_version = conn.query_int("PRAGMA data_version").unwrap_or(0);
-        Worker { cache: StatementCache::new(), conn, hooks, budget: None, tracking: false, data_version }
+        Worker {
+            cursors: HashMap::new(),
+            cache: StatementCache::new(),
+            conn,
+            hooks,
+            budget: None,
+            tracking: false,
+            data_version,
+        }
     }
 
     /// Runs every statement of `sql` (transaction control), each one's effects recorded for
@@ -87,16 +114,16 @@ impl Worker {
         sql: &str,
     ) -> DbResult<&'a Statement> {
         let stmt = cache.get(conn, hooks, sql)?;
-        if stmt.has_tail {
-            return Err(multiple_statements("select takes one statement"));
-        }
-        if !stmt.readonly {
-            return Err(DbError::new(
-                "ERR_NOT_READ_ONLY",
-                "select runs read-only statements; use execute() for statements that write",
-            ));
-        }
+        check_read(stmt)?;
         Ok(stmt)
+    }
+
+    /// An iteration's statement (threads/cursors.rs): select's checks, prepared outside the
+    /// cache, bound to `params`.
+    pub fn cursor(&mut self, sql: &str, params: Vec<u8>, page_rows: usize) -> DbResult<Cursor> {
+        let stmt = prepare(&self.conn, &self.hooks, sql)?;
+        check_read(&stmt)?;
+        Cursor::new(stmt, params, page_rows)
     }
 
     /// For a run on the JS thread (inline.rs): the cached statement for a read (select's
@@ -190,6 +217,9 @@ impl Worker {
     /// texts, so they stay prepared in the cache (preparing them took a sixth of the writer's
     /// work in an interactive transaction; experiments/021).
     pub fn control(&mut self, sql: &str) -> DbResult<Outcome> {
+        if sql == "COMMIT" || sql == "ROLLBACK" {
+            self.cursors.clear(); // the transaction's iterations end with it
+        }
         let stmt = self.cache.get(&self.conn, &self.hooks, sql)?;
         if stmt.has_tail {
             return self.hooks.exec(&self.conn, sql).map(|_| Outcome::Done);

@@ -137,6 +137,9 @@ fn run_writer_job(worker: &mut Worker, job: &Job, shared: &Shared) -> Outcome {
         ));
     }
     let outcome = run(worker, job, shared);
+    if worker.conn.autocommit() && !worker.cursors.is_empty() {
+        worker.cursors.clear(); // the transaction ended (SQLite rolled it back): so did its iterations
+    }
     let user_statement = !matches!(job.request, Request::Control);
     if user_statement && job.in_transaction && !matches!(outcome, Outcome::Error(_)) && worker.conn.autocommit() {
         return Outcome::Error(DbError::new(
@@ -166,6 +169,9 @@ fn rekey(slot: &mut Option<Worker>, opts: &PoolOptions, shared: &Shared, new: Op
     if old.is_none() && new.is_none() {
         return Outcome::Done; // decrypting a plaintext database: nothing to do
     }
+    if let Err(e) = shared.cursors.lock().unwrap().pause_for_rekey() {
+        return Outcome::Error(e);
+    }
     for park in &shared.park {
         let _ = park.send(());
     }
@@ -174,6 +180,7 @@ fn rekey(slot: &mut Option<Worker>, opts: &PoolOptions, shared: &Shared, new: Op
     // reopens with the key in force afterwards.
     let inline = shared.inline.lock().unwrap().take().is_some();
     let outcome = swap_key(slot, opts, shared, old, new);
+    shared.cursors.lock().unwrap().resume();
     if inline {
         if let Ok(worker) = open_worker(opts, Role::Reader, shared.gate.key().as_deref()) {
             *shared.inline.lock().unwrap() = Some(worker);

@@ -1,0 +1,124 @@
+// Iterations (`db.iterate`, `tx.iterate`): a query's rows a page at a time, its statement held
+// open on the engine between pages (crates/engine/src/threads/cursors.rs), so memory stays flat
+// whatever the result's size. The next page is asked for as soon as one arrives, so the engine
+// steps it while the caller works through this one: at most two pages are alive at a time.
+import { abortError, ResqliteError } from './errors'
+
+/** One page, and whether it is the last. */
+export interface Page<T> {
+  rows: T[]
+  last: boolean
+}
+
+/** Where an iteration's pages come from (Database, Transaction). */
+export interface PageSource<T> {
+  /** The first page (the statement starts), then each next one. */
+  next(): Promise<Page<T>>
+  /** Ends the iteration before its last page: the engine frees its statement. */
+  end(): void
+}
+
+const DONE: IteratorReturnResult<undefined> = { value: undefined, done: true }
+
+/** The pages of an iteration that cannot start: its first step rejects with `error`. */
+export function failedSource<T>(error: unknown): PageSource<T> {
+  return { next: () => Promise.reject(error), end: () => {} }
+}
+
+/** The rows of one query, read a page at a time (`db.iterate`, `tx.iterate`): iterate it with
+ * `for await`, or take whole pages with {@link RowIterator.pages}. Read it once: the query
+ * starts when the iteration does, and a `break`, a `return`, a throw out of the loop or the
+ * `signal` ends it and frees its statement. */
+export class RowIterator<T> implements AsyncIterable<T> {
+  #open: (() => PageSource<T>) | undefined
+  readonly #signal: AbortSignal | undefined
+  readonly #sql: string
+
+  /** @internal Made by `Database.iterate` and `Transaction.iterate`. */
+  constructor(open: () => PageSource<T>, signal: AbortSignal | undefined, sql: string) {
+    this.#open = open
+    this.#signal = signal
+    this.#sql = sql
+  }
+
+  /** The rows a page at a time (each page an array of up to `pageRows` rows; none is empty). */
+  pages(): AsyncIterableIterator<T[]> {
+    return this.#pages(this.#start())
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<T> {
+    return new Rows(this.#pages(this.#start()))
+  }
+
+  #start(): PageSource<T> {
+    const open = this.#open
+    if (open === undefined) {
+      throw new ResqliteError(
+        'ERR_ITERATION_STARTED',
+        'this iteration is already being read (or was read); call iterate() again to read the rows again',
+        this.#sql,
+      )
+    }
+    this.#open = undefined
+    return open()
+  }
+
+  async *#pages(source: PageSource<T>): AsyncGenerator<T[], void, undefined> {
+    const signal = this.#signal
+    let pending: Promise<Page<T>> | undefined = source.next()
+    try {
+      while (pending !== undefined) {
+        const page: Page<T> = await (signal ? abortable(pending, signal, this.#sql) : pending)
+        // The next page is stepped while the caller works through this one.
+        pending = page.last ? undefined : source.next()
+        if (page.rows.length > 0) yield page.rows
+      }
+    } catch (error) {
+      // A page that failed ended its statement; an abort leaves one page in flight.
+      if (!(error instanceof ResqliteError && error.code === 'ABORT_ERR')) pending = undefined
+      throw error
+    } finally {
+      // Ended early (break, return, a throw, an abort): once the page in flight is back, the
+      // statement is freed — unless that page was the last, which freed it already.
+      pending?.then(
+        (page) => page.last || source.end(),
+        () => {},
+      )
+    }
+  }
+}
+
+/** The rows of an iteration's pages, one by one. */
+class Rows<T> implements AsyncIterator<T> {
+  #page: T[] = []
+  #at = 0
+  readonly #pages: AsyncIterator<T[], void>
+
+  constructor(pages: AsyncIterator<T[], void>) {
+    this.#pages = pages
+  }
+
+  next(): Promise<IteratorResult<T>> {
+    if (this.#at < this.#page.length) return Promise.resolve({ value: this.#page[this.#at++]!, done: false })
+    return this.#pages.next().then((result) => {
+      if (result.done) return DONE
+      this.#page = result.value
+      this.#at = 1
+      return { value: result.value[0]!, done: false }
+    })
+  }
+
+  return(): Promise<IteratorResult<T>> {
+    this.#page = []
+    return this.#pages.return!(undefined).then(() => DONE)
+  }
+}
+
+function abortable<V>(promise: Promise<V>, signal: AbortSignal, sql: string): Promise<V> {
+  if (signal.aborted) return Promise.reject(abortError(signal, sql))
+  return new Promise<V>((resolve, reject) => {
+    const onAbort = () => reject(abortError(signal, sql))
+    signal.addEventListener('abort', onAbort, { once: true })
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort))
+  })
+}
