@@ -28,6 +28,7 @@ export function counting(d, ctr) {
     all: (p) => (ctr.ops++, s.all(p)),
     get: (p) => (ctr.ops++, s.get(p)),
     bytes: (p) => (ctr.ops++, s.bytes(p)),
+    iterate: (p) => (ctr.ops++, s.iterate(p)),
     run: (p) => (ctr.ops++, s.run(p)),
     runBatch: (sets) => {
       ctr.ops += sets.length

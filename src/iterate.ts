@@ -71,6 +71,11 @@ export class RowIterator<T> implements AsyncIterable<T> {
         const page: Page<T> = await (signal ? abortable(pending, signal, this.#sql) : pending)
         // The next page is stepped while the caller works through this one.
         pending = page.last ? undefined : source.next()
+        // A page is worked through in a turn of the event loop of its own: the next page's
+        // completion may be handed over in the same libuv callback as this one (Node runs a
+        // thread-safe function's queued calls in a loop), and without this the whole iteration
+        // could run there, holding the loop (experiments/033).
+        await nextTurn()
         if (page.rows.length > 0) yield page.rows
       }
     } catch (error) {
@@ -112,6 +117,10 @@ class Rows<T> implements AsyncIterator<T> {
     this.#page = []
     return this.#pages.return!(undefined).then(() => DONE)
   }
+}
+
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve))
 }
 
 function abortable<V>(promise: Promise<V>, signal: AbortSignal, sql: string): Promise<V> {

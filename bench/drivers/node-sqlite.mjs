@@ -25,6 +25,7 @@ export async function open(path) {
       return {
         all: (params) => stmt.all(...params),
         get: (params) => stmt.get(...params),
+        iterate: (params) => stmt.iterate(...params),
         bytes: (params) => Buffer.from(JSON.stringify(stmt.all(...params))),
         run: (params) => stmt.run(...params),
         runBatch(paramSets) {

@@ -31,6 +31,7 @@ export async function open(path, options) {
         sql,
         all: (params) => db.select(sql, params),
         get: (params) => db.selectOne(sql, params),
+        iterate: (params) => db.iterate(sql, params),
         bytes: (params) => db.selectBytes(sql, params),
         run: (params) => db.execute(sql, params),
         runBatch: (paramSets) => db.executeBatch(sql, paramSets),

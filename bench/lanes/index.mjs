@@ -7,6 +7,7 @@ import { ENCRYPTION_LANES, ENCRYPTION_LIBRARIES } from './encryption.mjs'
 import { LIVE_QUERY_LANES, LIVE_QUERY_LIBRARIES } from './live-queries.mjs'
 import { MEMORY_LANES } from './memory.mjs'
 import { READ_LANES } from './reads.mjs'
+import { RESULTS_LANES, RESULTS_LIBRARIES } from './results.mjs'
 import { SCENARIO_LANES } from './scenarios.mjs'
 import { WRITE_LANES } from './writes.mjs'
 
@@ -15,12 +16,13 @@ export const LANES = {
   ...WRITE_LANES,
   ...SCENARIO_LANES,
   ...MEMORY_LANES,
+  ...RESULTS_LANES,
   ...LIVE_QUERY_LANES,
   ...ENCRYPTION_LANES,
 }
 
 // lane → the libraries it runs for; lanes not listed run for every library.
-export const LANE_LIBRARIES = { ...ENCRYPTION_LIBRARIES, ...LIVE_QUERY_LIBRARIES }
+export const LANE_LIBRARIES = { ...ENCRYPTION_LIBRARIES, ...LIVE_QUERY_LIBRARIES, ...RESULTS_LIBRARIES }
 export const supports = (lane, lib) => !LANE_LIBRARIES[lane] || LANE_LIBRARIES[lane].includes(lib)
 
 // Lanes of the --quick run (under 5 minutes on 2 cores with every peer): one of each kind, and
@@ -41,6 +43,8 @@ export const QUICK_LANES = [
   'chat',
   'feed',
   'memory',
+  'retained',
+  'iterate',
   ...Object.keys(LIVE_QUERY_LANES),
   'encryption',
 ]
