@@ -71,6 +71,7 @@ export class RowIterator<T> implements AsyncIterable<T> {
         const page: Page<T> = await (signal ? abortable(pending, signal, this.#sql) : pending)
         // The next page is stepped while the caller works through this one.
         pending = page.last ? undefined : source.next()
+        pending?.catch(() => {}) // its failure is seen when it is awaited, below or in finally
         // A page is worked through in a turn of the event loop of its own: the next page's
         // completion may be handed over in the same libuv callback as this one (Node runs a
         // thread-safe function's queued calls in a loop), and without this the whole iteration
