@@ -27,6 +27,7 @@ function extra(c) {
   if (c.stallCheap && c.stallHeavy)
     parts.push(`stall while cheap ${fmt(c.stallCheap.median)}, once heavy ${fmt(c.stallHeavy.median)} ms (medians)`)
   if (c.rss) parts.push(`RSS +${fmt(c.rss.median)} MB (first ${fmt(c.rssFirst)})`)
+  if (c.kept) parts.push(`heap kept ${fmt(c.kept.median)} MB`)
   // live-query lanes: delivery after the write's acknowledgement, the same write with no
   // stream, and what the library's counters say it did
   if (c.afterAck) parts.push(`after ack ${fmt(c.afterAck.median)} / p90 ${fmt(c.afterAck.p90)} ms`)
@@ -118,7 +119,8 @@ function ratioSummary(res) {
         const c = cases.find((x) => x.id === id && x.lib === lib)
         if (!c) return '–'
         // Memory: RSS growth in MB, not a ratio (growth near zero makes ratios meaningless).
-        if (c.rss) return `+${fmt(c.rss.median)} MB`
+        if (c.rss && c.group === 'memory') return `+${fmt(c.rss.median)} MB`
+        if (c.kept) return `${fmt(c.kept.median)} MB kept`
         const r = ratio(c.wall.median, ref?.wall.median)
         return lib === REFERENCE_LIB
           ? `${fmt(c.wall.median)} ms`

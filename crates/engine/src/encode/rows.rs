@@ -3,13 +3,15 @@
 //!
 //! Buffer, little-endian:
 //!   header  u32 × 6: rows, columns, tags offset, slots offset, arena offset, TEXT cells
-//!   arena   every TEXT value (UTF-8) and BLOB value, in cell order; written in place as rows
+//!   arena   every TEXT value (ASCII or UTF-16) and BLOB value, in cell order; written in place as rows
 //!           are stepped, so the values are copied once on the reader
 //!   tags    u8 per cell (TAG_* in napi/protocol.rs), 8-aligned: 0 null · 1 number (slot f64) ·
 //!           2 text · 3 blob · 4 int64 (slot i64)
 //!   slots   8 bytes per cell, 8-aligned: the f64/i64 value, or for text/blob two u32: start
-//!           and length in the arena (bytes); a text's length has the top bit set (ASCII) when
-//!           all of it is ASCII, which JS copies as Latin-1, skipping the UTF-8 decoder
+//!           and length in the arena (bytes). A text is ASCII (its length's top bit set), copied
+//!           into a JS string as Latin-1, or else UTF-16 (2-aligned), converted here on the
+//!           reader so the JS thread only copies it (V8's UTF-8 decoder cost the JS thread
+//!           ~1,100 instructions a string; experiments/033)
 //! Each TEXT cell becomes its own JS string on the JS thread (napi/texts.rs), so a value a user
 //! keeps keeps only itself alive (experiments/033).
 
@@ -20,7 +22,7 @@ use crate::sqlite::statement_cache::{ResultSize, Statement};
 use crate::sqlite::step::{cell, column_names, step, Cell};
 
 pub const HEADER_WORDS: usize = 6;
-/// In a TEXT cell's slot: the text is ASCII.
+/// In a TEXT cell's slot: the text is ASCII (else UTF-16).
 pub const ASCII: u64 = 1 << 63;
 /// Integers JS numbers hold exactly.
 const MAX_SAFE: i64 = (1 << 53) - 1;
@@ -113,6 +115,8 @@ struct Part {
     slots: Vec<u64>,
     texts: usize,
     rows: usize,
+    /// Scratch for converting text to UTF-16.
+    units: Vec<u16>,
 }
 
 const ARENA_OFFSET: usize = HEADER_WORDS * 4;
@@ -132,6 +136,7 @@ impl Part {
             slots: Vec::with_capacity(cells),
             texts: 0,
             rows: 0,
+            units: Vec::new(),
         }
     }
 
@@ -143,8 +148,11 @@ impl Part {
             Cell::Float(v) => (TAG_NUMBER, v.to_bits()),
             Cell::Text(s, ascii) => {
                 self.texts += 1;
-                let slot = self.append_to_arena(s.as_bytes())?;
-                (TAG_TEXT, if ascii { slot | ASCII } else { slot })
+                if ascii {
+                    (TAG_TEXT, self.append_to_arena(s.as_bytes())? | ASCII)
+                } else {
+                    (TAG_TEXT, self.append_utf16(s)?)
+                }
             }
             Cell::Blob(b) => (TAG_BLOB, self.append_to_arena(b)?),
         };
@@ -158,6 +166,19 @@ impl Part {
         let start = self.buffer.len() - ARENA_OFFSET;
         self.buffer.extend_from_slice(bytes);
         slot_pair(start, bytes.len())
+    }
+
+    /// Appends non-ASCII text to the arena as UTF-16LE, 2-aligned: its slot (length in bytes).
+    fn append_utf16(&mut self, s: &str) -> DbResult<u64> {
+        if self.buffer.len() % 2 == 1 {
+            self.buffer.push(0);
+        }
+        // UTF-8 never takes fewer bytes than UTF-16 takes units, so s.len() units suffice.
+        self.units.resize(s.len(), 0);
+        let units = encoding_rs::mem::convert_str_to_utf16(s, &mut self.units);
+        let start = self.buffer.len() - ARENA_OFFSET;
+        self.buffer.extend(self.units[..units].iter().flat_map(|u| u.to_le_bytes()));
+        slot_pair(start, units * 2)
     }
 
     fn is_full(&self) -> bool {
@@ -247,9 +268,16 @@ mod tests {
             match b[tags + i] {
                 TAG_NULL => D::Null,
                 TAG_NUMBER => D::Number(slot),
+                TAG_TEXT if slot & ASCII != 0 => {
+                    let s = String::from_utf8(bytes()).unwrap();
+                    assert!(s.is_ascii(), "{s:?} marked ASCII");
+                    D::Text(s)
+                }
                 TAG_TEXT => {
-                    let s = String::from_utf8(bytes()).expect("TEXT is UTF-8");
-                    assert_eq!(slot & ASCII != 0, s.is_ascii(), "{s:?}: ASCII marked exactly when it is");
+                    assert_eq!((arena + start) % 2, 0, "UTF-16 is 2-aligned");
+                    let units: Vec<u16> = bytes().chunks(2).map(|c| u16::from_le_bytes([c[0], c[1]])).collect();
+                    let s = String::from_utf16(&units).expect("UTF-16");
+                    assert!(!s.is_ascii(), "{s:?}: ASCII is sent as ASCII");
                     D::Text(s)
                 }
                 TAG_BLOB => D::Blob(bytes()),
@@ -335,7 +363,7 @@ mod tests {
     }
 
     #[test]
-    fn text_stays_utf8_and_only_ascii_is_marked_ascii() {
+    fn ascii_text_is_marked_ascii_and_other_text_is_utf16() {
         // Each value is marked on its own: non-ASCII text does not change how others are sent.
         let d = one("SELECT 'ab' AS x, 'é😀z' AS \"ñ\", 'cd' AS y UNION ALL SELECT 'q', NULL, '😀'", false);
         assert_eq!(d.names, ["x", "ñ", "y"]);

@@ -47,13 +47,18 @@ unsafe fn strings(env: sys::napi_env, argv: &[sys::napi_value; 4]) -> Result<Vec
         if start + len > length {
             return Err("texts: a cell lies outside the buffer");
         }
-        let (bytes, mut value) = (buffer.as_ptr().add(start) as *const _, ptr::null_mut());
-        // ASCII is copied as is; other text goes through V8's UTF-8 decoder (the engine checked
-        // it is UTF-8 when it stepped the row: sqlite/step.rs).
+        let (bytes, mut value) = (buffer.as_ptr().add(start), ptr::null_mut());
+        // ASCII is copied as Latin-1; other text the reader made UTF-16 (encode/rows.rs).
         let status = if slot & ASCII != 0 {
-            sys::napi_create_string_latin1(env, bytes, len as isize, &mut value)
+            sys::napi_create_string_latin1(env, bytes as *const _, len as isize, &mut value)
+        } else if cfg!(target_endian = "little") && (bytes as usize) % 2 == 0 {
+            sys::napi_create_string_utf16(env, bytes as *const u16, (len / 2) as isize, &mut value)
         } else {
-            sys::napi_create_string_utf8(env, bytes, len as isize, &mut value)
+            // The arena holds UTF-16LE, 2-aligned: memory that is not (or a big-endian CPU)
+            // goes through a copy.
+            let units: Vec<u16> =
+                buffer[start..start + len].chunks(2).map(|c| u16::from_le_bytes([c[0], c[1]])).collect();
+            sys::napi_create_string_utf16(env, units.as_ptr(), units.len() as isize, &mut value)
         };
         if status != sys::Status::napi_ok {
             return Err("texts: a value is longer than a JavaScript string can hold");
