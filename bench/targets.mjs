@@ -139,7 +139,14 @@ export const TARGETS = [
   // Results (issue "Results"): a kept value keeps only itself; text as fast as the fastest
   // peer; iterate() for results that should never be whole (lanes/results.mjs).
   value('heap kept by 20 retained 2 KB values (MB)', 'memory.retained', 'kept', '<=', 1),
-  vsPeer('heap kept by 20 retained 2 KB values vs better-sqlite3', 'memory.retained', 'better-sqlite3', 'kept', '<=', 2),
+  vsPeer(
+    'heap kept by 20 retained 2 KB values vs better-sqlite3',
+    'memory.retained',
+    'better-sqlite3',
+    'kept',
+    '<=',
+    2,
+  ),
   vsPeer('text-heavy 1,000 rows: wall vs better-sqlite3', 'shape.text', 'better-sqlite3', 'wall', '<=', 1),
   vsPeer('text-heavy 1,000 rows: JS-thread vs better-sqlite3', 'shape.text', 'better-sqlite3', 'js', '<=', 0.4),
   value('iterate 1,000,000 rows: RSS growth at its peak (MB)', 'iterate', 'rss', '<=', 32),
