@@ -170,7 +170,7 @@ impl Part {
 
     /// Appends non-ASCII text to the arena as UTF-16LE, 2-aligned: its slot (length in bytes).
     fn append_utf16(&mut self, s: &str) -> DbResult<u64> {
-        if self.buffer.len() % 2 == 1 {
+        if !self.buffer.len().is_multiple_of(2) {
             self.buffer.push(0);
         }
         // UTF-8 never takes fewer bytes than UTF-16 takes units, so s.len() units suffice.

@@ -51,7 +51,7 @@ unsafe fn strings(env: sys::napi_env, argv: &[sys::napi_value; 4]) -> Result<Vec
         // ASCII is copied as Latin-1; other text the reader made UTF-16 (encode/rows.rs).
         let status = if slot & ASCII != 0 {
             sys::napi_create_string_latin1(env, bytes as *const _, len as isize, &mut value)
-        } else if cfg!(target_endian = "little") && (bytes as usize) % 2 == 0 {
+        } else if cfg!(target_endian = "little") && (bytes as usize).is_multiple_of(2) {
             sys::napi_create_string_utf16(env, bytes as *const u16, (len / 2) as isize, &mut value)
         } else {
             // The arena holds UTF-16LE, 2-aligned: memory that is not (or a big-endian CPU)
