@@ -2,7 +2,9 @@
 // transaction body to that transaction, and sends the rest to the engine — reads to the
 // reader pool, writes to the writer in call order.
 import { AsyncLocalStorage } from 'node:async_hooks'
-import { stat } from 'node:fs/promises'
+import { mkdtemp, rm, stat } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import {
   checkBody,
   checkOptions,
@@ -70,14 +72,20 @@ export class Database implements Queryable {
   #closing: Promise<void> | undefined
   /** The cipher in use (name and parameters; the key lives only in the engine). */
   #cipher: CheckedCipher | undefined
+  /** The file the connections open: `path`, or for ':memory:' a private temporary file. */
+  readonly #file: string
+  /** ':memory:': the private directory holding `#file`, removed at close. */
+  readonly #memoryDir: string | undefined
 
-  private constructor(path: string, options: EngineOptions) {
+  private constructor(path: string, options: EngineOptions, memoryDir: string | undefined) {
     this.path = path
+    this.#memoryDir = memoryDir
+    this.#file = memoryDir === undefined ? path : join(memoryDir, 'db')
     this.readers = options.readers
     this.readonly = options.readonly
     this.#cipher = options.encryption?.cipher
     this.#attached = options.attach.length > 0
-    this.#engine = new Engine(path, options)
+    this.#engine = new Engine(this.#file, options)
     this.#live = new LiveQueries(this.#engine)
   }
 
@@ -85,8 +93,9 @@ export class Database implements Queryable {
    * configured on its own thread (WAL mode, the encryption key, `attach`); the promise settles
    * when all are ready.
    *
-   * @param path - A database file; `''` and `':memory:'` are refused (`ERR_INVALID_PATH`):
-   *   every connection would get its own private database.
+   * @param path - A database file, or `':memory:'` for a private database every connection of
+   *   this `Database` shares, kept in a temporary file that `close()` removes (docs/api.md
+   *   "In-memory databases"). `''` is refused (`ERR_INVALID_PATH`).
    * @param options - See {@link OpenOptions}.
    * @returns The open database. Rejects with SQLite's codes (`SQLITE_CANTOPEN`, `SQLITE_NOTADB`
    *   for an encrypted database opened without its key, …), `ERR_INVALID_PATH`,
@@ -96,7 +105,16 @@ export class Database implements Queryable {
     const checkedPath = checkPath(path, options)
     const engineOptions = checkOptions(options)
     const interval = checkWatchOption(options)
-    const db = new Database(checkedPath, engineOptions)
+    // ':memory:' is a temporary file in WAL mode, not SQLite's memdb VFS: memdb has no WAL,
+    // so its readers and writer would block each other (docs/api.md "In-memory databases").
+    const memoryDir = checkedPath === ':memory:' ? await mkdtemp(join(tmpdir(), 'resqlite-memory-')) : undefined
+    let db: Database
+    try {
+      db = new Database(checkedPath, engineOptions, memoryDir)
+    } catch (error) {
+      if (memoryDir) await rm(memoryDir, { recursive: true, force: true })
+      throw error
+    }
     try {
       await db.#engine.opened
     } catch (error) {
@@ -124,7 +142,7 @@ export class Database implements Queryable {
    * ({@link Diagnostics}). After `close()`, the engine's counters read 0. */
   async diagnostics(): Promise<Diagnostics> {
     const native = this.#closing ? CLOSED_DIAGNOSTICS : this.#engine.diagnostics()
-    const wal = await stat(`${this.path}-wal`).catch(() => undefined)
+    const wal = await stat(`${this.#file}-wal`).catch(() => undefined)
     return {
       streams: this.#live.counters(native),
       sqlite: {
@@ -276,7 +294,10 @@ export class Database implements Queryable {
     if (this.#closing) return this.#closing
     clearInterval(this.#watch)
     this.#live.closeAll()
-    this.#closing = this.#turns.idle().then(() => this.#engine.close())
+    this.#closing = this.#turns
+      .idle()
+      .then(() => this.#engine.close())
+      .finally(() => this.#memoryDir && rm(this.#memoryDir, { recursive: true, force: true }))
     return this.#closing
   }
 

@@ -3,7 +3,16 @@
 import { DIRECT_DECODE_CELLS, type Row, RowsAssembler, RowsResult } from './decode'
 import { abortError, ResqliteError } from './errors'
 import { type InlineCounters, InlineReads } from './inline'
-import { binding, Done, type JobCalls, JobKind, Mailbox, type NativeDatabase, type NativeDiagnostics } from './native'
+import {
+  binding,
+  Done,
+  type JobCalls,
+  JobKind,
+  Mailbox,
+  type NativeDatabase,
+  type NativeDiagnostics,
+  type NativeExtension,
+} from './native'
 import type { Packed } from './params'
 
 /** Reads issued together that may run inline; the rest run in parallel on the readers
@@ -24,6 +33,7 @@ export interface EngineOptions {
   attach: [string, string][]
   /** How long a read may run on the JS thread; 0: never (crates/engine/src/inline.rs). */
   inlineBudgetMicros: number
+  extensions: NativeExtension[]
 }
 
 /** A validated cipher with the key bytes to hand to the engine (which copies them; the caller's
@@ -109,6 +119,7 @@ export class Engine {
           encryption: enc,
           attach: options.attach,
           inline: options.inlineBudgetMicros > 0,
+          extensions: options.extensions,
         },
         this.#onComplete,
       )

@@ -133,6 +133,14 @@ export interface OpenOptions {
   attach: [string, string][]
   /** Open a read-only connection for reads on the JS thread (crates/engine/src/inline.rs). */
   inline: boolean
+  /** Loaded on every connection as it opens (crates/engine/src/sqlite/extensions.rs). */
+  extensions: NativeExtension[]
+}
+
+/** An extension library and its entry point (undefined: SQLite derives it from the file name). */
+export interface NativeExtension {
+  path: string
+  entryPoint: string | undefined
 }
 
 export interface NativeDatabase {

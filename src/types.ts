@@ -145,6 +145,20 @@ export interface OpenOptions {
    * file is created if needed and put in WAL mode; an encrypted database's attachments use its
    * key. (An `ATTACH` run through `execute` reaches the writer only.) */
   attach?: Record<string, string>
+  /** SQLite extensions loaded on every connection as it opens (writer, readers, the JS
+   * thread's): a library path, or `{ path, entryPoint }` when the entry point is not the one
+   * SQLite derives from the file name. `load_extension()` stays unavailable to SQL. A library
+   * that fails to load fails the open with `ERR_EXTENSION`, naming the file. */
+  extensions?: (string | Extension)[]
+}
+
+/** An extension library for {@link OpenOptions.extensions}. */
+export interface Extension {
+  /** The library's path (as `dlopen` takes it; SQLite also tries it with the platform's suffix). */
+  path: string
+  /** Its initialisation function. Default: the name SQLite derives from the file name
+   * (`sqlite3_<name>_init`, then `sqlite3_extension_init`). */
+  entryPoint?: string
 }
 
 /** What {@link Database.diagnostics} reports. */

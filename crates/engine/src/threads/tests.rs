@@ -75,6 +75,7 @@ impl Harness {
             safe_integers: false,
             key: None,
             attach: attach.iter().zip(&attached).map(|(name, f)| (name.to_string(), f.as_str().into())).collect(),
+            extensions: Vec::new(),
             inline: false,
         };
         let wakes = Arc::new(Wakes::default());
@@ -240,6 +241,7 @@ fn an_open_that_fails_completes_with_its_error() {
         safe_integers: false,
         key: None,
         attach: Vec::new(),
+        extensions: Vec::new(),
         inline: false,
     };
     let wakes = Arc::new(Wakes::default());
