@@ -7,7 +7,15 @@ import type { CheckedCipher, Encryption, EngineOptions } from './engine'
 import { abortError, describe, ResqliteError, rangeError, typeError } from './errors'
 import type { NativeExtension } from './native'
 import type { Packed } from './params'
-import type { Extension, OpenOptions, QueryOptions, RekeyOptions, TransactionMode, TransactionOptions } from './types'
+import type {
+  BackupOptions,
+  Extension,
+  OpenOptions,
+  QueryOptions,
+  RekeyOptions,
+  TransactionMode,
+  TransactionOptions,
+} from './types'
 
 const OPTION_KEYS = new Set([
   'readers',
@@ -24,6 +32,7 @@ const OPTION_KEYS = new Set([
 /** Milliseconds a read may run on the JS thread before it moves to a reader (experiments/032). */
 const DEFAULT_INLINE_BUDGET = 0.1
 const REKEY_OPTION_KEYS = new Set(['cipher'])
+const BACKUP_OPTION_KEYS = new Set(['signal', 'progress'])
 const TRANSACTION_OPTION_KEYS = new Set(['mode', 'signal'])
 const MODES = new Set(['deferred', 'immediate', 'exclusive'])
 
@@ -304,6 +313,24 @@ function encodeKey(key: unknown, cipher: CheckedCipher, what: string): Uint8Arra
     return out
   }
   throw typeError(`${what} must be a string or a Uint8Array, got ${describe(key)}`)
+}
+
+/** `db.backup(destination, options)`: a new file's path, and its options. */
+export function checkBackup(destination: unknown, options: unknown): BackupOptions {
+  if (typeof destination !== 'string') throw typeError(`destination must be a string, got ${describe(destination)}`)
+  if (destination === '' || destination === ':memory:' || destination.includes('\0')) {
+    throw new ResqliteError('ERR_INVALID_PATH', `backup: '${destination}' is not a file path`)
+  }
+  if (options === undefined) return {}
+  if (typeof options !== 'object' || options === null)
+    throw typeError(`options must be an object, got ${describe(options)}`)
+  for (const key of Object.keys(options)) {
+    if (!BACKUP_OPTION_KEYS.has(key)) throw typeError(`unknown backup option '${key}'`, 'ERR_INVALID_ARG_VALUE')
+  }
+  const { progress } = options as BackupOptions
+  if (progress !== undefined && typeof progress !== 'function')
+    throw typeError(`options.progress must be a function, got ${describe(progress)}`)
+  return { progress, signal: checkQueryOptions(options) }
 }
 
 export function checkTransactionOptions(options: unknown): { mode: string; signal: AbortSignal | undefined } {

@@ -6,6 +6,7 @@ import { mkdtemp, rm, stat } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import {
+  checkBackup,
   checkBody,
   checkOptions,
   checkPath,
@@ -21,6 +22,7 @@ import { JobKind, type NativeDiagnostics } from './native'
 import { copyPacked, encodeBatch, encodeParams, NO_PARAMS, type Packed, type Params } from './params'
 import { OUTERMOST, Transaction, Turns } from './transaction'
 import type {
+  BackupOptions,
   BatchResult,
   Diagnostics,
   OpenOptions,
@@ -272,6 +274,39 @@ export class Database implements Queryable {
       )
     }
     return this.#rekey(enc)
+  }
+
+  /** Copies the database into a new file with SQLite's online backup API, in steps on a thread
+   * of its own, while reads and writes go on (docs/api.md "backup"). The copy is the database
+   * as it was when the backup began, encrypted like it (same key and cipher).
+   *
+   * @param destination - The new file's path; an existing file is never replaced.
+   * @param options - `signal` to abort, `progress` to hear of each step ({@link BackupOptions}).
+   * @returns Resolves once the copy is complete at `destination`. Rejects with
+   *   `ERR_INVALID_PATH` (an existing destination, `''`), `ABORT_ERR`, SQLite's codes
+   *   (`SQLITE_CANTOPEN` for a missing directory, …), `ERR_DATABASE_CLOSED`, or a `TypeError` for
+   *   a bad argument; nothing is left at `destination` then. */
+  backup(destination: string, options?: BackupOptions): Promise<void> {
+    if (this.#closing) return Promise.reject(closedError())
+    let checked: BackupOptions
+    try {
+      checked = checkBackup(destination, options)
+    } catch (error) {
+      return Promise.reject(error)
+    }
+    if (checked.signal?.aborted) return Promise.reject(abortError(checked.signal, 'backup'))
+    return this.#engine.backup(destination, checked.signal, checked.progress)
+  }
+
+  /** The database's image (`sqlite3_serialize`) as one `Buffer`, read on a reader: the committed
+   * state, decrypted (an encrypted database's image is plaintext). For small databases: the
+   * whole image is held in memory, twice while it is handed over.
+   *
+   * @returns The image, a database file's bytes. Rejects with `ERR_DATABASE_CLOSED`,
+   *   `ERR_RESULT_TOO_LARGE` or SQLite's codes. */
+  serialize(): Promise<Buffer> {
+    if (this.#closing) return Promise.reject(closedError())
+    return this.#engine.read(JobKind.Serialize, 'serialize', NO_PARAMS, undefined)
   }
 
   async #rekey(enc: ReturnType<typeof checkRekey>): Promise<void> {

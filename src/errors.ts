@@ -46,6 +46,9 @@ export type ResqliteErrorCode =
   /** At `open()`: an `extensions` library could not be loaded; the message names the file and
    * gives SQLite's reason. */
   | 'ERR_EXTENSION'
+  /** `backup`: the finished copy could not be given the destination's name (a file system
+   * error, named in the message). */
+  | 'ERR_BACKUP'
   /** At `open()` (or when the writer reopens after `rekey()`): the database, or an attached one,
    * could not be switched to WAL mode, which the library needs (a file another process keeps in
    * another journal mode, a file system without shared memory, …). */
@@ -115,7 +118,7 @@ export function closedError(): ResqliteError {
   return new ResqliteError('ERR_DATABASE_CLOSED', 'the database is closed')
 }
 
-export function abortError(signal: AbortSignal, sql: string): ResqliteError {
+export function abortError(signal: AbortSignal, sql: string | undefined): ResqliteError {
   return new ResqliteError('ABORT_ERR', 'the operation was aborted', sql, { cause: signal.reason })
 }
 

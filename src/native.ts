@@ -18,6 +18,7 @@ export const enum Done {
   LiveRows = 7, // as Rows, for the live query whose id is given: its new rows
   LiveError = 8, // as Error, for the live query whose id is given: a run failed
   ChangesBig = 9, // a: changes (in the slot), b: lastInsertRowid beyond 2^53, as a bigint
+  Progress = 10, // a backup's step: a: pages remaining, b: pages in all (numbers); the job goes on
 }
 
 /** The mailbox's layout (`MAILBOX_*`): `Words` i32 words [queued, polling, count, writes in
@@ -42,6 +43,7 @@ export const enum JobKind {
   SelectBytes = 4,
   Control = 5, // the library's BEGIN/SAVEPOINT/RELEASE/COMMIT/ROLLBACK: the only jobs that open or end a transaction
   DataVersion = 6, // has another process committed? If so, every live query re-runs
+  Serialize = 7, // db.serialize(): the database's image (Done.Json), on a reader
   Panic = 99, // test hook: a job that panics inside the engine
 }
 
@@ -151,6 +153,9 @@ export interface NativeDatabase {
   liveStop(id: number): void
   diagnostics(): NativeDiagnostics
   cancel(id: number): void
+  /** Starts a backup of the database into the new file `destination` on a thread of its own;
+   * Done.Progress completions report its steps, until it completes. `cancel(id)` stops it. */
+  backup(id: number, destination: string): void
   /** Queues a rekey on the writer; no encryption (or an empty key) decrypts. */
   rekey(id: number, encryption: NativeEncryption | undefined): boolean
   interruptWriter(): void

@@ -180,6 +180,25 @@ export interface Diagnostics {
   inline: { runs: number; moved: number; skipped: number; control: number }
 }
 
+/** Options of {@link Database.backup}. */
+export interface BackupOptions {
+  /** Aborting stops the copy after its current step (at most 256 pages); the promise rejects
+   * with `ABORT_ERR` once the partial copy is removed. An abort after the copy finished does
+   * nothing. */
+  signal?: AbortSignal
+  /** Called after each step of the copy (about 1 MiB) on the JS thread. A callback that throws
+   * stops the backup like an abort, and the promise rejects with what it threw. */
+  progress?: (progress: BackupProgress) => void
+}
+
+/** A backup's progress, in database pages. */
+export interface BackupProgress {
+  /** Pages still to copy. */
+  remaining: number
+  /** Pages in the database (the snapshot being copied). */
+  total: number
+}
+
 /** Options of {@link Database.rekey}. */
 export interface RekeyOptions {
   /** The cipher to re-encrypt with. Default: the cipher the database uses now

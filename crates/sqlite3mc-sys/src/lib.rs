@@ -25,6 +25,7 @@ pub const SQLITE_ERROR: c_int = 1;
 pub const SQLITE_INTERNAL: c_int = 2;
 pub const SQLITE_ABORT: c_int = 4;
 pub const SQLITE_BUSY: c_int = 5;
+pub const SQLITE_LOCKED: c_int = 6;
 pub const SQLITE_NOMEM: c_int = 7;
 pub const SQLITE_READONLY: c_int = 8;
 pub const SQLITE_INTERRUPT: c_int = 9;

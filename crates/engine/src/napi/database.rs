@@ -238,6 +238,12 @@ impl NativeDatabase {
         Ok(self.pool.write(job))
     }
 
+    /// Starts a backup into the new file `destination`; PROGRESS completions report its steps.
+    #[napi]
+    pub fn backup(&self, id: u32, destination: String) {
+        self.pool.backup(id, destination);
+    }
+
     #[napi]
     pub fn interrupt_writer(&self) {
         self.pool.interrupt_writer();

@@ -40,6 +40,8 @@ protocol! {
         JOB_KIND_CONTROL = 5;
         /// Has another process committed? If so, every live query re-runs.
         JOB_KIND_DATA_VERSION = 6;
+        /// `db.serialize()`: the database's image, on a reader.
+        JOB_KIND_SERIALIZE = 7;
         /// Test hook: a job that panics inside the engine.
         JOB_KIND_PANIC = 99;
     }
@@ -49,7 +51,7 @@ protocol! {
     Done: u32 {
         /// Objects: the ArrayBuffer (encode/rows.rs layout), the text block (a string).
         DONE_ROWS = 0;
-        /// Objects: an ArrayBuffer holding the JSON text.
+        /// Objects: an ArrayBuffer holding the JSON text (or, for JOB_KIND_SERIALIZE, the image).
         DONE_JSON = 1;
         /// a: changes, b: lastInsertRowid; no objects.
         DONE_CHANGES = 2;
@@ -66,6 +68,8 @@ protocol! {
         DONE_LIVE_ERROR = 8;
         /// a: changes; objects: lastInsertRowid as a bigint (beyond 2^53).
         DONE_CHANGES_BIG = 9;
+        /// A backup's step: a: pages remaining, b: pages in all; the job goes on.
+        DONE_PROGRESS = 10;
     }
 
     // The mailbox: MAILBOX_WORDS i32 words (signals and counts), then MAILBOX_SLOTS

@@ -2,6 +2,7 @@
 //! statements and their cache, binding parameters, stepping, a time budget, encryption, extensions and backup. A query's rows go
 //! on to `encode`.
 
+pub mod backup;
 pub mod budget;
 pub mod connection;
 pub mod encryption;

@@ -28,6 +28,7 @@ pub(super) fn run(worker: &mut Worker, job: &Job, shared: &Shared) -> Outcome {
                 }
                 Ok(Outcome::Done)
             }
+            Request::Serialize => crate::sqlite::backup::serialize(&worker.conn).map(Outcome::Json),
             Request::Rekey(_) => unreachable!("rekey runs in writer_loop"),
         };
         r.unwrap_or_else(Outcome::Error)
