@@ -76,6 +76,8 @@ export class Database implements Queryable {
   #cipher: CheckedCipher | undefined
   /** The file the connections open: `path`, or for ':memory:' a private temporary file. */
   readonly #file: string
+  /** Backups running: a rekey waits for them (their snapshots would keep it from starting). */
+  readonly #backups = new Set<Promise<unknown>>()
   /** ':memory:': the private directory holding `#file`, removed at close. */
   readonly #memoryDir: string | undefined
 
@@ -101,7 +103,7 @@ export class Database implements Queryable {
    * @param options - See {@link OpenOptions}.
    * @returns The open database. Rejects with SQLite's codes (`SQLITE_CANTOPEN`, `SQLITE_NOTADB`
    *   for an encrypted database opened without its key, …), `ERR_INVALID_PATH`,
-   *   `ERR_ENCRYPTION_KEY`, `ERR_ENCRYPTION_CONFIG`, `ERR_WAL_UNAVAILABLE`, or a
+   *   `ERR_ENCRYPTION_KEY`, `ERR_ENCRYPTION_CONFIG`, `ERR_WAL_UNAVAILABLE`, `ERR_EXTENSION`, or a
    *   `TypeError`/`RangeError` for a bad option; connections already opened are closed. */
   static async open(path: string, options: OpenOptions = {}): Promise<Database> {
     const checkedPath = checkPath(path, options)
@@ -295,7 +297,10 @@ export class Database implements Queryable {
       return Promise.reject(error)
     }
     if (checked.signal?.aborted) return Promise.reject(abortError(checked.signal, 'backup'))
-    return this.#engine.backup(destination, checked.signal, checked.progress)
+    const running = this.#engine.backup(destination, checked.signal, checked.progress)
+    const settled = running.catch(() => undefined).finally(() => this.#backups.delete(settled))
+    this.#backups.add(settled)
+    return running
   }
 
   /** The database's image (`sqlite3_serialize`) as one `Buffer`, read on a reader: the committed
@@ -314,6 +319,7 @@ export class Database implements Queryable {
     // close() waits for the rekey.
     await this.#turns.acquire()
     try {
+      while (this.#backups.size > 0) await Promise.all(this.#backups)
       await this.#engine.rekey(enc)
       this.#cipher = enc?.cipher
     } finally {

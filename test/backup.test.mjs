@@ -181,3 +181,21 @@ test('serialize gives the committed database as one image that opens as a databa
   await db.close()
   await expectReject(() => db.serialize(), ResqliteError, 'ERR_DATABASE_CLOSED')
 })
+
+test('a rekey called during a backup waits for it; the copy keeps the key it began with', async (t) => {
+  const db = await openDb(t, { encryptionKey: 'old key' })
+  await fill(db, 12_000)
+  const dir = tempDir(t)
+  const dest = path.join(dir, 'copy.db')
+  let rekeyed
+  let backupDone = false
+  await db.backup(dest, {
+    progress: () => {
+      rekeyed ??= db.rekey('new key').then(() => backupDone)
+    },
+  })
+  backupDone = true
+  assert.equal(await rekeyed, true, 'the rekey finished after the backup')
+  await checkCopy(dest, { encryptionKey: 'old key' }, 12_000)
+  assert.deepStrictEqual(await db.selectOne('SELECT count(*) AS n FROM t'), { n: 12_000 })
+})
