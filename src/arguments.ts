@@ -5,8 +5,11 @@ import * as os from 'node:os'
 import { CIPHERS, DEFAULT_CIPHER } from './cipher'
 import type { CheckedCipher, Encryption, EngineOptions } from './engine'
 import { abortError, describe, ResqliteError, rangeError, typeError } from './errors'
+import type { NativeExtension } from './native'
 import { copyPacked, type Packed } from './params'
 import type {
+  BackupOptions,
+  Extension,
   IterateOptions,
   OpenOptions,
   QueryOptions,
@@ -25,10 +28,12 @@ const OPTION_KEYS = new Set([
   'cipher',
   'attach',
   'inlineBudget',
+  'extensions',
 ])
 /** Milliseconds a read may run on the JS thread before it moves to a reader (experiments/032). */
 const DEFAULT_INLINE_BUDGET = 0.1
 const REKEY_OPTION_KEYS = new Set(['cipher'])
+const BACKUP_OPTION_KEYS = new Set(['signal', 'progress'])
 const TRANSACTION_OPTION_KEYS = new Set(['mode', 'signal'])
 const MODES = new Set(['deferred', 'immediate', 'exclusive'])
 
@@ -109,18 +114,15 @@ export function checkQueryOptions(options: unknown): AbortSignal | undefined {
   return signal
 }
 
-export function checkPath(path: unknown, options?: unknown): string {
+export function checkPath(path: unknown, options: unknown): string {
   if (typeof path !== 'string') throw typeError(`path must be a string, got ${describe(path)}`)
-  if ((path === '' || path === ':memory:') && (options as OpenOptions | undefined)?.encryptionKey !== undefined) {
-    throw new ResqliteError(
-      'ERR_INVALID_PATH',
-      `an encryption key needs a database file: SQLite3 Multiple Ciphers cannot encrypt '${path}' (in-memory) databases`,
-    )
+  if (path === ':memory:' && (options as OpenOptions | undefined)?.readonly === true) {
+    throw new ResqliteError('ERR_INVALID_PATH', `':memory:' starts empty: it cannot be opened readonly`)
   }
-  if (path === '' || path === ':memory:') {
+  if (path === '') {
     throw new ResqliteError(
       'ERR_INVALID_PATH',
-      `'${path}' would give every connection its own private database; use a file (a temporary one for scratch data)`,
+      `'' would give every connection its own private database; use a file, or ':memory:'`,
     )
   }
   if (path.includes('\0')) throw new ResqliteError('ERR_INVALID_PATH', 'the path contains a NUL character')
@@ -142,7 +144,31 @@ export function checkOptions(options: unknown): EngineOptions {
     encryption: checkEncryption(o.encryptionKey, o.cipher),
     attach: checkAttach(o.attach),
     inlineBudgetMicros: Math.round(numberOption('inlineBudget', o.inlineBudget, 0, 10, DEFAULT_INLINE_BUDGET) * 1000),
+    extensions: checkExtensions(o.extensions),
   }
+}
+
+/** `extensions`: library paths, or `{ path, entryPoint }`; loaded in order on every connection. */
+function checkExtensions(extensions: unknown): NativeExtension[] {
+  if (extensions === undefined) return []
+  if (!Array.isArray(extensions)) throw typeError(`extensions must be an array, got ${describe(extensions)}`)
+  return extensions.map((e, i): NativeExtension => {
+    if (typeof e === 'string') e = { path: e }
+    if (typeof e !== 'object' || e === null) {
+      throw typeError(`extensions[${i}] must be a path or { path, entryPoint }, got ${describe(e)}`)
+    }
+    for (const key of Object.keys(e)) {
+      if (key !== 'path' && key !== 'entryPoint')
+        throw typeError(`unknown extensions[${i}] option '${key}'`, 'ERR_INVALID_ARG_VALUE')
+    }
+    const { path, entryPoint } = e as Extension
+    if (typeof path !== 'string') throw typeError(`extensions[${i}].path must be a string, got ${describe(path)}`)
+    if (path === '' || path.includes('\0'))
+      throw typeError(`extensions[${i}].path is empty or holds a NUL character`, 'ERR_INVALID_ARG_VALUE')
+    if (entryPoint !== undefined && (typeof entryPoint !== 'string' || entryPoint === '' || entryPoint.includes('\0')))
+      throw typeError(`extensions[${i}].entryPoint must be a non-empty function name, got ${describe(entryPoint)}`)
+    return { path, entryPoint }
+  })
 }
 
 /** `attach`: schema name → file path. The names SQLite reserves and paths that would give each
@@ -309,6 +335,24 @@ function encodeKey(key: unknown, cipher: CheckedCipher, what: string): Uint8Arra
     return out
   }
   throw typeError(`${what} must be a string or a Uint8Array, got ${describe(key)}`)
+}
+
+/** `db.backup(destination, options)`: a new file's path, and its options. */
+export function checkBackup(destination: unknown, options: unknown): BackupOptions {
+  if (typeof destination !== 'string') throw typeError(`destination must be a string, got ${describe(destination)}`)
+  if (destination === '' || destination === ':memory:' || destination.includes('\0')) {
+    throw new ResqliteError('ERR_INVALID_PATH', `backup: '${destination}' is not a file path`)
+  }
+  if (options === undefined) return {}
+  if (typeof options !== 'object' || options === null)
+    throw typeError(`options must be an object, got ${describe(options)}`)
+  for (const key of Object.keys(options)) {
+    if (!BACKUP_OPTION_KEYS.has(key)) throw typeError(`unknown backup option '${key}'`, 'ERR_INVALID_ARG_VALUE')
+  }
+  const { progress } = options as BackupOptions
+  if (progress !== undefined && typeof progress !== 'function')
+    throw typeError(`options.progress must be a function, got ${describe(progress)}`)
+  return { progress, signal: checkQueryOptions(options) }
 }
 
 export function checkTransactionOptions(options: unknown): { mode: string; signal: AbortSignal | undefined } {

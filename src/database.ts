@@ -2,8 +2,11 @@
 // transaction body to that transaction, and sends the rest to the engine — reads to the
 // reader pool, writes to the writer in call order.
 import { AsyncLocalStorage } from 'node:async_hooks'
-import { stat } from 'node:fs/promises'
+import { mkdtemp, rm, stat } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import {
+  checkBackup,
   checkBody,
   checkOptions,
   checkPath,
@@ -21,6 +24,7 @@ import { JobKind, type NativeDiagnostics } from './native'
 import { copyPacked, encodeBatch, encodeParams, NO_PARAMS, type Packed, type Params } from './params'
 import { OUTERMOST, Transaction, Turns } from './transaction'
 import type {
+  BackupOptions,
   BatchResult,
   Diagnostics,
   IterateOptions,
@@ -73,14 +77,22 @@ export class Database implements Queryable {
   #closing: Promise<void> | undefined
   /** The cipher in use (name and parameters; the key lives only in the engine). */
   #cipher: CheckedCipher | undefined
+  /** The file the connections open: `path`, or for ':memory:' a private temporary file. */
+  readonly #file: string
+  /** Backups running: a rekey waits for them (their snapshots would keep it from starting). */
+  readonly #backups = new Set<Promise<unknown>>()
+  /** ':memory:': the private directory holding `#file`, removed at close. */
+  readonly #memoryDir: string | undefined
 
-  private constructor(path: string, options: EngineOptions) {
+  private constructor(path: string, options: EngineOptions, memoryDir: string | undefined) {
     this.path = path
+    this.#memoryDir = memoryDir
+    this.#file = memoryDir === undefined ? path : join(memoryDir, 'db')
     this.readers = options.readers
     this.readonly = options.readonly
     this.#cipher = options.encryption?.cipher
     this.#attached = options.attach.length > 0
-    this.#engine = new Engine(path, options)
+    this.#engine = new Engine(this.#file, options)
     this.#live = new LiveQueries(this.#engine)
   }
 
@@ -88,18 +100,28 @@ export class Database implements Queryable {
    * configured on its own thread (WAL mode, the encryption key, `attach`); the promise settles
    * when all are ready.
    *
-   * @param path - A database file; `''` and `':memory:'` are refused (`ERR_INVALID_PATH`):
-   *   every connection would get its own private database.
+   * @param path - A database file, or `':memory:'` for a private database every connection of
+   *   this `Database` shares, kept in a temporary file that `close()` removes (docs/api.md
+   *   "In-memory databases"). `''` is refused (`ERR_INVALID_PATH`).
    * @param options - See {@link OpenOptions}.
    * @returns The open database. Rejects with SQLite's codes (`SQLITE_CANTOPEN`, `SQLITE_NOTADB`
    *   for an encrypted database opened without its key, …), `ERR_INVALID_PATH`,
-   *   `ERR_ENCRYPTION_KEY`, `ERR_ENCRYPTION_CONFIG`, `ERR_WAL_UNAVAILABLE`, or a
+   *   `ERR_ENCRYPTION_KEY`, `ERR_ENCRYPTION_CONFIG`, `ERR_WAL_UNAVAILABLE`, `ERR_EXTENSION`, or a
    *   `TypeError`/`RangeError` for a bad option; connections already opened are closed. */
   static async open(path: string, options: OpenOptions = {}): Promise<Database> {
     const checkedPath = checkPath(path, options)
     const engineOptions = checkOptions(options)
     const interval = checkWatchOption(options)
-    const db = new Database(checkedPath, engineOptions)
+    // ':memory:' is a temporary file in WAL mode, not SQLite's memdb VFS: memdb has no WAL,
+    // so its readers and writer would block each other (docs/api.md "In-memory databases").
+    const memoryDir = checkedPath === ':memory:' ? await mkdtemp(join(tmpdir(), 'resqlite-memory-')) : undefined
+    let db: Database
+    try {
+      db = new Database(checkedPath, engineOptions, memoryDir)
+    } catch (error) {
+      if (memoryDir) await rm(memoryDir, { recursive: true, force: true })
+      throw error
+    }
     try {
       await db.#engine.opened
     } catch (error) {
@@ -127,7 +149,7 @@ export class Database implements Queryable {
    * ({@link Diagnostics}). After `close()`, the engine's counters read 0. */
   async diagnostics(): Promise<Diagnostics> {
     const native = this.#closing ? CLOSED_DIAGNOSTICS : this.#engine.diagnostics()
-    const wal = await stat(`${this.path}-wal`).catch(() => undefined)
+    const wal = await stat(`${this.#file}-wal`).catch(() => undefined)
     return {
       streams: this.#live.counters(native),
       sqlite: {
@@ -286,11 +308,48 @@ export class Database implements Queryable {
     return this.#rekey(enc)
   }
 
+  /** Copies the database into a new file with SQLite's online backup API, in steps on a thread
+   * of its own, while reads and writes go on (docs/api.md "backup"). The copy is the database
+   * as it was when the backup began, encrypted like it (same key and cipher).
+   *
+   * @param destination - The new file's path; an existing file is never replaced.
+   * @param options - `signal` to abort, `progress` to hear of each step ({@link BackupOptions}).
+   * @returns Resolves once the copy is complete at `destination`. Rejects with
+   *   `ERR_INVALID_PATH` (an existing destination, `''`), `ABORT_ERR`, SQLite's codes
+   *   (`SQLITE_CANTOPEN` for a missing directory, …), `ERR_DATABASE_CLOSED`, or a `TypeError` for
+   *   a bad argument; nothing is left at `destination` then. */
+  backup(destination: string, options?: BackupOptions): Promise<void> {
+    if (this.#closing) return Promise.reject(closedError())
+    let checked: BackupOptions
+    try {
+      checked = checkBackup(destination, options)
+    } catch (error) {
+      return Promise.reject(error)
+    }
+    if (checked.signal?.aborted) return Promise.reject(abortError(checked.signal, 'backup'))
+    const running = this.#engine.backup(destination, checked.signal, checked.progress)
+    const settled = running.catch(() => undefined).finally(() => this.#backups.delete(settled))
+    this.#backups.add(settled)
+    return running
+  }
+
+  /** The database's image (`sqlite3_serialize`) as one `Buffer`, read on a reader: the committed
+   * state, decrypted (an encrypted database's image is plaintext). For small databases: the
+   * whole image is held in memory, twice while it is handed over.
+   *
+   * @returns The image, a database file's bytes. Rejects with `ERR_DATABASE_CLOSED`,
+   *   `ERR_RESULT_TOO_LARGE` or SQLite's codes. */
+  serialize(): Promise<Buffer> {
+    if (this.#closing) return Promise.reject(closedError())
+    return this.#engine.read(JobKind.Serialize, 'serialize', NO_PARAMS, undefined)
+  }
+
   async #rekey(enc: ReturnType<typeof checkRekey>): Promise<void> {
     // Holding the writer's turn: writes called earlier finish first, later ones wait, and
     // close() waits for the rekey.
     await this.#turns.acquire()
     try {
+      while (this.#backups.size > 0) await Promise.all(this.#backups)
       await this.#engine.rekey(enc)
       this.#cipher = enc?.cipher
     } finally {
@@ -306,7 +365,10 @@ export class Database implements Queryable {
     if (this.#closing) return this.#closing
     clearInterval(this.#watch)
     this.#live.closeAll()
-    this.#closing = this.#turns.idle().then(() => this.#engine.close())
+    this.#closing = this.#turns
+      .idle()
+      .then(() => this.#engine.close())
+      .finally(() => this.#memoryDir && rm(this.#memoryDir, { recursive: true, force: true }))
     return this.#closing
   }
 

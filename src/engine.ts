@@ -13,8 +13,10 @@ import {
   Mailbox,
   type NativeDatabase,
   type NativeDiagnostics,
+  type NativeExtension,
 } from './native'
 import type { Packed } from './params'
+import type { BackupProgress } from './types'
 
 /** Reads issued together that may run inline; the rest run in parallel on the readers
  * (experiments/032: with 64 point queries in flight, all inline ran at 0.84 × better-sqlite3's
@@ -34,6 +36,7 @@ export interface EngineOptions {
   attach: [string, string][]
   /** How long a read may run on the JS thread; 0: never (crates/engine/src/inline.rs). */
   inlineBudgetMicros: number
+  extensions: NativeExtension[]
 }
 
 /** A validated cipher with the key bytes to hand to the engine (which copies them; the caller's
@@ -71,6 +74,10 @@ interface Job {
   onNoTransaction?: (error: ResqliteError) => void
   /** A step of an iteration: resolves with a `Page`. */
   page?: true
+  /** A backup: told of each step. */
+  progress?: (progress: BackupProgress) => void
+  /** A backup's progress callback threw: the backup was stopped, and rejects with this. */
+  failure?: { error: unknown }
 }
 
 /** Receives a live query's results: rows, or the error of a run. */
@@ -121,6 +128,7 @@ export class Engine {
           encryption: enc,
           attach: options.attach,
           inline: options.inlineBudgetMicros > 0,
+          extensions: options.extensions,
         },
         this.#onComplete,
       )
@@ -141,7 +149,12 @@ export class Engine {
     // Reads issued together (before a microtask checkpoint, e.g. a Promise.all) beyond
     // INLINE_BURST, and reads issued while others are on the readers (a pool of reads in
     // flight), go to the readers, which run them in parallel and hand them back in batches.
-    if (this.#inline !== undefined && this.#burst < INLINE_BURST && this.#readsInFlight === 0) {
+    if (
+      this.#inline !== undefined &&
+      this.#burst < INLINE_BURST &&
+      this.#readsInFlight === 0 &&
+      kind !== JobKind.Serialize
+    ) {
       if (this.#burst++ === 0) queueMicrotask(this.#endBurst)
       const done = this.#inline.read<T>(kind, sql, packed.bytes, packed.length, false)
       if (done !== undefined) return done
@@ -278,6 +291,34 @@ export class Engine {
     })
   }
 
+  /** Copies the database into the new file `destination` on a thread of its own (crates/engine/src/sqlite/backup.rs).
+   * An abort stops it after its current step; the promise settles once the engine has removed
+   * the partial copy. A `progress` that throws stops it too, and the promise rejects with that. */
+  backup(
+    destination: string,
+    signal: AbortSignal | undefined,
+    progress: ((progress: BackupProgress) => void) | undefined,
+  ): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      const id = this.#newId()
+      const job: Job = { kind: undefined, sql: 'backup', resolve, reject, signal }
+      job.onAbort = () => this.#native.cancel(id)
+      if (progress) {
+        job.progress = (step) => {
+          try {
+            progress(step)
+          } catch (error) {
+            job.failure ??= { error }
+            job.onAbort!()
+          }
+        }
+      }
+      signal?.addEventListener('abort', job.onAbort, { once: true })
+      this.#track(id, job)
+      this.#native.backup(id, destination)
+    })
+  }
+
   /** Interrupts the statement the writer is running, if any. */
   interruptWriter(): void {
     this.#native.interruptWriter()
@@ -344,7 +385,7 @@ export class Engine {
       const kind = slots[s + 1] as Done
       let a: unknown
       let b: unknown
-      if (kind === Done.Changes) {
+      if (kind === Done.Changes || kind === Done.Progress) {
         a = slots[s + 2]
         b = slots[s + 3]
       } else if (kind === Done.ChangesBig) {
@@ -366,12 +407,20 @@ export class Engine {
         if (!job.settled) this.#assembler(job).add(this.#rows(a, b), false, turnStart)
         continue
       }
+      if (kind === Done.Progress) {
+        job.progress?.({ remaining: a as number, total: b as number })
+        continue
+      }
       this.#jobs.delete(id)
       this.#unrefIfIdle()
       if (job.polled) this.#words[Mailbox.WritesInFlight]!--
       else if (job.read) this.#readsInFlight--
-      if (job.onAbort) job.signal!.removeEventListener('abort', job.onAbort)
+      if (job.onAbort) job.signal?.removeEventListener('abort', job.onAbort)
       if (job.settled) continue
+      if (job.failure) {
+        job.reject(job.failure.error)
+        continue
+      }
       try {
         this.#settle(job, kind, a, b, turnStart)
       } catch (error) {
@@ -413,7 +462,10 @@ export class Engine {
         return
       case Done.Error:
       case Done.ErrorNoTransaction: {
-        const error = new ResqliteError(a as string, b as string, job.sql)
+        const error =
+          a === 'ABORT_ERR' && job.signal
+            ? abortError(job.signal, job.sql)
+            : new ResqliteError(a as string, b as string, job.sql)
         if (done === Done.ErrorNoTransaction) job.onNoTransaction?.(error)
         job.reject(error)
         return

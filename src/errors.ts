@@ -40,10 +40,15 @@ export type ResqliteErrorCode =
   | 'ERR_INVALID_UTF8'
   /** A result set larger than 4 GiB, or one with more text than a JavaScript string can hold. */
   | 'ERR_RESULT_TOO_LARGE'
-  /** A path that is `''`, `':memory:'` or holds a NUL character (every connection would get its
-   * own private database), for the database or an `attach` entry; an encryption key with such a
-   * path. */
+  /** A path that is `''` or holds a NUL character, for the database or an `attach` entry
+   * (`':memory:'` is refused in `attach` only); `':memory:'` with `readonly: true`. */
   | 'ERR_INVALID_PATH'
+  /** At `open()`: an `extensions` library could not be loaded; the message names the file and
+   * gives SQLite's reason. */
+  | 'ERR_EXTENSION'
+  /** `backup`: the finished copy could not be given the destination's name (a file system
+   * error, named in the message). */
+  | 'ERR_BACKUP'
   /** At `open()` (or when the writer reopens after `rekey()`): the database, or an attached one,
    * could not be switched to WAL mode, which the library needs (a file another process keeps in
    * another journal mode, a file system without shared memory, …). */
@@ -120,7 +125,7 @@ export function closedError(): ResqliteError {
   return new ResqliteError('ERR_DATABASE_CLOSED', 'the database is closed')
 }
 
-export function abortError(signal: AbortSignal, sql: string): ResqliteError {
+export function abortError(signal: AbortSignal, sql: string | undefined): ResqliteError {
   return new ResqliteError('ABORT_ERR', 'the operation was aborted', sql, { cause: signal.reason })
 }
 

@@ -19,7 +19,8 @@ export const enum Done {
   LiveRows = 7, // as Rows, for the live query whose id is given: its new rows
   LiveError = 8, // as Error, for the live query whose id is given: a run failed
   ChangesBig = 9, // a: changes (in the slot), b: lastInsertRowid beyond 2^53, as a bigint
-  Page = 10, // as Rows, for a page of an iteration with more to come; its last page is a Rows
+  Progress = 10, // a backup's step: a: pages remaining, b: pages in all (numbers); the job goes on
+  Page = 11, // as Rows, for a page of an iteration with more to come; its last page is a Rows
 }
 
 /** The steps of an iteration (`NativeDatabase.iterate`). */
@@ -51,6 +52,7 @@ export const enum JobKind {
   SelectBytes = 4,
   Control = 5, // the library's BEGIN/SAVEPOINT/RELEASE/COMMIT/ROLLBACK: the only jobs that open or end a transaction
   DataVersion = 6, // has another process committed? If so, every live query re-runs
+  Serialize = 7, // db.serialize(): the database's image (Done.Json), on a reader
   Panic = 99, // test hook: a job that panics inside the engine
 }
 
@@ -144,6 +146,14 @@ export interface OpenOptions {
   attach: [string, string][]
   /** Open a read-only connection for reads on the JS thread (crates/engine/src/inline.rs). */
   inline: boolean
+  /** Loaded on every connection as it opens (crates/engine/src/sqlite/extensions.rs). */
+  extensions: NativeExtension[]
+}
+
+/** An extension library and its entry point (undefined: SQLite derives it from the file name). */
+export interface NativeExtension {
+  path: string
+  entryPoint: string | undefined
 }
 
 export interface NativeDatabase {
@@ -167,6 +177,9 @@ export interface NativeDatabase {
   ): boolean
   diagnostics(): NativeDiagnostics
   cancel(id: number): void
+  /** Starts a backup of the database into the new file `destination` on a thread of its own;
+   * Done.Progress completions report its steps, until it completes. `cancel(id)` stops it. */
+  backup(id: number, destination: string): void
   /** Queues a rekey on the writer; no encryption (or an empty key) decrypts. */
   rekey(id: number, encryption: NativeEncryption | undefined): boolean
   interruptWriter(): void

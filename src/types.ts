@@ -164,6 +164,20 @@ export interface OpenOptions {
    * file is created if needed and put in WAL mode; an encrypted database's attachments use its
    * key. (An `ATTACH` run through `execute` reaches the writer only.) */
   attach?: Record<string, string>
+  /** SQLite extensions loaded on every connection as it opens (writer, readers, the JS
+   * thread's): a library path, or `{ path, entryPoint }` when the entry point is not the one
+   * SQLite derives from the file name. `load_extension()` stays unavailable to SQL. A library
+   * that fails to load fails the open with `ERR_EXTENSION`, naming the file. */
+  extensions?: (string | Extension)[]
+}
+
+/** An extension library for {@link OpenOptions.extensions}. */
+export interface Extension {
+  /** The library's path (as `dlopen` takes it; SQLite also tries it with the platform's suffix). */
+  path: string
+  /** Its initialisation function. Default: the name SQLite derives from the file name
+   * (`sqlite3_<name>_init`, then `sqlite3_extension_init`). */
+  entryPoint?: string
 }
 
 /** What {@link Database.diagnostics} reports. */
@@ -183,6 +197,25 @@ export interface Diagnostics {
    * thread because their statement overran recently; and transaction `control` statements
    * (deferred BEGIN, SAVEPOINT, a nested RELEASE) run there. All 0 with `inlineBudget: 0`. */
   inline: { runs: number; moved: number; skipped: number; control: number }
+}
+
+/** Options of {@link Database.backup}. */
+export interface BackupOptions {
+  /** Aborting stops the copy after its current step (at most 256 pages); the promise rejects
+   * with `ABORT_ERR` once the partial copy is removed. An abort after the copy finished does
+   * nothing. */
+  signal?: AbortSignal
+  /** Called after each step of the copy (about 1 MiB) on the JS thread. A callback that throws
+   * stops the backup like an abort, and the promise rejects with what it threw. */
+  progress?: (progress: BackupProgress) => void
+}
+
+/** A backup's progress, in database pages. */
+export interface BackupProgress {
+  /** Pages still to copy. */
+  remaining: number
+  /** Pages in the database (the snapshot being copied). */
+  total: number
 }
 
 /** Options of {@link Database.rekey}. */

@@ -244,14 +244,7 @@ test('bad encryption options are errors before the file is touched', async (t) =
     assert.ok(!err.message.includes(secret) && !String(err.stack).includes(secret), 'the key must not be in the error')
   }
   assert.deepStrictEqual(fs.readdirSync(dir), [], 'no file may be created')
-  for (const p of [':memory:', '']) {
-    await expectReject(
-      () => Database.open(p, { encryptionKey: secret }),
-      ResqliteError,
-      'ERR_INVALID_PATH',
-      /encryption key needs a database file/,
-    )
-  }
+  await expectReject(() => Database.open('', { encryptionKey: secret }), ResqliteError, 'ERR_INVALID_PATH')
 })
 
 test('key hygiene: the key is not in util.inspect, JSON, diagnostics(), or any error of a keyed database', async (t) => {

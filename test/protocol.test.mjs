@@ -87,7 +87,7 @@ test('an unknown job kind is refused, and nothing runs', async (t) => {
   const none = new Uint8Array(0)
   const unknown = (kind) => ({ name: 'TypeError', message: `kind: unknown job kind ${kind}` })
   assert.throws(() => calls.write(2, 42, 'INSERT INTO t VALUES (1)', none, 0, false), unknown(42))
-  assert.throws(() => calls.write(3, 7, 'INSERT INTO t VALUES (1)', none, 0, true), unknown(7))
+  assert.throws(() => calls.write(3, 77, 'INSERT INTO t VALUES (1)', none, 0, true), unknown(77))
   assert.throws(() => calls.read(4, 100, 'SELECT * FROM t', none, 0, false), unknown(100))
   // A known kind still runs, after the refused ones.
   assert.equal(calls.write(5, JobKind.Execute, 'INSERT INTO t VALUES (2)', none, 0, false), true)

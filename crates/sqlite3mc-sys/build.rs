@@ -24,7 +24,6 @@ fn main() {
         ("SQLITE_OMIT_DEPRECATED", "1"),
         ("SQLITE_USE_ALLOCA", "1"),
         ("SQLITE_TEMP_STORE", "2"),
-        ("SQLITE_OMIT_LOAD_EXTENSION", "1"),
         ("SQLITE_MAX_EXPR_DEPTH", "1000"),
     ] {
         build.define(name, value);

@@ -25,6 +25,7 @@ pub const SQLITE_ERROR: c_int = 1;
 pub const SQLITE_INTERNAL: c_int = 2;
 pub const SQLITE_ABORT: c_int = 4;
 pub const SQLITE_BUSY: c_int = 5;
+pub const SQLITE_LOCKED: c_int = 6;
 pub const SQLITE_NOMEM: c_int = 7;
 pub const SQLITE_READONLY: c_int = 8;
 pub const SQLITE_INTERRUPT: c_int = 9;
@@ -171,6 +172,36 @@ extern "C" {
 }
 
 pub const SQLITE_UTF8: c_uchar = 1;
+
+// Extensions, online backup and serialization.
+
+#[repr(C)]
+pub struct sqlite3_backup {
+    _private: [u8; 0],
+}
+
+extern "C" {
+    /// Loads an extension library; needs SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION on. On failure
+    /// `*errmsg` holds a message to free with sqlite3_free.
+    pub fn sqlite3_load_extension(
+        db: *mut sqlite3,
+        file: *const c_char,
+        entry_point: *const c_char,
+        errmsg: *mut *mut c_char,
+    ) -> c_int;
+    pub fn sqlite3_backup_init(
+        dest: *mut sqlite3,
+        dest_name: *const c_char,
+        source: *mut sqlite3,
+        source_name: *const c_char,
+    ) -> *mut sqlite3_backup;
+    pub fn sqlite3_backup_step(backup: *mut sqlite3_backup, pages: c_int) -> c_int;
+    pub fn sqlite3_backup_finish(backup: *mut sqlite3_backup) -> c_int;
+    pub fn sqlite3_backup_remaining(backup: *mut sqlite3_backup) -> c_int;
+    pub fn sqlite3_backup_pagecount(backup: *mut sqlite3_backup) -> c_int;
+    /// The database `schema` as one image (malloc'd, free with sqlite3_free); null on failure.
+    pub fn sqlite3_serialize(db: *mut sqlite3, schema: *const c_char, size: *mut i64, flags: u32) -> *mut c_uchar;
+}
 
 // Hooks for live queries: the authorizer (what a statement reads and writes, at prepare
 // time), the pre-update hook (what a write changed) and the commit/rollback hooks.

@@ -19,8 +19,8 @@ use napi::sys;
 use crate::encode::rows::EncodedRows;
 use crate::napi::protocol::{
     DONE_CHANGES, DONE_CHANGES_BIG, DONE_ERROR, DONE_ERROR_NO_TRANSACTION, DONE_JSON, DONE_LIVE_ERROR, DONE_LIVE_ROWS,
-    DONE_PAGE, DONE_ROWS, DONE_ROWS_PART, DONE_VOID, MAILBOX_BYTES, MAILBOX_COUNT, MAILBOX_POLLING, MAILBOX_QUEUED,
-    MAILBOX_SLOTS, MAILBOX_WORDS, MAILBOX_WRITES_IN_FLIGHT,
+    DONE_PAGE, DONE_PROGRESS, DONE_ROWS, DONE_ROWS_PART, DONE_VOID, MAILBOX_BYTES, MAILBOX_COUNT, MAILBOX_POLLING,
+    MAILBOX_QUEUED, MAILBOX_SLOTS, MAILBOX_WORDS, MAILBOX_WRITES_IN_FLIGHT,
 };
 use crate::threads::job::Outcome;
 use crate::threads::{Completion, Shared, Waker};
@@ -237,6 +237,7 @@ unsafe fn values(
             return Ok((DONE_CHANGES_BIG, changes as f64, 0.0));
         }
         Outcome::Done => DONE_VOID,
+        Outcome::Progress { remaining, total } => return Ok((DONE_PROGRESS, remaining as f64, total as f64)),
         Outcome::LiveError(e) => {
             push(js_str(env, &e.code));
             push(js_str(env, &e.message));

@@ -12,6 +12,7 @@ use napi_derive::napi;
 use crate::handoff::mailbox::{deliver_completions, finalize_context, CallbackContext, Mailbox, TsfnWaker};
 use crate::handoff::poller::Poller;
 use crate::sqlite::encryption::KeyConfig;
+use crate::sqlite::extensions::Extension;
 use crate::threads::job::{IterateStep, Job, Request};
 use crate::threads::{Pool, PoolOptions, Shared};
 
@@ -50,6 +51,15 @@ pub struct OpenOptions<'a> {
     pub attach: Vec<(String, String)>,
     /// Open a read-only connection for reads on the JS thread (inline.rs). Default false.
     pub inline: Option<bool>,
+    /// Loaded on every connection as it opens (sqlite/extensions.rs).
+    pub extensions: Option<Vec<ExtensionSpec>>,
+}
+
+/// An extension library and its entry point (none: SQLite derives it from the file name).
+#[napi(object, object_to_js = false)]
+pub struct ExtensionSpec {
+    pub path: String,
+    pub entry_point: Option<String>,
 }
 
 /// A cipher and its key, checked on the JS side (src/cipher.ts); the engine copies the key.
@@ -118,6 +128,7 @@ impl NativeDatabase {
             encryption,
             attach,
             inline,
+            extensions,
         } = options;
         // Checked before anything starts: a bad cipher setting must not touch the file.
         let key = key_config(encryption)?;
@@ -156,6 +167,11 @@ impl NativeDatabase {
                 safe_integers,
                 key,
                 attach,
+                extensions: extensions
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|e| Extension { path: e.path, entry_point: e.entry_point })
+                    .collect(),
                 inline: inline.unwrap_or(false),
             },
             open_id,
@@ -257,6 +273,12 @@ impl NativeDatabase {
             in_transaction: false,
         };
         Ok(self.pool.write(job))
+    }
+
+    /// Starts a backup into the new file `destination`; PROGRESS completions report its steps.
+    #[napi]
+    pub fn backup(&self, id: u32, destination: String) {
+        self.pool.backup(id, destination);
     }
 
     #[napi]

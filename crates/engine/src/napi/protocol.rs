@@ -40,6 +40,8 @@ protocol! {
         JOB_KIND_CONTROL = 5;
         /// Has another process committed? If so, every live query re-runs.
         JOB_KIND_DATA_VERSION = 6;
+        /// `db.serialize()`: the database's image, on a reader.
+        JOB_KIND_SERIALIZE = 7;
         /// Test hook: a job that panics inside the engine.
         JOB_KIND_PANIC = 99;
     }
@@ -50,7 +52,7 @@ protocol! {
         /// Objects: the ArrayBuffer (encode/rows.rs layout), the column names (one string,
         /// joined by NUL).
         DONE_ROWS = 0;
-        /// Objects: an ArrayBuffer holding the JSON text.
+        /// Objects: an ArrayBuffer holding the JSON text (or, for JOB_KIND_SERIALIZE, the image).
         DONE_JSON = 1;
         /// a: changes, b: lastInsertRowid; no objects.
         DONE_CHANGES = 2;
@@ -67,9 +69,11 @@ protocol! {
         DONE_LIVE_ERROR = 8;
         /// a: changes; objects: lastInsertRowid as a bigint (beyond 2^53).
         DONE_CHANGES_BIG = 9;
+        /// A backup's step: a: pages remaining, b: pages in all; the job goes on.
+        DONE_PROGRESS = 10;
         /// As DONE_ROWS, for a page of an iteration that has more rows (threads/cursors.rs);
         /// its last page is a DONE_ROWS.
-        DONE_PAGE = 10;
+        DONE_PAGE = 11;
     }
 
     // The mailbox: MAILBOX_WORDS i32 words (signals and counts), then MAILBOX_SLOTS

@@ -1,10 +1,12 @@
 //! SQLite itself: a connection handle and how the pool opens one (`setup`), prepared
-//! statements and their cache, binding parameters, stepping, a time budget, and encryption. A query's rows go
+//! statements and their cache, binding parameters, stepping, a time budget, encryption, extensions and backup. A query's rows go
 //! on to `encode`.
 
+pub mod backup;
 pub mod budget;
 pub mod connection;
 pub mod encryption;
+pub mod extensions;
 pub mod params;
 pub mod setup;
 pub mod statement_cache;

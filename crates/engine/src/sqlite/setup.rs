@@ -8,6 +8,7 @@ use sqlite3mc_sys as ffi;
 
 use super::connection::Connection;
 use super::encryption::{self, KeyConfig};
+use super::extensions::{self, Extension};
 use crate::error::{DbError, DbResult};
 
 /// What a connection is for: the pool has one writer and N readers.
@@ -30,6 +31,8 @@ pub struct OpenOptions<'a> {
     pub key: Option<&'a KeyConfig>,
     /// Databases attached on every connection: (schema name, file path).
     pub attach: &'a [(String, String)],
+    /// Loaded on every connection once the key is proven (extensions.rs).
+    pub extensions: &'a [Extension],
 }
 
 /// Opens a connection for `opts.role`: keyed first, then set up (see `configure`); the
@@ -78,6 +81,7 @@ fn configure(conn: &Connection, opts: &OpenOptions) -> DbResult<()> {
     // A forced read: a file that is not a database (or a wrong key) fails here,
     // before anything could write to it.
     conn.exec("SELECT count(*) FROM sqlite_schema")?;
+    extensions::load_all(conn, opts.extensions)?;
     conn.exec("PRAGMA foreign_keys = ON; PRAGMA temp_store = MEMORY; PRAGMA cache_size = -8192")?;
     match opts.role {
         Role::Writer => {

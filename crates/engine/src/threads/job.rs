@@ -29,6 +29,8 @@ pub enum Request {
         cursor: u32,
         step: IterateStep,
     },
+    /// Reader: the database's image (sqlite/backup.rs `serialize`).
+    Serialize,
     /// Re-encrypts the database with this key (`None`: decrypts it); see writer.rs and sqlite/encryption.rs.
     Rekey(Option<Arc<KeyConfig>>),
 }
@@ -66,6 +68,11 @@ pub enum Outcome {
         last_insert_rowid: i64,
     },
     Done,
+    /// A backup's step (sqlite/backup.rs); the job goes on.
+    Progress {
+        remaining: u32,
+        total: u32,
+    },
     Error(DbError),
     /// A live query's run, before the registry decides what to deliver.
     LiveRan {

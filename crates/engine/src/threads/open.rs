@@ -8,6 +8,7 @@ use super::shared::Shared;
 use super::worker::Worker;
 use crate::error::DbError;
 use crate::sqlite::encryption::KeyConfig;
+use crate::sqlite::extensions::Extension;
 use crate::sqlite::setup::{self, OpenOptions, Role};
 
 pub struct PoolOptions {
@@ -19,6 +20,8 @@ pub struct PoolOptions {
     pub key: Option<Arc<KeyConfig>>,
     /// Databases attached on every connection: (schema name, file path).
     pub attach: Vec<(String, String)>,
+    /// Extensions loaded on every connection.
+    pub extensions: Vec<Extension>,
     /// Open a read-only connection for reads on the JS thread (inline.rs).
     pub inline: bool,
 }
@@ -88,6 +91,7 @@ pub(super) fn open_worker(opts: &PoolOptions, role: Role, key: Option<&KeyConfig
         busy_timeout_ms: opts.busy_timeout_ms,
         key,
         attach: &opts.attach,
+        extensions: &opts.extensions,
     })?;
     Ok(Worker::new(conn, role))
 }

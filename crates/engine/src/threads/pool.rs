@@ -12,12 +12,14 @@ use sqlite3mc_sys as ffi;
 use super::completions::{Completions, Waker};
 use super::group_commit;
 use super::job::{Job, Outcome};
-use super::open::{open_inline, OpenLatch, PoolOptions};
+use super::open::{open_inline, open_worker, OpenLatch, PoolOptions};
 use super::reader::reader_thread;
 use super::reader_gate::ReaderGate;
 use super::shared::{ReaderSlot, Shared};
 use super::writer::writer_thread;
 use crate::live::registry::{Counters, Registry};
+use crate::sqlite::backup;
+use crate::sqlite::setup::Role;
 
 /// What `diagnostics()` reports from the pool.
 pub struct Diagnostics {
@@ -34,6 +36,9 @@ pub struct Pool {
     read_tx: Option<Sender<Job>>,
     write_tx: Option<Sender<Job>>,
     threads: Vec<JoinHandle<()>>,
+    opts: Arc<PoolOptions>,
+    /// Backups' threads (`backup`), joined at close like the others.
+    backups: Mutex<Vec<JoinHandle<()>>>,
 }
 
 impl Pool {
@@ -86,7 +91,7 @@ impl Pool {
             threads.push(spawn("resqlite-writer".into(), move || writer_thread(&opts, &shared, &latch, rx)));
             tx
         });
-        Pool { shared, read_tx: Some(read_tx), write_tx, threads }
+        Pool { shared, read_tx: Some(read_tx), write_tx, threads, opts, backups: Mutex::default() }
     }
 
     pub fn read(&self, job: Job) {
@@ -100,6 +105,26 @@ impl Pool {
             Some(tx) => tx.send(job).is_ok(),
             None => false,
         }
+    }
+
+    /// Starts a backup into the new file `destination` (sqlite/backup.rs) on a thread of its own,
+    /// from a read-only connection of its own: reads and writes go on meanwhile. Its steps
+    /// complete as `Progress`, then `Done` or the error; `cancel(id)` stops it after a step.
+    pub fn backup(&self, id: u32, destination: String) {
+        let (shared, opts) = (self.shared.clone(), self.opts.clone());
+        let thread = spawn("resqlite-backup".into(), move || {
+            let key = shared.gate.key();
+            let result = open_worker(&opts, Role::Reader, key.as_deref()).and_then(|worker| {
+                backup::backup(&worker.conn, &destination, key.as_deref(), |p| {
+                    shared.complete(id, Outcome::Progress { remaining: p.remaining, total: p.total });
+                    !shared.take_cancelled(id)
+                })
+            });
+            shared.complete(id, result.map_or_else(Outcome::Error, |_| Outcome::Done));
+        });
+        let mut backups = self.backups.lock().unwrap();
+        backups.retain(|t| !t.is_finished());
+        backups.push(thread);
     }
 
     /// Starts a live query: its first run is queued at once.
@@ -164,7 +189,8 @@ impl Pool {
         self.read_tx = None;
         self.write_tx = None;
         self.shared.inline.lock().unwrap().take();
-        let threads = std::mem::take(&mut self.threads);
+        let mut threads = std::mem::take(&mut self.threads);
+        threads.append(&mut self.backups.lock().unwrap());
         let shared = self.shared.clone();
         spawn("resqlite-close".into(), move || {
             for t in threads {

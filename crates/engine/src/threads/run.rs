@@ -32,6 +32,7 @@ pub(super) fn run(worker: &mut Worker, job: &Job, shared: &Shared) -> Outcome {
             Request::Iterate { cursor, ref step } => {
                 Ok(cursors::on_writer(worker, job, cursor, step, shared.safe_integers))
             }
+            Request::Serialize => crate::sqlite::backup::serialize(&worker.conn).map(Outcome::Json),
             Request::Rekey(_) => unreachable!("rekey runs in writer_loop"),
         };
         r.unwrap_or_else(Outcome::Error)

@@ -75,6 +75,7 @@ impl Harness {
             safe_integers: false,
             key: None,
             attach: attach.iter().zip(&attached).map(|(name, f)| (name.to_string(), f.as_str().into())).collect(),
+            extensions: Vec::new(),
             inline: false,
         };
         let wakes = Arc::new(Wakes::default());
@@ -211,6 +212,7 @@ fn describe(outcome: &Outcome) -> String {
         Outcome::LiveRan { .. } => "live ran".into(),
         Outcome::LiveRows(rows) => format!("live rows {}", rows.row_count()),
         Outcome::LiveError(e) => format!("live error {}", e.code),
+        Outcome::Progress { remaining, total } => format!("progress {remaining}/{total}"),
     }
 }
 
@@ -241,6 +243,7 @@ fn an_open_that_fails_completes_with_its_error() {
         safe_integers: false,
         key: None,
         attach: Vec::new(),
+        extensions: Vec::new(),
         inline: false,
     };
     let wakes = Arc::new(Wakes::default());
@@ -462,6 +465,61 @@ fn a_live_query_started_while_an_untracked_write_runs_sees_what_that_write_commi
     assert_eq!(h.outcome(id), "changes 1 rowid 1");
     assert_eq!(h.requeries(), 1, "the untracked job's commit re-runs the query (queued before it completed)");
     assert_eq!(h.outcome(LIVE), "live rows 1", "so it sees the INSERT");
+}
+
+/// A pool whose database holds 3,000 rows of 2,000 bytes (several backup steps), and a path
+/// for its copy.
+fn six_mib_to_back_up() -> (Harness, String) {
+    let mut h = Harness::open(1);
+    h.execute("CREATE TABLE t (v TEXT)");
+    h.execute(
+        "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 3000) \
+         INSERT INTO t SELECT printf('%.2000d', x) FROM c",
+    );
+    let dest = format!("{}.copy", h.file.as_str());
+    (h, dest)
+}
+
+#[test]
+fn a_backup_steps_while_another_connection_holds_the_write_lock_and_copies_its_snapshot() {
+    let (mut h, dest) = six_mib_to_back_up();
+    let lock = h.hold_write_lock();
+    h.pool.backup(900, dest.clone());
+    let mut steps = Vec::new();
+    let done = loop {
+        let c = h.next();
+        assert_eq!(c.id, 900);
+        match c.outcome {
+            Outcome::Progress { remaining, .. } => steps.push(remaining),
+            other => break describe(&other),
+        }
+    };
+    drop(lock);
+    assert_eq!(done, "done");
+    assert!(steps.len() > 1 && steps.last() == Some(&0), "steps: {steps:?}");
+    let copy = Opened::open(&dest, Role::Reader);
+    assert_eq!(copy.conn.query_int("SELECT count(*) FROM t").unwrap(), 3000);
+    assert_eq!(copy.conn.query_text("PRAGMA integrity_check").unwrap(), "ok");
+    drop(copy);
+    for leftover in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{dest}{leftover}"));
+    }
+}
+
+#[test]
+fn a_cancelled_backup_stops_with_abort_and_leaves_nothing() {
+    let (mut h, dest) = six_mib_to_back_up();
+    h.pool.cancel(901); // before it starts: it stops after its first step
+    h.pool.backup(901, dest.clone());
+    let outcome = loop {
+        let c = h.next();
+        if !matches!(c.outcome, Outcome::Progress { .. }) {
+            break describe(&c.outcome);
+        }
+    };
+    assert_eq!(outcome, "error ABORT_ERR");
+    assert!(!std::path::Path::new(&dest).exists());
+    assert!(!std::path::Path::new(&format!("{dest}.resqlite-backup")).exists());
 }
 
 impl Harness {
