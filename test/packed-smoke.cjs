@@ -8,17 +8,22 @@ exports.smoke = async (Database, dir) => {
   const file = path.join(dir, 'smoke.db')
   const db = await Database.open(file, { encryptionKey: 'smoke key' })
   await db.execute('CREATE TABLE notes (id INTEGER PRIMARY KEY, title TEXT)')
+  // The live query's first result, then its re-run after the insert commits.
   const counts = []
-  let changed
-  const seen = new Promise((resolve) => {
-    changed = resolve
-  })
+  let emitted
+  const emission = () =>
+    new Promise((resolve) => {
+      emitted = resolve
+    })
+  let next = emission()
   const stop = db.stream('SELECT count(*) AS n FROM notes').subscribe(([row]) => {
     counts.push(row.n)
-    if (row.n === 1) changed()
+    emitted()
   })
+  await next
+  next = emission()
   await db.execute('INSERT INTO notes (title) VALUES (?)', ['packed'])
-  await seen
+  await next
   stop()
   const rows = await db.select('SELECT id, title FROM notes')
   const json = (await db.selectBytes('SELECT id, title FROM notes')).toString()
