@@ -30,7 +30,7 @@ export function loadBinding<T>(): T {
       `resqlite has no native addon for this platform (${triple}): the package ${name} is not installed ` +
         `and there is no local build at ${local}. Install it with \`npm install ${name}\` (npm skips it ` +
         'under --omit=optional), or build from source in a clone of resqlite: `npm install && npm run build` ' +
-        '(needs Rust and a C compiler). Supported platforms: docs/install.md.',
+        "(needs Rust and a C compiler). Platforms and building from source: resqlite's docs/install.md.",
     )
   }
 }
