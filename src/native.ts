@@ -1,6 +1,6 @@
 // The native engine's interface (crates/engine/src/napi/database.rs). Internal: not exported.
-import * as path from 'node:path'
 import type { Texts } from './decode'
+import { loadBinding } from './load-binding'
 
 // The wire protocol's numbers are defined once, in crates/engine/src/napi/protocol.rs. These
 // const enums copy them so that tsc inlines them into the hot paths (nothing is looked up at
@@ -197,5 +197,4 @@ interface Binding {
   protocol(): Record<string, Record<string, number>>
 }
 
-// dist/cjs/native.js → <package>/native/resqlite.node
-export const binding: Binding = require(path.join(__dirname, '..', '..', 'native', 'resqlite.node'))
+export const binding = loadBinding<Binding>()
