@@ -24,6 +24,8 @@ export interface EngineOptions {
   attach: [string, string][]
   /** How long a read may run on the JS thread; 0: never (crates/engine/src/inline.rs). */
   inlineBudgetMicros: number
+  /** No checkpoints from any connection: another process runs them. */
+  externalCheckpoints: boolean
 }
 
 /** A validated cipher with the key bytes to hand to the engine (which copies them; the caller's
@@ -109,6 +111,7 @@ export class Engine {
           encryption: enc,
           attach: options.attach,
           inline: options.inlineBudgetMicros > 0,
+          externalCheckpoints: options.externalCheckpoints,
         },
         this.#onComplete,
       )

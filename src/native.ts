@@ -133,6 +133,8 @@ export interface OpenOptions {
   attach: [string, string][]
   /** Open a read-only connection for reads on the JS thread (crates/engine/src/inline.rs). */
   inline: boolean
+  /** No checkpoints from any connection (crates/engine/src/sqlite/setup.rs). */
+  externalCheckpoints: boolean
 }
 
 export interface NativeDatabase {

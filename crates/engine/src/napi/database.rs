@@ -50,6 +50,8 @@ pub struct OpenOptions<'a> {
     pub attach: Vec<(String, String)>,
     /// Open a read-only connection for reads on the JS thread (inline.rs). Default false.
     pub inline: Option<bool>,
+    /// Leave checkpoints to another process (e.g. Litestream): none from any connection. Default false.
+    pub external_checkpoints: Option<bool>,
 }
 
 /// A cipher and its key, checked on the JS side (src/cipher.ts); the engine copies the key.
@@ -118,6 +120,7 @@ impl NativeDatabase {
             encryption,
             attach,
             inline,
+            external_checkpoints,
         } = options;
         // Checked before anything starts: a bad cipher setting must not touch the file.
         let key = key_config(encryption)?;
@@ -157,6 +160,7 @@ impl NativeDatabase {
                 key,
                 attach,
                 inline: inline.unwrap_or(false),
+                external_checkpoints: external_checkpoints.unwrap_or(false),
             },
             open_id,
             Box::new(TsfnWaker { tsfn, mailbox }),

@@ -21,6 +21,8 @@ pub struct PoolOptions {
     pub attach: Vec<(String, String)>,
     /// Open a read-only connection for reads on the JS thread (inline.rs).
     pub inline: bool,
+    /// No checkpoints from any connection: another process runs them (setup.rs).
+    pub external_checkpoints: bool,
 }
 
 /// Opening happens on the worker threads. A lead connection opens alone first (the writer,
@@ -88,6 +90,7 @@ pub(super) fn open_worker(opts: &PoolOptions, role: Role, key: Option<&KeyConfig
         busy_timeout_ms: opts.busy_timeout_ms,
         key,
         attach: &opts.attach,
+        external_checkpoints: opts.external_checkpoints,
     })?;
     Ok(Worker::new(conn, role))
 }

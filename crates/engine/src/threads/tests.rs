@@ -76,6 +76,7 @@ impl Harness {
             key: None,
             attach: attach.iter().zip(&attached).map(|(name, f)| (name.to_string(), f.as_str().into())).collect(),
             inline: false,
+            external_checkpoints: false,
         };
         let wakes = Arc::new(Wakes::default());
         let pool = Pool::start(opts, OPEN, Box::new(FakeWaker(wakes.clone())));
@@ -241,6 +242,7 @@ fn an_open_that_fails_completes_with_its_error() {
         key: None,
         attach: Vec::new(),
         inline: false,
+        external_checkpoints: false,
     };
     let wakes = Arc::new(Wakes::default());
     let pool = Pool::start(opts, OPEN, Box::new(FakeWaker(wakes.clone())));
