@@ -27,7 +27,10 @@ export function findLitestream() {
 /** One database replicated to `<dir>/replica` with a 100 ms sync interval, controlled through
  * a socket in `dir`. */
 export class Replication {
-  constructor(bin, dir, db) {
+  /** `t`: the test, after which a Litestream still running is killed (a failed test must not
+   * leave it keeping the process alive). */
+  constructor(t, bin, dir, db) {
+    t.after(() => this.stop('SIGKILL'))
     this.bin = bin
     this.db = db
     this.replica = `file://${path.join(dir, 'replica')}`
@@ -42,16 +45,18 @@ export class Replication {
   }
 
   /** Starts `litestream replicate` (debug log appended to this.log); resolves once its control
-   * socket answers. */
+   * socket exists. */
   async start() {
     const out = fs.openSync(this.log, 'a')
     this.process = spawn(this.bin, ['replicate', '-config', this.config, '-log-level', 'debug'], {
       stdio: ['ignore', out, out],
     })
     fs.closeSync(out)
-    this.exited = new Promise((resolve) => this.process.once('exit', resolve))
+    this.exited = new Promise((resolve) => this.process.once('exit', resolve)).then(() => {
+      this.process = undefined
+    })
     for (let i = 0; !fs.existsSync(this.socket); i++) {
-      if (i === 200 || this.process.exitCode !== null) throw new Error(`litestream did not start: ${this.logText()}`)
+      if (i === 200 || this.process === undefined) throw new Error(`litestream did not start: ${this.logText()}`)
       await new Promise((r) => setTimeout(r, 25))
     }
   }
@@ -65,7 +70,7 @@ export class Replication {
 
   /** SIGKILL (the machine is lost) or SIGTERM (a clean stop); resolves once it exited. */
   async stop(signal) {
-    this.process.kill(signal)
+    this.process?.kill(signal)
     await this.exited
     fs.rmSync(this.socket, { force: true })
   }

@@ -4,7 +4,7 @@
 // the replica must pass integrity_check and hold every commit acknowledged before the last sync
 // point Litestream reported (`litestream sync -wait`), with no partial transaction. Then
 // Litestream starts again beside the surviving file, as when the machine comes back: once it
-// synced, a restore holds every acknowledged commit. Both checkpoint policies, two rounds each.
+// synced, a restore holds every acknowledged commit. Both checkpoint policies, three rounds each.
 
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
@@ -64,11 +64,12 @@ function watchWal(file) {
 async function round(t, bin, checkpoints, seed) {
   const dir = tempDir(t)
   const file = path.join(dir, 'app.db')
-  const ls = new Replication(bin, dir, file)
+  const ls = new Replication(t, bin, dir, file)
   await ls.start()
   const writer = spawn(process.execPath, [WRITER, file, checkpoints, String(seed)], {
     stdio: ['ignore', 'pipe', 'inherit'],
   })
+  t.after(() => writer.kill('SIGKILL'))
   let acked = 0
   const ackedAt = new Map() // seq -> when its acknowledgement arrived
   let pending = ''
@@ -88,6 +89,7 @@ async function round(t, bin, checkpoints, seed) {
   const start = performance.now()
   let syncedAcked = 0
   let syncs = 0
+  let restoredUnderLoad
   while (performance.now() - start < killAfter) {
     await sleep(Math.min(100 + Math.random() * 300, Math.max(0, killAfter - (performance.now() - start))))
     if (performance.now() - start >= killAfter) break
@@ -95,6 +97,13 @@ async function round(t, bin, checkpoints, seed) {
     await ls.sync()
     syncedAcked = before
     syncs++
+    if (restoredUnderLoad === undefined && performance.now() - start > killAfter / 2) {
+      // A restore while the writer goes on (the replica changes under it).
+      const file = path.join(dir, 'restored-under-load.db')
+      await ls.restore(file)
+      restoredUnderLoad = await checkRestored(file)
+      assert.ok(restoredUnderLoad >= before, `commit ${before} was synced, the restore ends at ${restoredUnderLoad}`)
+    }
   }
   assert.equal(writer.exitCode, null, 'the writer stopped before it was killed')
   writer.kill('SIGKILL')
@@ -103,6 +112,7 @@ async function round(t, bin, checkpoints, seed) {
   await writerDone
   sampler.stop()
   assert.ok(syncs > 0 && syncedAcked > 0, `no sync point with commits before the kill (${syncs} syncs)`)
+  assert.ok(restoredUnderLoad > 0, 'no restore while the writer ran')
 
   const lost = path.join(dir, 'restored-after-loss.db')
   await ls.restore(lost)
@@ -121,17 +131,18 @@ async function round(t, bin, checkpoints, seed) {
   assert.ok(all >= acked, `commit ${acked} was acknowledged, the restore after the restart ends at ${all}`)
 
   const snapshots = [...ls.logText().matchAll(/msg=sync .*reason="([^"]+)"/g)].map((m) => m[1])
-  return { acked, syncedAcked, survived, window, all, syncs, killAfter, wal: sampler.wal, snapshots }
+  return { acked, syncedAcked, restoredUnderLoad, survived, window, all, syncs, killAfter, wal: sampler.wal, snapshots }
 }
 
 for (const checkpoints of ['auto', 'external']) {
   test(`Litestream replicates through SIGKILLs (checkpoints: '${checkpoints}')`, async (t) => {
     const bin = findLitestream()
-    for (const seed of [1, 2]) {
+    for (const seed of [1, 2, 3]) {
       const r = await round(t, bin, checkpoints, seed)
       t.diagnostic(
         `round ${seed}: killed after ${Math.round(r.killAfter)} ms, ${r.acked} commits acknowledged, ` +
-          `${r.syncs} sync points (last at commit ${r.syncedAcked}); restore after the loss ends at commit ` +
+          `${r.syncs} sync points (last at commit ${r.syncedAcked}), a restore under load ended at ` +
+          `${r.restoredUnderLoad}; restore after the loss ends at commit ` +
           `${r.survived} (${r.acked - r.survived} acknowledged commits lost, from the last ` +
           `${Math.round(r.window)} ms), after the restart at ${r.all}; ` +
           `WAL up to ${(r.wal.maxBytes / 2 ** 20).toFixed(1)} MiB, restarted ${r.wal.restarts} times; ` +
@@ -151,7 +162,7 @@ test('rekey under a replicating Litestream waits busyTimeout, then says why it c
   t.after(() => db.close())
   await db.execute('CREATE TABLE t (x)')
   await db.execute('INSERT INTO t VALUES (1)')
-  const ls = new Replication(bin, dir, file)
+  const ls = new Replication(t, bin, dir, file)
   await ls.start()
   await ls.sync() // Litestream now holds its read transaction
   const started = performance.now()
@@ -202,7 +213,7 @@ test('Litestream cannot read an encrypted database; VACUUM INTO makes encrypted 
   t.after(() => db.close())
   await db.execute('CREATE TABLE t (x)')
   await db.execute('INSERT INTO t VALUES (1)')
-  const ls = new Replication(bin, dir, file)
+  const ls = new Replication(t, bin, dir, file)
   await ls.start()
   await assert.rejects(ls.sync(), /file is not a database/)
   await ls.stop('SIGTERM')
