@@ -1,10 +1,14 @@
-// `npm test`'s pretest step: the suite needs two Debian packages besides the build.
-//   sqlcipher  test/encryption.test.mjs reads and writes files with SQLCipher's own tool
-//   chromium   test/site.test.mjs drives /usr/bin/chromium to check the benchmark dashboard
-// Installs what is missing with apt-get when running as root on a system that has it;
-// otherwise stops at once with the command to run, so no test is skipped or fails for it.
+// `npm test`'s pretest step: the suite needs two Debian packages and one Go module besides the
+// build.
+//   sqlcipher   test/encryption.test.mjs reads and writes files with SQLCipher's own tool
+//   chromium    test/site.test.mjs drives /usr/bin/chromium to check the benchmark dashboard
+//   litestream  test/replication.test.mjs replicates a database with it (the pinned version)
+// Installs what is missing (apt-get when running as root on a system that has it; `go install`
+// when Go is there); otherwise stops at once with the command to run, so no test is skipped or
+// fails for it.
 import { execFileSync } from 'node:child_process'
 import { existsSync } from 'node:fs'
+import { LITESTREAM_INSTALL, LITESTREAM_VERSION } from '../test/litestream.mjs'
 
 const onPath = (cmd) => {
   try {
@@ -37,6 +41,26 @@ if (missing.length > 0) {
         `Install ${missing.length > 1 ? 'them' : 'it'}, then run npm test again:\n\n  sudo sh -c '${install}'\n`,
     )
   }
+}
+
+const litestreamVersion = () => {
+  try {
+    return execFileSync('litestream', ['version'], { encoding: 'utf8' }).trim()
+  } catch {
+    return undefined
+  }
+}
+if (!process.env.LITESTREAM && litestreamVersion() !== LITESTREAM_VERSION) {
+  const go = ['go', '/usr/local/go/bin/go'].find((g) => onPath(g) || existsSync(g))
+  if (go === undefined || process.getuid?.() !== 0) {
+    fail(
+      `npm test needs litestream ${LITESTREAM_VERSION} on PATH (or $LITESTREAM). Install it with Go:\n\n  sudo ${LITESTREAM_INSTALL}\n`,
+    )
+  }
+  console.log(`npm test needs litestream ${LITESTREAM_VERSION}: installing it (${LITESTREAM_INSTALL})`)
+  execFileSync('/bin/sh', ['-c', LITESTREAM_INSTALL.replace(/\bgo install\b/, `${go} install`)], { stdio: 'inherit' })
+  if (litestreamVersion() !== LITESTREAM_VERSION)
+    fail(`go install ran but litestream ${LITESTREAM_VERSION} is still not on PATH.`)
 }
 
 function fail(message) {

@@ -29,6 +29,7 @@ const OPTION_KEYS = new Set([
   'attach',
   'inlineBudget',
   'extensions',
+  'checkpoints',
 ])
 /** Milliseconds a read may run on the JS thread before it moves to a reader (experiments/032). */
 const DEFAULT_INLINE_BUDGET = 0.1
@@ -145,6 +146,7 @@ export function checkOptions(options: unknown): EngineOptions {
     attach: checkAttach(o.attach),
     inlineBudgetMicros: Math.round(numberOption('inlineBudget', o.inlineBudget, 0, 10, DEFAULT_INLINE_BUDGET) * 1000),
     extensions: checkExtensions(o.extensions),
+    externalCheckpoints: checkCheckpoints(o.checkpoints),
   }
 }
 
@@ -169,6 +171,16 @@ function checkExtensions(extensions: unknown): NativeExtension[] {
       throw typeError(`extensions[${i}].entryPoint must be a non-empty function name, got ${describe(entryPoint)}`)
     return { path, entryPoint }
   })
+}
+
+/** `checkpoints`: 'auto' (the default) or 'external'; true for 'external'. */
+function checkCheckpoints(value: unknown): boolean {
+  if (value === undefined || value === 'auto') return false
+  if (value === 'external') return true
+  throw typeError(
+    `checkpoints must be 'auto' or 'external', got ${typeof value === 'string' ? `'${value}'` : describe(value)}`,
+    'ERR_INVALID_ARG_VALUE',
+  )
 }
 
 /** `attach`: schema name → file path. The names SQLite reserves and paths that would give each

@@ -37,6 +37,8 @@ export interface EngineOptions {
   /** How long a read may run on the JS thread; 0: never (crates/engine/src/inline.rs). */
   inlineBudgetMicros: number
   extensions: NativeExtension[]
+  /** No checkpoints from any connection: another process runs them. */
+  externalCheckpoints: boolean
 }
 
 /** A validated cipher with the key bytes to hand to the engine (which copies them; the caller's
@@ -129,6 +131,7 @@ export class Engine {
           attach: options.attach,
           inline: options.inlineBudgetMicros > 0,
           extensions: options.extensions,
+          externalCheckpoints: options.externalCheckpoints,
         },
         this.#onComplete,
       )

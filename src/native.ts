@@ -146,6 +146,8 @@ export interface OpenOptions {
   attach: [string, string][]
   /** Open a read-only connection for reads on the JS thread (crates/engine/src/inline.rs). */
   inline: boolean
+  /** No checkpoints from any connection (crates/engine/src/sqlite/setup.rs). */
+  externalCheckpoints: boolean
   /** Loaded on every connection as it opens (crates/engine/src/sqlite/extensions.rs). */
   extensions: NativeExtension[]
 }

@@ -164,6 +164,12 @@ export interface OpenOptions {
    * file is created if needed and put in WAL mode; an encrypted database's attachments use its
    * key. (An `ATTACH` run through `execute` reaches the writer only.) */
   attach?: Record<string, string>
+  /** Who checkpoints the WAL into the database file. `'auto'` (default): the writer, PASSIVE
+   * past 1,000 WAL pages, the WAL cut back to 16 MiB when it starts over. `'external'`: no
+   * connection ever checkpoints (`wal_autocheckpoint = 0`, none on close); another process
+   * must, or the WAL grows without bound: Litestream, which checkpoints itself
+   * (docs/replication.md). */
+  checkpoints?: 'auto' | 'external'
   /** SQLite extensions loaded on every connection as it opens (writer, readers, the JS
    * thread's): a library path, or `{ path, entryPoint }` when the entry point is not the one
    * SQLite derives from the file name. `load_extension()` stays unavailable to SQL. A library

@@ -6,7 +6,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { test } from 'node:test'
 import { Database } from '../dist/esm/index.mjs'
-import { calibrate, tempDir } from './helpers.mjs'
+import { calibrate, expectReject, tempDir } from './helpers.mjs'
 
 const LIMIT = 16 * 2 ** 20
 
@@ -38,4 +38,47 @@ test('the WAL grows under a long read and is truncated to 16 MiB after it', asyn
   }
   assert.ok(walSize() <= LIMIT, `the WAL is still ${walSize()} bytes after the read ended (limit ${LIMIT})`)
   assert.deepEqual(await db.select('PRAGMA integrity_check'), [{ integrity_check: 'ok' }])
+})
+
+test("checkpoints: 'external' leaves every checkpoint to another process", async (t) => {
+  const dir = tempDir(t)
+  const sets = Array.from({ length: 2000 }, () => ['x'.repeat(400)])
+  const sizes = {}
+  for (const checkpoints of ['auto', 'external']) {
+    const file = path.join(dir, `${checkpoints}.db`)
+    const db = await Database.open(file, { checkpoints, readers: 2 })
+    await db.execute('CREATE TABLE t (id INTEGER PRIMARY KEY, payload TEXT)')
+    const before = fs.statSync(file).size
+    // ~8 MiB of commits: past the 1,000-page threshold twice.
+    for (let i = 0; i < 10; i++) await db.executeBatch('INSERT INTO t (payload) VALUES (?)', sets)
+    // On a reader (select) and on the writer (inside a transaction).
+    const readerPages = await db.selectOne('PRAGMA wal_autocheckpoint')
+    const writerPages = await db.transaction((tx) => tx.selectOne('PRAGMA wal_autocheckpoint'))
+    sizes[checkpoints] = { grew: fs.statSync(file).size - before, readerPages, writerPages }
+    await db.close()
+    // Closing does not checkpoint either: the WAL holds every commit still.
+    if (checkpoints === 'external') assert.equal(fs.statSync(file).size, before)
+  }
+  assert.deepEqual(sizes.auto.readerPages, { wal_autocheckpoint: 1000 })
+  assert.deepEqual(sizes.auto.writerPages, { wal_autocheckpoint: 1000 })
+  assert.ok(sizes.auto.grew > 4 * 2 ** 20, `'auto' checkpointed only ${sizes.auto.grew} bytes into the file`)
+  assert.deepEqual(sizes.external.readerPages, { wal_autocheckpoint: 0 })
+  assert.deepEqual(sizes.external.writerPages, { wal_autocheckpoint: 0 })
+  assert.equal(sizes.external.grew, 0, "'external' checkpointed into the database file")
+  const reopened = await Database.open(path.join(dir, 'external.db'))
+  t.after(() => reopened.close())
+  assert.deepEqual(await reopened.select('SELECT count(*) AS n FROM t'), [{ n: 20000 }])
+})
+
+test('checkpoints takes only auto or external', async (t) => {
+  const file = path.join(tempDir(t), 'bad.db')
+  for (const checkpoints of ['off', 0, true]) {
+    await expectReject(
+      () => Database.open(file, { checkpoints }),
+      TypeError,
+      'ERR_INVALID_ARG_VALUE',
+      /checkpoints must be 'auto' or 'external'/,
+    )
+  }
+  assert.equal(fs.existsSync(file), false)
 })

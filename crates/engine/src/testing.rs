@@ -22,7 +22,15 @@ pub struct Opened {
 impl Opened {
     /// Opens `path` for `role` with `setup::open`, its authorizer installed.
     pub fn open(path: &str, role: Role) -> Opened {
-        let opts = OpenOptions { path, role, busy_timeout_ms: 0, key: None, attach: &[], extensions: &[] };
+        let opts = OpenOptions {
+            path,
+            role,
+            busy_timeout_ms: 0,
+            key: None,
+            attach: &[],
+            extensions: &[],
+            external_checkpoints: false,
+        };
         let conn = setup::open(&opts).unwrap_or_else(|e| panic!("open: {}", e.message));
         // SAFETY: the hooks outlive the connection (field order) and stay on this thread.
         let hooks = unsafe { Hooks::install(&conn, role) };

@@ -51,6 +51,8 @@ pub struct OpenOptions<'a> {
     pub attach: Vec<(String, String)>,
     /// Open a read-only connection for reads on the JS thread (inline.rs). Default false.
     pub inline: Option<bool>,
+    /// Leave checkpoints to another process (e.g. Litestream): none from any connection. Default false.
+    pub external_checkpoints: Option<bool>,
     /// Loaded on every connection as it opens (sqlite/extensions.rs).
     pub extensions: Option<Vec<ExtensionSpec>>,
 }
@@ -128,6 +130,7 @@ impl NativeDatabase {
             encryption,
             attach,
             inline,
+            external_checkpoints,
             extensions,
         } = options;
         // Checked before anything starts: a bad cipher setting must not touch the file.
@@ -173,6 +176,7 @@ impl NativeDatabase {
                     .map(|e| Extension { path: e.path, entry_point: e.entry_point })
                     .collect(),
                 inline: inline.unwrap_or(false),
+                external_checkpoints: external_checkpoints.unwrap_or(false),
             },
             open_id,
             Box::new(TsfnWaker { tsfn, mailbox }),

@@ -33,6 +33,9 @@ pub struct OpenOptions<'a> {
     pub attach: &'a [(String, String)],
     /// Loaded on every connection once the key is proven (extensions.rs).
     pub extensions: &'a [Extension],
+    /// Another process (e.g. Litestream) runs the checkpoints: this connection never does, not
+    /// even on close (docs/replication.md).
+    pub external_checkpoints: bool,
 }
 
 /// Opens a connection for `opts.role`: keyed first, then set up (see `configure`); the
@@ -57,7 +60,7 @@ pub fn open(opts: &OpenOptions) -> DbResult<Connection> {
         encryption::key_connection(conn.raw(), key)?;
     }
     configure(&conn, opts).map_err(|e| encryption::explain_open_error(e, opts.key.is_some()))?;
-    conn.checkpoint_on_close(true);
+    conn.checkpoint_on_close(!opts.external_checkpoints);
     if opts.role == Role::Writer {
         encryption::remove_rekey_leftovers(opts.path);
     }
@@ -83,6 +86,8 @@ fn configure(conn: &Connection, opts: &OpenOptions) -> DbResult<()> {
     conn.exec("SELECT count(*) FROM sqlite_schema")?;
     extensions::load_all(conn, opts.extensions)?;
     conn.exec("PRAGMA foreign_keys = ON; PRAGMA temp_store = MEMORY; PRAGMA cache_size = -8192")?;
+    let checkpoint_pages = if opts.external_checkpoints { 0 } else { WAL_CHECKPOINT_PAGES };
+    conn.exec(&format!("PRAGMA wal_autocheckpoint = {checkpoint_pages}"))?;
     match opts.role {
         Role::Writer => {
             let mode = conn.query_text("PRAGMA journal_mode = WAL")?;
@@ -93,12 +98,10 @@ fn configure(conn: &Connection, opts: &OpenOptions) -> DbResult<()> {
                 ));
             }
             // Checkpoint policy (experiments/012, ARCHITECTURE.md "Checkpoints"): the writer runs
-            // a PASSIVE checkpoint when a commit leaves the WAL above WAL_CHECKPOINT_PAGES, and
-            // truncates the WAL file to JOURNAL_SIZE_LIMIT when it next starts over.
-            conn.exec(&format!(
-                "PRAGMA synchronous = NORMAL; PRAGMA wal_autocheckpoint = {WAL_CHECKPOINT_PAGES}; \
-                 PRAGMA journal_size_limit = {JOURNAL_SIZE_LIMIT}"
-            ))?;
+            // a PASSIVE checkpoint when a commit leaves the WAL above WAL_CHECKPOINT_PAGES (set
+            // above; 0 with external checkpoints), and truncates the WAL file to
+            // JOURNAL_SIZE_LIMIT when it next starts over after a complete checkpoint.
+            conn.exec(&format!("PRAGMA synchronous = NORMAL; PRAGMA journal_size_limit = {JOURNAL_SIZE_LIMIT}"))?;
             // A read in WAL mode builds the WAL index (recovering a leftover WAL if any)
             // before the readers open, so they never meet SQLITE_BUSY_RECOVERY from us.
             conn.exec("SELECT count(*) FROM sqlite_schema")?;

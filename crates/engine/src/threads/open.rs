@@ -24,6 +24,8 @@ pub struct PoolOptions {
     pub extensions: Vec<Extension>,
     /// Open a read-only connection for reads on the JS thread (inline.rs).
     pub inline: bool,
+    /// No checkpoints from any connection: another process runs them (setup.rs).
+    pub external_checkpoints: bool,
 }
 
 /// Opening happens on the worker threads. A lead connection opens alone first (the writer,
@@ -92,6 +94,7 @@ pub(super) fn open_worker(opts: &PoolOptions, role: Role, key: Option<&KeyConfig
         key,
         attach: &opts.attach,
         extensions: &opts.extensions,
+        external_checkpoints: opts.external_checkpoints,
     })?;
     Ok(Worker::new(conn, role))
 }

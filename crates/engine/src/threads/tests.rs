@@ -77,6 +77,7 @@ impl Harness {
             attach: attach.iter().zip(&attached).map(|(name, f)| (name.to_string(), f.as_str().into())).collect(),
             extensions: Vec::new(),
             inline: false,
+            external_checkpoints: false,
         };
         let wakes = Arc::new(Wakes::default());
         let pool = Pool::start(opts, OPEN, Box::new(FakeWaker(wakes.clone())));
@@ -245,6 +246,7 @@ fn an_open_that_fails_completes_with_its_error() {
         attach: Vec::new(),
         extensions: Vec::new(),
         inline: false,
+        external_checkpoints: false,
     };
     let wakes = Arc::new(Wakes::default());
     let pool = Pool::start(opts, OPEN, Box::new(FakeWaker(wakes.clone())));

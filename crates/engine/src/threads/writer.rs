@@ -203,13 +203,7 @@ fn swap_key(
     // rollback-journal mode (the WAL checkpointed into the file and removed) and a RESERVED lock
     // keep the file complete and unchanging while it is copied.
     let copy = (|| {
-        let mode = worker.conn.query_text("PRAGMA journal_mode = DELETE")?;
-        if !mode.eq_ignore_ascii_case("delete") {
-            return Err(DbError::new(
-                "ERR_REKEY",
-                "rekey needs the database to itself (another process has it open in WAL mode)",
-            ));
-        }
+        leave_wal(worker, opts.busy_timeout_ms)?;
         worker.exec("BEGIN IMMEDIATE")?;
         let copy = encryption::build_rekeyed_copy(&opts.path, old.as_deref(), new.as_deref());
         let _ = worker.exec("COMMIT");
@@ -239,4 +233,28 @@ fn swap_key(
     };
     shared.gate.release(new);
     outcome
+}
+
+/// Switches the writer to rollback-journal mode for the rekey copy. SQLite tries that once, with
+/// no busy handler, and fails while any other connection reads the file (Litestream holds a
+/// read transaction all the time it replicates): retried here for up to the busy timeout.
+fn leave_wal(worker: &Worker, busy_timeout_ms: u32) -> Result<(), DbError> {
+    let deadline = Instant::now() + Duration::from_millis(busy_timeout_ms.into());
+    loop {
+        match worker.conn.query_text("PRAGMA journal_mode = DELETE") {
+            Ok(mode) if mode.eq_ignore_ascii_case("delete") => return Ok(()),
+            Err(e) if !e.code.starts_with("SQLITE_BUSY") => return Err(e),
+            _ if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(10)),
+            _ => {
+                return Err(DbError::new(
+                    "SQLITE_BUSY",
+                    format!(
+                        "rekey needs the database to itself, but another process kept it open in WAL mode or \
+                         held a read transaction on it for busyTimeout = {busy_timeout_ms} ms (a replicating \
+                         Litestream does, all the time): stop that process, rekey, then start it again"
+                    ),
+                ))
+            }
+        }
+    }
 }
