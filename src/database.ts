@@ -14,11 +14,10 @@ import {
   checkTransactionOptions,
   checkWatchOption,
   prepareCall,
-  prepareIterate,
 } from './arguments'
 import { type CheckedCipher, Engine, type EngineOptions } from './engine'
 import { abortError, closedError, ResqliteError } from './errors'
-import { failedSource, RowIterator } from './iterate'
+import { iteration, type RowIterator } from './iterate'
 import { LiveQueries, LiveQuery } from './live-queries'
 import { JobKind, type NativeDiagnostics } from './native'
 import { copyPacked, encodeBatch, encodeParams, NO_PARAMS, type Packed, type Params } from './params'
@@ -196,24 +195,12 @@ export class Database implements Queryable {
   iterate<T = Row>(sql: string, params?: Params, options?: IterateOptions): RowIterator<T> {
     const tx = this.#context.getStore()
     if (tx) return tx.iterate<T>(sql, params, options)
-    let args: ReturnType<typeof prepareIterate>
-    try {
-      args = prepareIterate(sql, options, () => encodeParams(params))
-    } catch (error) {
-      return new RowIterator<T>(() => failedSource(error), undefined, String(sql))
-    }
-    const { packed, signal, pageRows } = args
-    return new RowIterator<T>(
-      () => {
-        if (this.#closing) return failedSource(closedError())
-        const pages = this.#engine.iterate<T>(sql, packed, pageRows)
-        return {
-          next: () => (this.#closing ? Promise.reject(closedError()) : pages.next()),
-          end: () => this.#closing || pages.end(),
-        }
-      },
-      signal,
+    return iteration<T>(
       sql,
+      params,
+      options,
+      (packed, pageRows) => this.#engine.iterate<T>(sql, packed, pageRows),
+      () => (this.#closing ? closedError() : undefined),
     )
   }
 

@@ -2,7 +2,10 @@
 // open on the engine between pages (crates/engine/src/threads/cursors.rs), so memory stays flat
 // whatever the result's size. The next page is asked for as soon as one arrives, so the engine
 // steps it while the caller works through this one: at most two pages are alive at a time.
+import { prepareIterate } from './arguments'
 import { abortError, ResqliteError } from './errors'
+import { encodeParams, type Packed, type Params } from './params'
+import type { IterateOptions } from './types'
 
 /** One page, and whether it is the last. */
 export interface Page<T> {
@@ -21,8 +24,40 @@ export interface PageSource<T> {
 const DONE: IteratorReturnResult<undefined> = { value: undefined, done: true }
 
 /** The pages of an iteration that cannot start: its first step rejects with `error`. */
-export function failedSource<T>(error: unknown): PageSource<T> {
+function failedSource<T>(error: unknown): PageSource<T> {
   return { next: () => Promise.reject(error), end: () => {} }
+}
+
+/** An iteration of `sql` (Database.iterate, Transaction.iterate): its arguments are checked
+ * now (a bad one rejects its first step), its pages come from `open` once it starts, and
+ * `blocked` says why a step cannot run now (a closed database, a finished transaction). */
+export function iteration<T>(
+  sql: string,
+  params: Params | undefined,
+  options: IterateOptions | undefined,
+  open: (packed: Packed, pageRows: number) => PageSource<T>,
+  blocked: () => ResqliteError | undefined,
+): RowIterator<T> {
+  let args: ReturnType<typeof prepareIterate>
+  try {
+    args = prepareIterate(sql, options, () => encodeParams(params))
+  } catch (error) {
+    return new RowIterator<T>(() => failedSource(error), undefined, String(sql))
+  }
+  const { packed, signal, pageRows } = args
+  const start = (): PageSource<T> => {
+    const why = blocked()
+    if (why) return failedSource(why)
+    const pages = open(packed, pageRows)
+    return {
+      next: () => {
+        const why = blocked()
+        return why ? Promise.reject(why) : pages.next()
+      },
+      end: () => blocked() || pages.end(),
+    }
+  }
+  return new RowIterator<T>(start, signal, sql)
 }
 
 /** The rows of one query, read a page at a time (`db.iterate`, `tx.iterate`): iterate it with

@@ -3,10 +3,10 @@
 // writer waits its turn in call order (Turns), at the database level and inside each
 // transaction level, so its statements reach the writer's queue in the order they were called.
 import type { AsyncLocalStorage } from 'node:async_hooks'
-import { checkBody, checkNestedOptions, prepareCall, prepareIterate } from './arguments'
+import { checkBody, checkNestedOptions, prepareCall } from './arguments'
 import type { Engine } from './engine'
 import { abortError, describe, ResqliteError, typeError } from './errors'
-import { failedSource, RowIterator } from './iterate'
+import { iteration, type RowIterator } from './iterate'
 import { JobKind } from './native'
 import { copyPacked, encodeBatch, encodeParams, NO_PARAMS, type Packed, type Params } from './params'
 import type { BatchResult, IterateOptions, Queryable, QueryOptions, Row, RunResult, TransactionOptions } from './types'
@@ -141,30 +141,15 @@ export class Transaction implements Queryable {
    * `ERR_TRANSACTION_FINISHED`). Pages are stepped between the transaction's other statements.
    * @inheritDoc */
   iterate<T = Row>(sql: string, params?: Params, options?: IterateOptions): RowIterator<T> {
-    let args: ReturnType<typeof prepareIterate>
-    try {
-      args = prepareIterate(sql, options, () => encodeParams(params))
-    } catch (error) {
-      return new RowIterator<T>(() => failedSource(error), undefined, String(sql))
+    const onNoTransaction = (error: ResqliteError) => {
+      this.#root.rolledBack ??= error
     }
-    const { packed, signal, pageRows } = args
-    return new RowIterator<T>(
-      () => {
-        const unusable = this.#unusable() ?? this.#failure()
-        if (unusable) return failedSource(unusable)
-        const pages = this.#engine.iterate<T>(sql, packed, pageRows, (error) => {
-          this.#root.rolledBack ??= error
-        })
-        return {
-          next: () => {
-            const failure = this.#unusable() ?? this.#failure()
-            return failure ? Promise.reject(failure) : pages.next()
-          },
-          end: () => this.#failure() || pages.end(),
-        }
-      },
-      signal,
+    return iteration<T>(
       sql,
+      params,
+      options,
+      (packed, pageRows) => this.#engine.iterate<T>(sql, packed, pageRows, onNoTransaction),
+      () => this.#unusable() ?? this.#failure(),
     )
   }
 
