@@ -26,7 +26,11 @@ import { OUTERMOST, Transaction, Turns } from './transaction'
 import type {
   BackupOptions,
   BatchResult,
+  ColumnInfo,
   Diagnostics,
+  ExecuteOptions,
+  ExecuteResult,
+  IteratedRow,
   IterateOptions,
   OpenOptions,
   Queryable,
@@ -34,6 +38,8 @@ import type {
   RekeyOptions,
   Row,
   RunResult,
+  SelectOneResult,
+  SelectResult,
   TransactionOptions,
 } from './types'
 
@@ -166,16 +172,26 @@ export class Database implements Queryable {
   /** On a `Database`: runs on a reader connection, or, inside a transaction body, in the
    * transaction.
    * @inheritDoc */
-  select<T = Row>(sql: string, params?: Params, options?: QueryOptions): Promise<T[]> {
-    return this.#context.getStore()?.select<T>(sql, params, options) ?? this.#read(JobKind.Select, sql, params, options)
+  select<T = Row, O extends QueryOptions = QueryOptions>(
+    sql: string,
+    params?: Params,
+    options?: O,
+  ): Promise<SelectResult<T, O>> {
+    return (
+      this.#context.getStore()?.select<T, O>(sql, params, options) ?? this.#read(JobKind.Select, sql, params, options)
+    )
   }
 
   /** On a `Database`: runs on a reader connection, or, inside a transaction body, in the
    * transaction.
    * @inheritDoc */
-  selectOne<T = Row>(sql: string, params?: Params, options?: QueryOptions): Promise<T | undefined> {
+  selectOne<T = Row, O extends QueryOptions = QueryOptions>(
+    sql: string,
+    params?: Params,
+    options?: O,
+  ): Promise<SelectOneResult<T, O>> {
     return (
-      this.#context.getStore()?.selectOne<T>(sql, params, options) ??
+      this.#context.getStore()?.selectOne<T, O>(sql, params, options) ??
       this.#read(JobKind.SelectOne, sql, params, options)
     )
   }
@@ -183,7 +199,7 @@ export class Database implements Queryable {
   /** On a `Database`: runs on a reader connection, or, inside a transaction body, in the
    * transaction.
    * @inheritDoc */
-  selectBytes(sql: string, params?: Params, options?: QueryOptions): Promise<Buffer> {
+  selectBytes(sql: string, params?: Params, options?: Omit<QueryOptions, 'rowMode'>): Promise<Buffer> {
     return (
       this.#context.getStore()?.selectBytes(sql, params, options) ??
       this.#read(JobKind.SelectBytes, sql, params, options)
@@ -193,20 +209,25 @@ export class Database implements Queryable {
   /** On a `Database`: on a connection of its own (reads meanwhile, in the loop's body too, go
    * on as usual), or, inside a transaction body, in the transaction.
    * @inheritDoc */
-  iterate<T = Row>(sql: string, params?: Params, options?: IterateOptions): RowIterator<T> {
+  iterate<T = Row, O extends IterateOptions = IterateOptions>(
+    sql: string,
+    params?: Params,
+    options?: O,
+  ): RowIterator<IteratedRow<T, O>> {
+    type R = IteratedRow<T, O>
     const tx = this.#context.getStore()
-    if (tx) return tx.iterate<T>(sql, params, options)
+    if (tx) return tx.iterate<T, O>(sql, params, options)
     let args: ReturnType<typeof prepareIterate>
     try {
       args = prepareIterate(sql, options, () => encodeParams(params))
     } catch (error) {
-      return new RowIterator<T>(() => failedSource(error), undefined, String(sql))
+      return new RowIterator<R>(() => failedSource(error), undefined, String(sql))
     }
-    const { packed, signal, pageRows } = args
-    return new RowIterator<T>(
+    const { packed, signal, pageRows, arrays } = args
+    return new RowIterator<R>(
       () => {
         if (this.#closing) return failedSource(closedError())
-        const pages = this.#engine.iterate<T>(sql, packed, pageRows)
+        const pages = this.#engine.iterate<R>(sql, packed, pageRows, undefined, arrays)
         return {
           next: () => (this.#closing ? Promise.reject(closedError()) : pages.next()),
           end: () => this.#closing || pages.end(),
@@ -220,10 +241,22 @@ export class Database implements Queryable {
   /** On a `Database`: waits its turn on the writer behind earlier writes and any open
    * transaction, or, inside a transaction body, runs in the transaction.
    * @inheritDoc */
-  execute(sql: string, params?: Params): Promise<RunResult> {
+  execute<T = Row, O extends ExecuteOptions = ExecuteOptions>(
+    sql: string,
+    params?: Params,
+    options?: O,
+  ): Promise<ExecuteResult<T, O>> {
     return (
-      this.#context.getStore()?.execute(sql, params) ?? this.#write(JobKind.Execute, sql, () => encodeParams(params))
+      this.#context.getStore()?.execute<T, O>(sql, params, options) ??
+      this.#write(JobKind.Execute, sql, () => encodeParams(params), options)
     )
+  }
+
+  /** On a `Database`: prepared on a reader connection, or, inside a transaction body, in the
+   * transaction.
+   * @inheritDoc */
+  columns(sql: string): Promise<ColumnInfo[]> {
+    return this.#context.getStore()?.columns(sql) ?? this.#read(JobKind.Columns, sql, undefined, undefined)
   }
 
   /** On a `Database`: waits its turn on the writer behind earlier writes and any open
@@ -419,8 +452,9 @@ export class Database implements Queryable {
   #read<T>(kind: JobKind, sql: string, params: Params | undefined, options: QueryOptions | undefined): Promise<T> {
     if (this.#closing) return Promise.reject(closedError())
     try {
-      const { packed, signal } = prepareCall(sql, options, () => encodeParams(params))
-      return this.#engine.read(kind, sql, packed, signal)
+      const call = kind === JobKind.SelectBytes ? 'bytes' : 'read'
+      const { packed, signal, arrays } = prepareCall(sql, options, () => encodeParams(params), call)
+      return this.#engine.read(kind, sql, packed, signal, arrays)
     } catch (error) {
       return Promise.reject(error)
     }
@@ -428,19 +462,20 @@ export class Database implements Queryable {
 
   /** Sends a write now, or — while a transaction holds the writer — once every earlier
    * writer of the queue has had its turn. */
-  #write<T>(kind: JobKind, sql: string, pack: () => Packed): Promise<T> {
+  #write<T>(kind: JobKind, sql: string, pack: () => Packed, options?: ExecuteOptions): Promise<T> {
     if (this.#closing) return Promise.reject(closedError())
     let packed: Packed
+    let arrays: boolean
     try {
-      ;({ packed } = prepareCall(sql, undefined, pack))
+      ;({ packed, arrays } = prepareCall(sql, options, pack, 'write'))
     } catch (error) {
       return Promise.reject(error)
     }
     if (this.readonly) return Promise.reject(readonlyError(sql))
-    if (this.#turns.free) return this.#engine.write(kind, sql, packed)
+    if (this.#turns.free) return this.#engine.write(kind, sql, packed, undefined, arrays)
     const queued = copyPacked(packed)
     return new Promise<T>((resolve, reject) => {
-      this.#turns.write(() => this.#engine.write<T>(kind, sql, queued).then(resolve, reject))
+      this.#turns.write(() => this.#engine.write<T>(kind, sql, queued, undefined, arrays).then(resolve, reject))
     })
   }
 }

@@ -4,10 +4,11 @@
 // steps it while the caller works through this one: at most two pages are alive at a time.
 import { abortError, ResqliteError } from './errors'
 
-/** One page, and whether it is the last. */
+/** One page, whether it is the last, and the column names. */
 export interface Page<T> {
   rows: T[]
   last: boolean
+  columns: string[]
 }
 
 /** Where an iteration's pages come from (Database, Transaction). */
@@ -33,12 +34,19 @@ export class RowIterator<T> implements AsyncIterable<T> {
   #open: (() => PageSource<T>) | undefined
   readonly #signal: AbortSignal | undefined
   readonly #sql: string
+  #columns: string[] | undefined
 
   /** @internal Made by `Database.iterate` and `Transaction.iterate`. */
   constructor(open: () => PageSource<T>, signal: AbortSignal | undefined, sql: string) {
     this.#open = open
     this.#signal = signal
     this.#sql = sql
+  }
+
+  /** The result's column names, in order (duplicates included): known once the first page has
+   * arrived, `undefined` before. With `rowMode: 'array'` they name the rows' elements. */
+  get columns(): string[] | undefined {
+    return this.#columns
   }
 
   /** The rows a page at a time (each page an array of up to `pageRows` rows; none is empty). */
@@ -69,6 +77,7 @@ export class RowIterator<T> implements AsyncIterable<T> {
     try {
       while (pending !== undefined) {
         const page: Page<T> = await (signal ? abortable(pending, signal, this.#sql) : pending)
+        this.#columns ??= page.columns
         // The next page is stepped while the caller works through this one.
         pending = page.last ? undefined : source.next()
         pending?.catch(() => {}) // its failure is seen when it is awaited, below or in finally
