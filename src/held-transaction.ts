@@ -1,0 +1,70 @@
+// A resqlite transaction (or savepoint) held open across separate calls, for query builders
+// whose drivers begin, query, then commit or roll back in calls of their own (Kysely,
+// Drizzle): `db.transaction()` runs with a body that waits until `end`, and the `tx` it was
+// given stays with the driver's connection, which sends its statements there explicitly (the
+// body's async context does not reach them).
+import type { ResqliteError } from './errors'
+import type { Transaction } from './transaction'
+
+/** Rejects a held body to roll its level back (never seen outside this module). */
+const ROLLBACK = Symbol('rollback')
+
+type Body = (tx: Transaction) => Promise<void>
+
+export class Held {
+  readonly tx: Transaction
+  /** The savepoint's name, for drivers that address savepoints by name. */
+  readonly name: string | undefined
+  readonly #finish: (commit: boolean) => void
+  /** The level's outcome: `db.transaction()`'s (or `tx.transaction()`'s) promise. */
+  readonly #done: () => Promise<void>
+
+  private constructor(
+    tx: Transaction,
+    name: string | undefined,
+    finish: (commit: boolean) => void,
+    done: () => Promise<void>,
+  ) {
+    this.tx = tx
+    this.name = name
+    this.#finish = finish
+    this.#done = done
+  }
+
+  /** Begins a level with `start` (`db.transaction` or `tx.transaction`): resolves once its body
+   * runs, or rejects with why it could not begin. */
+  static begin(start: (body: Body) => Promise<void>, name?: string): Promise<Held> {
+    return new Promise((resolve, reject) => {
+      let held: Held | undefined
+      // The body may run before `start` returns (a free writer starts it at once): `done` is
+      // read only when the level ends.
+      const done: Promise<void> = start(
+        (tx) =>
+          new Promise<void>((commit, rollback) => {
+            held = new Held(
+              tx,
+              name,
+              (ok) => (ok ? commit() : rollback(ROLLBACK)),
+              () => done,
+            )
+            resolve(held)
+          }),
+      )
+      done.catch((error) => {
+        if (held === undefined) reject(error)
+      })
+    })
+  }
+
+  /** Commits (`commit`) or rolls back the level; resolves once it is done. A failed COMMIT
+   * rejects with its error; rolling back what SQLite already rolled back succeeds. */
+  async end(commit: boolean): Promise<void> {
+    this.#finish(commit)
+    try {
+      await this.#done()
+    } catch (error) {
+      if (commit) throw error
+      if (error !== ROLLBACK && (error as ResqliteError).code !== 'ERR_TRANSACTION_ROLLED_BACK') throw error
+    }
+  }
+}
