@@ -24,9 +24,9 @@ import {
   SqliteQueryCompiler,
   type TransactionSettings,
 } from 'kysely'
+import { Held, readThenWrite } from './builder-support'
 import type { Database } from './database'
 import { ResqliteError } from './errors'
-import { Held } from './held-transaction'
 import type { Params } from './params'
 import type { Queryable } from './types'
 
@@ -153,20 +153,15 @@ class ResqliteConnection implements DatabaseConnection {
     const params = compiled.parameters as Params
     const target = this.#target
     const signal = options?.signal
-    if (SelectQueryNode.is(query)) return { rows: await target.select<R>(sql, params, { signal }) }
-    if (query.kind === 'RawNode') {
-      // Raw SQL may read or write: try it as a read (on the readers), then as a write.
-      try {
-        return { rows: await target.select<R>(sql, params, { signal }) }
-      } catch (error) {
-        const code = (error as ResqliteError).code
-        if (code !== 'ERR_NOT_READ_ONLY' && code !== 'ERR_MULTIPLE_STATEMENTS') throw error
-      }
+    const read = async (): Promise<QueryResult<R>> => ({ rows: await target.select<R>(sql, params, { signal }) })
+    const write = async (): Promise<QueryResult<R>> => {
+      const result = await target.execute<R>(sql, params)
+      // As Kysely's SqliteDialect: a statement that returns rows gives only its rows.
+      if (result.rows !== undefined) return { rows: result.rows }
+      return { rows: [], numAffectedRows: BigInt(result.changes), insertId: BigInt(result.lastInsertRowid) }
     }
-    const result = await target.execute<R>(sql, params)
-    // As Kysely's SqliteDialect: a statement that returns rows gives only its rows.
-    if (result.rows !== undefined) return { rows: result.rows }
-    return { rows: [], numAffectedRows: BigInt(result.changes), insertId: BigInt(result.lastInsertRowid) }
+    if (SelectQueryNode.is(query)) return read()
+    return query.kind === 'RawNode' ? readThenWrite(read, write) : write()
   }
 
   async *streamQuery<R>(

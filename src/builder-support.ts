@@ -1,16 +1,31 @@
-// A resqlite transaction (or savepoint) held open across separate calls, for query builders
-// whose drivers begin, query, then commit or roll back in calls of their own (Kysely,
-// Drizzle): `db.transaction()` runs with a body that waits until `end`, and the `tx` it was
-// given stays with the driver's connection, which sends its statements there explicitly (the
-// body's async context does not reach them).
+// What the query-builder adapters (kysely.ts, drizzle.ts) share: routing SQL that may read or
+// write, and a transaction held open across separate begin / commit calls.
 import type { ResqliteError } from './errors'
 import type { Transaction } from './transaction'
+
+/** Runs a statement that may read or write (raw SQL arrives without saying which): as a read on
+ * the readers first; one that writes (or holds several statements) then goes to the writer. A
+ * statement that fails as a read fails before it steps, so it never runs twice. */
+export async function readThenWrite<R>(read: () => Promise<R>, write: () => Promise<R>): Promise<R> {
+  try {
+    return await read()
+  } catch (error) {
+    const code = (error as ResqliteError).code
+    if (code !== 'ERR_NOT_READ_ONLY' && code !== 'ERR_MULTIPLE_STATEMENTS') throw error
+  }
+  return write()
+}
 
 /** Rejects a held body to roll its level back (never seen outside this module). */
 const ROLLBACK = Symbol('rollback')
 
 type Body = (tx: Transaction) => Promise<void>
 
+/** A resqlite transaction (or savepoint) held open across separate calls, for drivers that
+ * begin, query, then commit or roll back in calls of their own (Kysely): `db.transaction()`
+ * runs with a body that waits until `end`, and the `tx` it was given stays with the driver's
+ * connection, which sends its statements there explicitly (the body's async context does not
+ * reach them). */
 export class Held {
   readonly tx: Transaction
   /** The savepoint's name, for drivers that address savepoints by name. */
