@@ -3,10 +3,11 @@
 //   native/resqlite.node   the addon: the local development build, which the loader
 //                          (src/load-binding.ts) takes before any platform package
 //   dist/cjs/              CommonJS build + .d.ts
-//   dist/esm/              the ESM entry, re-exporting the CommonJS build
+//   dist/esm/              the ESM entries (the package, resqlite/kysely, resqlite/drizzle),
+//                          re-exporting the CommonJS build
 // `--debug` builds the engine without optimizations (fast to compile, for development).
 import { execFileSync } from 'node:child_process'
-import { copyFileSync, mkdirSync, rmSync } from 'node:fs'
+import { copyFileSync, mkdirSync, readdirSync, rmSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
@@ -27,4 +28,6 @@ run('@napi-rs/cli/dist/cli.js', [
 rmSync(join(root, 'dist'), { recursive: true, force: true })
 run('typescript/bin/tsc', ['-p', 'tsconfig.json'])
 mkdirSync(join(root, 'dist', 'esm'), { recursive: true })
-for (const f of ['index.mjs', 'index.d.mts']) copyFileSync(join(root, 'src', 'esm', f), join(root, 'dist', 'esm', f))
+// One ESM file pair per entry: index (the package), kysely and drizzle (its subpath exports).
+for (const f of readdirSync(join(root, 'src', 'esm')))
+  copyFileSync(join(root, 'src', 'esm', f), join(root, 'dist', 'esm', f))

@@ -38,18 +38,43 @@ const BACKUP_OPTION_KEYS = new Set(['signal', 'progress'])
 const TRANSACTION_OPTION_KEYS = new Set(['mode', 'signal'])
 const MODES = new Set(['deferred', 'immediate', 'exclusive'])
 
+/** Which options a statement call takes: a read's (`signal`, `rowMode`), selectBytes' (`signal`:
+ * its JSON always holds objects) or execute's (`rowMode`: a write runs to its end). */
+export type CallKind = 'read' | 'bytes' | 'write'
+
 /** The checks every statement call makes, in order: the SQL, the options, the parameters
  * (packed by `pack`), then a signal already aborted. */
 export function prepareCall(
   sql: unknown,
   options: unknown,
   pack: () => Packed,
-): { packed: Packed; signal: AbortSignal | undefined } {
+  call: CallKind = 'read',
+): { packed: Packed; signal: AbortSignal | undefined; arrays: boolean } {
   checkSql(sql)
   const signal = checkQueryOptions(options)
+  const given = options as QueryOptions | undefined
+  if (call === 'write' && given?.signal !== undefined) {
+    throw typeError('execute takes no signal: a write runs to its end', 'ERR_INVALID_ARG_VALUE')
+  }
+  if (call === 'bytes' && given?.rowMode !== undefined) {
+    throw typeError('selectBytes takes no rowMode: its JSON always holds objects', 'ERR_INVALID_ARG_VALUE')
+  }
+  const arrays = checkRowMode(options)
   const packed = pack()
   if (signal?.aborted) throw abortError(signal, sql)
-  return { packed, signal }
+  return { packed, signal, arrays }
+}
+
+/** `options.rowMode` (options already checked to be an object or undefined): true for
+ * `'array'`. */
+function checkRowMode(options: unknown): boolean {
+  const rowMode = (options as QueryOptions | undefined)?.rowMode
+  if (rowMode === undefined || rowMode === 'object') return false
+  if (rowMode === 'array') return true
+  throw typeError(
+    `options.rowMode must be 'object' or 'array', got ${typeof rowMode === 'string' ? `'${rowMode}'` : describe(rowMode)}`,
+    'ERR_INVALID_ARG_VALUE',
+  )
 }
 
 /** Rows per page of an iteration, by default (types.ts IterateOptions). */
@@ -60,9 +85,10 @@ export function prepareIterate(
   sql: unknown,
   options: unknown,
   pack: () => Packed,
-): { packed: Packed; signal: AbortSignal | undefined; pageRows: number } {
+): { packed: Packed; signal: AbortSignal | undefined; pageRows: number; arrays: boolean } {
   checkSql(sql)
   const signal = checkQueryOptions(options)
+  const arrays = checkRowMode(options)
   const pageRows = integerOption(
     'options.pageRows',
     (options as IterateOptions | undefined)?.pageRows,
@@ -70,7 +96,7 @@ export function prepareIterate(
     1_000_000,
     PAGE_ROWS,
   )
-  return { packed: copyPacked(pack()), signal, pageRows }
+  return { packed: copyPacked(pack()), signal, pageRows, arrays }
 }
 
 export function checkBody(body: unknown): void {

@@ -25,7 +25,11 @@ import { OUTERMOST, Transaction, Turns } from './transaction'
 import type {
   BackupOptions,
   BatchResult,
+  ColumnInfo,
   Diagnostics,
+  ExecuteOptions,
+  ExecuteResult,
+  IteratedRow,
   IterateOptions,
   OpenOptions,
   Queryable,
@@ -33,6 +37,8 @@ import type {
   RekeyOptions,
   Row,
   RunResult,
+  SelectOneResult,
+  SelectResult,
   TransactionOptions,
 } from './types'
 
@@ -165,16 +171,26 @@ export class Database implements Queryable {
   /** On a `Database`: runs on a reader connection, or, inside a transaction body, in the
    * transaction.
    * @inheritDoc */
-  select<T = Row>(sql: string, params?: Params, options?: QueryOptions): Promise<T[]> {
-    return this.#context.getStore()?.select<T>(sql, params, options) ?? this.#read(JobKind.Select, sql, params, options)
+  select<T = Row, O extends QueryOptions = QueryOptions>(
+    sql: string,
+    params?: Params,
+    options?: O,
+  ): Promise<SelectResult<T, O>> {
+    return (
+      this.#context.getStore()?.select<T, O>(sql, params, options) ?? this.#read(JobKind.Select, sql, params, options)
+    )
   }
 
   /** On a `Database`: runs on a reader connection, or, inside a transaction body, in the
    * transaction.
    * @inheritDoc */
-  selectOne<T = Row>(sql: string, params?: Params, options?: QueryOptions): Promise<T | undefined> {
+  selectOne<T = Row, O extends QueryOptions = QueryOptions>(
+    sql: string,
+    params?: Params,
+    options?: O,
+  ): Promise<SelectOneResult<T, O>> {
     return (
-      this.#context.getStore()?.selectOne<T>(sql, params, options) ??
+      this.#context.getStore()?.selectOne<T, O>(sql, params, options) ??
       this.#read(JobKind.SelectOne, sql, params, options)
     )
   }
@@ -182,7 +198,7 @@ export class Database implements Queryable {
   /** On a `Database`: runs on a reader connection, or, inside a transaction body, in the
    * transaction.
    * @inheritDoc */
-  selectBytes(sql: string, params?: Params, options?: QueryOptions): Promise<Buffer> {
+  selectBytes(sql: string, params?: Params, options?: Omit<QueryOptions, 'rowMode'>): Promise<Buffer> {
     return (
       this.#context.getStore()?.selectBytes(sql, params, options) ??
       this.#read(JobKind.SelectBytes, sql, params, options)
@@ -192,14 +208,19 @@ export class Database implements Queryable {
   /** On a `Database`: on a connection of its own (reads meanwhile, in the loop's body too, go
    * on as usual), or, inside a transaction body, in the transaction.
    * @inheritDoc */
-  iterate<T = Row>(sql: string, params?: Params, options?: IterateOptions): RowIterator<T> {
+  iterate<T = Row, O extends IterateOptions = IterateOptions>(
+    sql: string,
+    params?: Params,
+    options?: O,
+  ): RowIterator<IteratedRow<T, O>> {
+    type R = IteratedRow<T, O>
     const tx = this.#context.getStore()
-    if (tx) return tx.iterate<T>(sql, params, options)
-    return iteration<T>(
+    if (tx) return tx.iterate<T, O>(sql, params, options)
+    return iteration<R>(
       sql,
       params,
       options,
-      (packed, pageRows) => this.#engine.iterate<T>(sql, packed, pageRows),
+      (packed, pageRows, arrays) => this.#engine.iterate<R>(sql, packed, pageRows, undefined, arrays),
       () => (this.#closing ? closedError() : undefined),
     )
   }
@@ -207,10 +228,22 @@ export class Database implements Queryable {
   /** On a `Database`: waits its turn on the writer behind earlier writes and any open
    * transaction, or, inside a transaction body, runs in the transaction.
    * @inheritDoc */
-  execute(sql: string, params?: Params): Promise<RunResult> {
+  execute<T = Row, O extends ExecuteOptions = ExecuteOptions>(
+    sql: string,
+    params?: Params,
+    options?: O,
+  ): Promise<ExecuteResult<T, O>> {
     return (
-      this.#context.getStore()?.execute(sql, params) ?? this.#write(JobKind.Execute, sql, () => encodeParams(params))
+      this.#context.getStore()?.execute<T, O>(sql, params, options) ??
+      this.#write(JobKind.Execute, sql, () => encodeParams(params), options)
     )
+  }
+
+  /** On a `Database`: prepared on a reader connection, or, inside a transaction body, in the
+   * transaction.
+   * @inheritDoc */
+  columns(sql: string): Promise<ColumnInfo[]> {
+    return this.#context.getStore()?.columns(sql) ?? this.#read(JobKind.Columns, sql, undefined, undefined)
   }
 
   /** On a `Database`: waits its turn on the writer behind earlier writes and any open
@@ -406,8 +439,9 @@ export class Database implements Queryable {
   #read<T>(kind: JobKind, sql: string, params: Params | undefined, options: QueryOptions | undefined): Promise<T> {
     if (this.#closing) return Promise.reject(closedError())
     try {
-      const { packed, signal } = prepareCall(sql, options, () => encodeParams(params))
-      return this.#engine.read(kind, sql, packed, signal)
+      const call = kind === JobKind.SelectBytes ? 'bytes' : 'read'
+      const { packed, signal, arrays } = prepareCall(sql, options, () => encodeParams(params), call)
+      return this.#engine.read(kind, sql, packed, signal, arrays)
     } catch (error) {
       return Promise.reject(error)
     }
@@ -415,19 +449,20 @@ export class Database implements Queryable {
 
   /** Sends a write now, or — while a transaction holds the writer — once every earlier
    * writer of the queue has had its turn. */
-  #write<T>(kind: JobKind, sql: string, pack: () => Packed): Promise<T> {
+  #write<T>(kind: JobKind, sql: string, pack: () => Packed, options?: ExecuteOptions): Promise<T> {
     if (this.#closing) return Promise.reject(closedError())
     let packed: Packed
+    let arrays: boolean
     try {
-      ;({ packed } = prepareCall(sql, undefined, pack))
+      ;({ packed, arrays } = prepareCall(sql, options, pack, 'write'))
     } catch (error) {
       return Promise.reject(error)
     }
     if (this.readonly) return Promise.reject(readonlyError(sql))
-    if (this.#turns.free) return this.#engine.write(kind, sql, packed)
+    if (this.#turns.free) return this.#engine.write(kind, sql, packed, undefined, arrays)
     const queued = copyPacked(packed)
     return new Promise<T>((resolve, reject) => {
-      this.#turns.write(() => this.#engine.write<T>(kind, sql, queued).then(resolve, reject))
+      this.#turns.write(() => this.#engine.write<T>(kind, sql, queued, undefined, arrays).then(resolve, reject))
     })
   }
 }

@@ -12,6 +12,7 @@ import { rangeError } from './errors'
 /** One decoded row: a plain object with a property per column, in column order. The public
  * type, with what each SQLite type becomes, is `Row` in types.ts (an alias of this one). */
 export type Row = Record<string, unknown>
+/** Makes one row: an object, or with `rowMode: 'array'` an array of the cells. */
 type MakeRow = (cell: (k: number) => unknown, k: number) => Row
 
 /** A cell's type in the result's tags (`TAG_*` in crates/engine/src/napi/protocol.rs, whose
@@ -57,18 +58,45 @@ function cell(k: number): unknown {
 }
 
 /** The row maker for a result's column names, joined by NUL (a name cannot hold one). */
-function rowMaker(names: string, cols: number): { names: string[]; make: MakeRow } {
-  let maker = rowMakers.get(names)
+function rowMaker(names: string, cols: number, arrays: boolean): { names: string[]; make: MakeRow } {
+  const key = arrays ? `\0${names}` : names // a leading NUL keeps array makers apart
+  let maker = rowMakers.get(key)
   if (maker === undefined) {
     const list = cols === 0 ? [] : names.split('\0')
-    // `__proto__` as a literal key would set the prototype; a computed key defines a property.
-    const props = list.map((n, i) => `${n === '__proto__' ? '["__proto__"]' : JSON.stringify(n)}: c(k + ${i})`)
-    const make = new Function('c', 'k', `return {${props.join(', ')}}`) as MakeRow
+    const make = new Function('c', 'k', `return ${rowLiteral(list, (i) => `c(k + ${i})`, arrays)}`) as MakeRow
     if (rowMakers.size >= MAX_ROW_MAKERS) rowMakers.clear()
     maker = { names: list, make }
-    rowMakers.set(names, maker)
+    rowMakers.set(key, maker)
   }
   return maker
+}
+
+/** The source of one row's literal: an object with a property per column name, or (`arrays`)
+ * an array with an element per column, so duplicate names stay apart. `cell(i)` is the source
+ * of column i's value. Shared by this decoder and the JS thread's reads (inline.ts). */
+export function rowLiteral(names: string[], cell: (i: number) => string, arrays: boolean): string {
+  if (arrays) return `[${names.map((_, i) => cell(i)).join(', ')}]`
+  // `__proto__` as a literal key would set the prototype; a computed key defines a property.
+  const props = names.map((n, i) => `${n === '__proto__' ? '["__proto__"]' : JSON.stringify(n)}: ${cell(i)}`)
+  return `{${props.join(', ')}}`
+}
+
+/** `select`'s rows as arrays and their column names, in column order (`rowMode: 'array'`). */
+export interface ArrayRows {
+  columns: string[]
+  rows: unknown[][]
+}
+
+/** `selectOne`'s row as an array (or undefined) and the column names (`rowMode: 'array'`). */
+export interface ArrayRow {
+  columns: string[]
+  row: unknown[] | undefined
+}
+
+/** What a read in `rowMode: 'array'` resolves with: `rows` (or, for `selectOne`, the `row`)
+ * beside the column names. */
+export function arrayResult(columns: string[], value: unknown, one: boolean): ArrayRows | ArrayRow {
+  return one ? { columns, row: value as unknown[] | undefined } : { columns, rows: value as unknown[][] }
 }
 
 /** One engine result (or result part), ready to decode. It makes three views of the buffer
@@ -89,6 +117,7 @@ export class RowsResult {
     names: string,
     private readonly safeIntegers: boolean,
     private readonly texts: Texts,
+    arrays = false,
   ) {
     // Header: rows, cols, tags offset, slots offset, arena offset, TEXT cells.
     const header = new Uint32Array(buffer, 0, 6)
@@ -96,7 +125,7 @@ export class RowsResult {
     const cols = header[1]!
     this.rows = rows
     this.cols = cols
-    const maker = rowMaker(names, cols)
+    const maker = rowMaker(names, cols, arrays)
     this.make = maker.make
     this.names = maker.names
     const cells = rows * cols
@@ -148,6 +177,11 @@ export class RowsResult {
       X = NO_TEXTS
       R = undefined
     }
+  }
+
+  /** The column names, in order (duplicates included). */
+  get columns(): string[] {
+    return this.names.slice()
   }
 
   first(): Row | undefined {

@@ -1,6 +1,6 @@
 // The JS side of the native engine: submits jobs to the reader pool or the writer and settles
 // their promises when the engine hands back a batch of completions.
-import { DIRECT_DECODE_CELLS, type Row, RowsAssembler, RowsResult } from './decode'
+import { arrayResult, DIRECT_DECODE_CELLS, type Row, RowsAssembler, RowsResult } from './decode'
 import { abortError, closedError, ResqliteError } from './errors'
 import { type InlineCounters, InlineReads } from './inline'
 import type { Page, PageSource } from './iterate'
@@ -76,6 +76,8 @@ interface Job {
   onNoTransaction?: (error: ResqliteError) => void
   /** A step of an iteration: resolves with a `Page`. */
   page?: true
+  /** `rowMode: 'array'`: rows are arrays, resolved beside their column names. */
+  arrays?: boolean
   /** A backup: told of each step. */
   progress?: (progress: BackupProgress) => void
   /** A backup's progress callback threw: the backup was stopped, and rejects with this. */
@@ -148,7 +150,7 @@ export class Engine {
   /** Runs a read on the JS thread when it fits the inline budget, else on the reader pool. An
    * abort cancels it queued or interrupts it running on a reader (an inline run is over before
    * any abort can be seen). */
-  read<T>(kind: JobKind, sql: string, packed: Packed, signal: AbortSignal | undefined): Promise<T> {
+  read<T>(kind: JobKind, sql: string, packed: Packed, signal: AbortSignal | undefined, arrays = false): Promise<T> {
     // Reads issued together (before a microtask checkpoint, e.g. a Promise.all) beyond
     // INLINE_BURST, and reads issued while others are on the readers (a pool of reads in
     // flight), go to the readers, which run them in parallel and hand them back in batches.
@@ -156,15 +158,16 @@ export class Engine {
       this.#inline !== undefined &&
       this.#burst < INLINE_BURST &&
       this.#readsInFlight === 0 &&
-      kind !== JobKind.Serialize
+      kind !== JobKind.Serialize &&
+      kind !== JobKind.Columns
     ) {
       if (this.#burst++ === 0) queueMicrotask(this.#endBurst)
-      const done = this.#inline.read<T>(kind, sql, packed.bytes, packed.length, false)
+      const done = this.#inline.read<T>(kind, sql, packed.bytes, packed.length, false, arrays)
       if (done !== undefined) return done
     }
     return new Promise<T>((resolve, reject) => {
       const id = this.#newId()
-      const job: Job = { kind, sql, resolve, reject, read: true }
+      const job: Job = { kind, sql, resolve, reject, read: true, arrays }
       this.#readsInFlight++
       if (signal) {
         job.signal = signal
@@ -183,8 +186,8 @@ export class Engine {
   /** A transaction's read, run on the JS thread on the writer's connection when the writer is
    * idle (nothing in flight: every writer job now is the transaction's own, so none is ahead of
    * it); undefined when it must go to the writer thread. */
-  readInTransaction<T>(kind: JobKind, sql: string, packed: Packed): Promise<T> | undefined {
-    return this.#writerIdle()?.read<T>(kind, sql, packed.bytes, packed.length, true)
+  readInTransaction<T>(kind: JobKind, sql: string, packed: Packed, arrays: boolean): Promise<T> | undefined {
+    return this.#writerIdle()?.read<T>(kind, sql, packed.bytes, packed.length, true, arrays)
   }
 
   /** A transaction's cheap control statement (a deferred BEGIN, SAVEPOINT, a nested RELEASE),
@@ -204,10 +207,16 @@ export class Engine {
   /** Runs a job on the writer, after every writer job sent before it. With `onNoTransaction`
    * the job belongs to an open transaction: the writer refuses to run it outside one, and an
    * error that leaves the writer outside any transaction is reported to the callback. */
-  write<T>(kind: JobKind, sql: string, packed: Packed, onNoTransaction?: (error: ResqliteError) => void): Promise<T> {
+  write<T>(
+    kind: JobKind,
+    sql: string,
+    packed: Packed,
+    onNoTransaction?: (error: ResqliteError) => void,
+    arrays = false,
+  ): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       const id = this.#newId()
-      this.#track(id, { kind, sql, resolve, reject, onNoTransaction, polled: true })
+      this.#track(id, { kind, sql, resolve, reject, onNoTransaction, polled: true, arrays })
       this.#calls.write(id, kind, sql, packed.bytes, packed.length, onNoTransaction !== undefined)
       this.#words[Mailbox.WritesInFlight]!++
     })
@@ -220,13 +229,14 @@ export class Engine {
     packed: Packed,
     pageRows: number,
     onNoTransaction?: (error: ResqliteError) => void,
+    arrays = false,
   ): PageSource<T> {
     const cursor = this.#newId()
     let started = false
     const step = (s: IterateStep, id: number): Promise<Page<T>> =>
       new Promise<Page<T>>((resolve, reject) => {
         const inTransaction = onNoTransaction !== undefined
-        const job: Job = { kind: JobKind.Select, sql, resolve, reject, page: true, onNoTransaction }
+        const job: Job = { kind: JobKind.Select, sql, resolve, reject, page: true, onNoTransaction, arrays }
         this.#track(id, job)
         if (inTransaction) {
           job.polled = true
@@ -388,7 +398,14 @@ export class Engine {
       const kind = slots[s + 1] as Done
       let a: unknown
       let b: unknown
-      if (kind === Done.Changes || kind === Done.Progress) {
+      let changes = 0
+      let rowid: unknown
+      if (kind === Done.Returned) {
+        a = objects[next++]
+        b = objects[next++]
+        changes = slots[s + 2]!
+        rowid = Number.isNaN(slots[s + 3]) ? objects[next++] : slots[s + 3]
+      } else if (kind === Done.Changes || kind === Done.Progress) {
         a = slots[s + 2]
         b = slots[s + 3]
       } else if (kind === Done.ChangesBig) {
@@ -407,7 +424,10 @@ export class Engine {
       const job = this.#jobs.get(id)
       if (job === undefined) continue
       if (kind === Done.RowsPart) {
-        if (!job.settled) this.#assembler(job).add(this.#rows(a, b), false, turnStart)
+        if (!job.settled) {
+          const part = this.#rows(a, b, job.arrays)
+          this.#assembler(job, part).add(part, false, turnStart)
+        }
         continue
       }
       if (kind === Done.Progress) {
@@ -425,7 +445,8 @@ export class Engine {
         continue
       }
       try {
-        this.#settle(job, kind, a, b, turnStart)
+        if (kind === Done.Returned) this.#returned(job, a, b, changes, rowid)
+        else this.#settle(job, kind, a, b, turnStart)
       } catch (error) {
         job.reject(error)
       }
@@ -436,25 +457,28 @@ export class Engine {
     switch (done) {
       case Done.Page:
       case Done.Rows: {
-        const result = this.#rows(a, b)
+        const result = this.#rows(a, b, job.arrays)
         if (job.page) {
           const rows: Row[] = []
           result.appendTo(rows)
-          job.resolve({ rows, last: done === Done.Rows })
+          job.resolve({ rows, last: done === Done.Rows, columns: result.columns })
         } else if (job.kind === JobKind.SelectOne) {
-          job.resolve(result.first())
+          const row = result.first()
+          job.resolve(job.arrays ? arrayResult(result.columns, row, true) : row)
         } else if (job.parts || result.cells > DIRECT_DECODE_CELLS) {
-          this.#assembler(job).add(result, true, turnStart)
+          this.#assembler(job, result).add(result, true, turnStart)
         } else {
           const rows: Row[] = []
           result.appendTo(rows)
-          job.resolve(rows)
+          job.resolve(job.arrays ? arrayResult(result.columns, rows, false) : rows)
         }
         return
       }
-      case Done.Json:
-        job.resolve(Buffer.from(a as ArrayBuffer))
+      case Done.Json: {
+        const bytes = Buffer.from(a as ArrayBuffer)
+        job.resolve(job.kind === JobKind.Columns ? JSON.parse(bytes.toString()) : bytes)
         return
+      }
       case Done.Changes:
       case Done.ChangesBig:
         if (job.kind === JobKind.Batch) job.resolve({ changes: a })
@@ -476,6 +500,18 @@ export class Engine {
     }
   }
 
+  /** A write's RETURNING rows (crates/engine/src/threads/worker.rs `execute`), decoded at once:
+   * a write's result is not assembled across turns. */
+  #returned(job: Job, buffer: unknown, names: unknown, changes: number, rowid: unknown): void {
+    const result = this.#rows(buffer, names, job.arrays)
+    const rows: Row[] = []
+    result.appendTo(rows)
+    const lastInsertRowid = this.#safeIntegers ? BigInt(rowid as number | bigint) : rowid
+    job.resolve(
+      job.arrays ? { changes, lastInsertRowid, columns: result.columns, rows } : { changes, lastInsertRowid, rows },
+    )
+  }
+
   #deliver(id: number, kind: Done, a: unknown, b: unknown): void {
     const live = this.#live.get(id)
     if (live === undefined) return // stopped while it ran
@@ -494,15 +530,20 @@ export class Engine {
     live.sink(rows, undefined)
   }
 
-  #assembler(job: Job): RowsAssembler {
-    job.parts ??= new RowsAssembler(job.resolve, (error) => {
-      job.settled = true
-      job.reject(error)
-    })
+  /** The assembler of a result arriving in parts; `first` is its first part (whose column
+   * names an array result resolves with). */
+  #assembler(job: Job, first: RowsResult): RowsAssembler {
+    job.parts ??= new RowsAssembler(
+      job.arrays ? (rows) => job.resolve(arrayResult(first.columns, rows, false)) : job.resolve,
+      (error) => {
+        job.settled = true
+        job.reject(error)
+      },
+    )
     return job.parts
   }
 
-  #rows(buffer: unknown, names: unknown): RowsResult {
-    return new RowsResult(buffer as ArrayBuffer, names as string, this.#safeIntegers, this.#calls.texts)
+  #rows(buffer: unknown, names: unknown, arrays = false): RowsResult {
+    return new RowsResult(buffer as ArrayBuffer, names as string, this.#safeIntegers, this.#calls.texts, arrays)
   }
 }

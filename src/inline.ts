@@ -2,7 +2,7 @@
 // statement right away and calls `handle` once with the result's cells as arguments, each TEXT
 // cell a string of its own. Rows are built by one generated function per column-name set, as
 // in decode.ts, so every row of a shape shares one hidden class.
-import type { Row } from './decode'
+import { arrayResult, type Row, rowLiteral } from './decode'
 import { ResqliteError } from './errors'
 import { Inline, InlineResult, type JobCalls, JobKind } from './native'
 
@@ -11,16 +11,16 @@ type MakeRow = (cells: unknown[], k: number) => Row
 const rowMakers = new Map<string, MakeRow>()
 const MAX_ROW_MAKERS = 512
 
-/** The row maker for column names joined by NUL (SQLite's names hold no NUL). */
-function rowMaker(names: string, columns: number): MakeRow {
-  let make = rowMakers.get(names)
+/** The row maker for column names joined by NUL (SQLite's names hold no NUL); `arrays` makes
+ * arrays (decode.ts `rowLiteral`). */
+function rowMaker(names: string, columns: number, arrays: boolean): MakeRow {
+  const key = arrays ? `\0${names}` : names
+  let make = rowMakers.get(key)
   if (make === undefined) {
     const list = columns === 0 ? [] : names.split('\0')
-    // `__proto__` as a literal key would set the prototype; a computed key defines a property.
-    const props = list.map((n, i) => `${n === '__proto__' ? '["__proto__"]' : JSON.stringify(n)}: v[k + ${i}]`)
-    make = new Function('v', 'k', `return {${props.join(', ')}}`) as MakeRow
+    make = new Function('v', 'k', `return ${rowLiteral(list, (i) => `v[k + ${i}]`, arrays)}`) as MakeRow
     if (rowMakers.size >= MAX_ROW_MAKERS) rowMakers.clear()
-    rowMakers.set(names, make)
+    rowMakers.set(key, make)
   }
   return make
 }
@@ -42,6 +42,7 @@ export class InlineReads {
   readonly #controlInline: JobCalls['controlInline']
   readonly #budgetMicros: number
   #kind: JobKind = JobKind.Select
+  #arrays = false
   #sql = ''
   #value: unknown
   #error: ResqliteError | undefined
@@ -56,13 +57,17 @@ export class InlineReads {
     if (what === InlineResult.Rows) {
       const rows = c as number
       const columns = b as number
-      const make = rowMaker(a as string, columns)
+      const make = rowMaker(a as string, columns, this.#arrays)
       if (this.#kind === JobKind.SelectOne) {
         this.#value = rows === 0 ? undefined : make(cells, 0)
       } else {
         const out: Row[] = new Array(rows)
         for (let r = 0; r < rows; r++) out[r] = make(cells, r * columns)
         this.#value = out
+      }
+      if (this.#arrays) {
+        const names = columns === 0 ? [] : (a as string).split('\0')
+        this.#value = arrayResult(names, this.#value, this.#kind === JobKind.SelectOne)
       }
     } else if (what === InlineResult.Json) {
       this.#value = a
@@ -79,8 +84,10 @@ export class InlineReads {
     params: Uint8Array,
     length: number,
     inTransaction: boolean,
+    arrays: boolean,
   ): Promise<T> | undefined {
     this.#kind = kind
+    this.#arrays = arrays
     this.#sql = sql
     const how = this.#readInline(kind, sql, params, length, this.#budgetMicros, this.handle, inTransaction)
     if (how === Inline.Done) {

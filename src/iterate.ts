@@ -7,10 +7,11 @@ import { abortError, ResqliteError } from './errors'
 import { encodeParams, type Packed, type Params } from './params'
 import type { IterateOptions } from './types'
 
-/** One page, and whether it is the last. */
+/** One page, whether it is the last, and the column names. */
 export interface Page<T> {
   rows: T[]
   last: boolean
+  columns: string[]
 }
 
 /** Where an iteration's pages come from (Database, Transaction). */
@@ -35,7 +36,7 @@ export function iteration<T>(
   sql: string,
   params: Params | undefined,
   options: IterateOptions | undefined,
-  open: (packed: Packed, pageRows: number) => PageSource<T>,
+  open: (packed: Packed, pageRows: number, arrays: boolean) => PageSource<T>,
   blocked: () => ResqliteError | undefined,
 ): RowIterator<T> {
   let args: ReturnType<typeof prepareIterate>
@@ -44,11 +45,11 @@ export function iteration<T>(
   } catch (error) {
     return new RowIterator<T>(() => failedSource(error), undefined, String(sql))
   }
-  const { packed, signal, pageRows } = args
+  const { packed, signal, pageRows, arrays } = args
   const start = (): PageSource<T> => {
     const why = blocked()
     if (why) return failedSource(why)
-    const pages = open(packed, pageRows)
+    const pages = open(packed, pageRows, arrays)
     return {
       next: () => {
         const why = blocked()
@@ -68,12 +69,19 @@ export class RowIterator<T> implements AsyncIterable<T> {
   #open: (() => PageSource<T>) | undefined
   readonly #signal: AbortSignal | undefined
   readonly #sql: string
+  #columns: string[] | undefined
 
   /** @internal Made by `Database.iterate` and `Transaction.iterate`. */
   constructor(open: () => PageSource<T>, signal: AbortSignal | undefined, sql: string) {
     this.#open = open
     this.#signal = signal
     this.#sql = sql
+  }
+
+  /** The result's column names, in order (duplicates included): known once the first page has
+   * arrived, `undefined` before. With `rowMode: 'array'` they name the rows' elements. */
+  get columns(): string[] | undefined {
+    return this.#columns
   }
 
   /** The rows a page at a time (each page an array of up to `pageRows` rows; none is empty). */
@@ -104,6 +112,7 @@ export class RowIterator<T> implements AsyncIterable<T> {
     try {
       while (pending !== undefined) {
         const page: Page<T> = await (signal ? abortable(pending, signal, this.#sql) : pending)
+        this.#columns ??= page.columns
         // The next page is stepped while the caller works through this one.
         pending = page.last ? undefined : source.next()
         pending?.catch(() => {}) // its failure is seen when it is awaited, below or in finally

@@ -21,6 +21,7 @@ export const enum Done {
   ChangesBig = 9, // a: changes (in the slot), b: lastInsertRowid beyond 2^53, as a bigint
   Progress = 10, // a backup's step: a: pages remaining, b: pages in all (numbers); the job goes on
   Page = 11, // as Rows, for a page of an iteration with more to come; its last page is a Rows
+  Returned = 12, // a write's RETURNING rows: objects as Rows; a: changes, b: lastInsertRowid (NaN: a bigint object follows)
 }
 
 /** The steps of an iteration (`NativeDatabase.iterate`). */
@@ -53,6 +54,7 @@ export const enum JobKind {
   Control = 5, // the library's BEGIN/SAVEPOINT/RELEASE/COMMIT/ROLLBACK: the only jobs that open or end a transaction
   DataVersion = 6, // has another process committed? If so, every live query re-runs
   Serialize = 7, // db.serialize(): the database's image (Done.Json), on a reader
+  Columns = 8, // db.columns(): the statement's columns as JSON (Done.Json), prepared and never run
   Panic = 99, // test hook: a job that panics inside the engine
 }
 

@@ -3,13 +3,33 @@
 // writer waits its turn in call order (Turns), at the database level and inside each
 // transaction level, so its statements reach the writer's queue in the order they were called.
 import type { AsyncLocalStorage } from 'node:async_hooks'
-import { checkBody, checkNestedOptions, prepareCall } from './arguments'
+import { type CallKind, checkBody, checkNestedOptions, prepareCall } from './arguments'
 import type { Engine } from './engine'
 import { abortError, describe, ResqliteError, typeError } from './errors'
 import { iteration, type RowIterator } from './iterate'
 import { JobKind } from './native'
 import { copyPacked, encodeBatch, encodeParams, NO_PARAMS, type Packed, type Params } from './params'
-import type { BatchResult, IterateOptions, Queryable, QueryOptions, Row, RunResult, TransactionOptions } from './types'
+import type {
+  BatchResult,
+  ColumnInfo,
+  ExecuteOptions,
+  ExecuteResult,
+  IteratedRow,
+  IterateOptions,
+  Queryable,
+  QueryOptions,
+  Row,
+  SelectOneResult,
+  SelectResult,
+  TransactionOptions,
+} from './types'
+
+/** The options each job kind's call takes (arguments.ts `CallKind`); the rest take a read's. */
+const CALLS: Partial<Record<JobKind, CallKind>> = {
+  [JobKind.SelectBytes]: 'bytes',
+  [JobKind.Execute]: 'write',
+  [JobKind.Batch]: 'write',
+}
 
 /** A FIFO of callers that need the writer. Plain writes pass straight through while nothing
  * holds it; a holder (a transaction, or a nested one) waits its turn and has the writer alone
@@ -120,19 +140,27 @@ export class Transaction implements Queryable {
   /** On a `Transaction`: runs on the writer and sees this transaction's writes. An abort
    * rejects at once, but the statement finishes and its result is dropped.
    * @inheritDoc */
-  select<T = Row>(sql: string, params?: Params, options?: QueryOptions): Promise<T[]> {
+  select<T = Row, O extends QueryOptions = QueryOptions>(
+    sql: string,
+    params?: Params,
+    options?: O,
+  ): Promise<SelectResult<T, O>> {
     return this.#op(JobKind.Select, sql, () => encodeParams(params), options)
   }
 
   /** On a `Transaction`: runs on the writer and sees this transaction's writes.
    * @inheritDoc */
-  selectOne<T = Row>(sql: string, params?: Params, options?: QueryOptions): Promise<T | undefined> {
+  selectOne<T = Row, O extends QueryOptions = QueryOptions>(
+    sql: string,
+    params?: Params,
+    options?: O,
+  ): Promise<SelectOneResult<T, O>> {
     return this.#op(JobKind.SelectOne, sql, () => encodeParams(params), options)
   }
 
   /** On a `Transaction`: runs on the writer and sees this transaction's writes.
    * @inheritDoc */
-  selectBytes(sql: string, params?: Params, options?: QueryOptions): Promise<Buffer> {
+  selectBytes(sql: string, params?: Params, options?: Omit<QueryOptions, 'rowMode'>): Promise<Buffer> {
     return this.#op(JobKind.SelectBytes, sql, () => encodeParams(params), options)
   }
 
@@ -140,23 +168,39 @@ export class Transaction implements Queryable {
    * it ends with the transaction (a page asked for later rejects with
    * `ERR_TRANSACTION_FINISHED`). Pages are stepped between the transaction's other statements.
    * @inheritDoc */
-  iterate<T = Row>(sql: string, params?: Params, options?: IterateOptions): RowIterator<T> {
+  iterate<T = Row, O extends IterateOptions = IterateOptions>(
+    sql: string,
+    params?: Params,
+    options?: O,
+  ): RowIterator<IteratedRow<T, O>> {
+    type R = IteratedRow<T, O>
     const onNoTransaction = (error: ResqliteError) => {
       this.#root.rolledBack ??= error
     }
-    return iteration<T>(
+    return iteration<R>(
       sql,
       params,
       options,
-      (packed, pageRows) => this.#engine.iterate<T>(sql, packed, pageRows, onNoTransaction),
+      (packed, pageRows, arrays) => this.#engine.iterate<R>(sql, packed, pageRows, onNoTransaction, arrays),
       () => this.#unusable() ?? this.#failure(),
     )
   }
 
   /** On a `Transaction`: runs in this transaction, after the statements called before it.
    * @inheritDoc */
-  execute(sql: string, params?: Params): Promise<RunResult> {
-    return this.#op(JobKind.Execute, sql, () => encodeParams(params), undefined)
+  execute<T = Row, O extends ExecuteOptions = ExecuteOptions>(
+    sql: string,
+    params?: Params,
+    options?: O,
+  ): Promise<ExecuteResult<T, O>> {
+    return this.#op(JobKind.Execute, sql, () => encodeParams(params), options)
+  }
+
+  /** On a `Transaction`: prepared on the writer's connection, so it sees this transaction's
+   * schema.
+   * @inheritDoc */
+  columns(sql: string): Promise<ColumnInfo[]> {
+    return this.#op(JobKind.Columns, sql, () => NO_PARAMS, undefined)
   }
 
   /** On a `Transaction`: joins this transaction, in a savepoint of it that keeps the batch
@@ -321,26 +365,32 @@ export class Transaction implements Queryable {
     }
   }
 
-  #op<T>(kind: JobKind, sql: string, pack: () => Packed, options: QueryOptions | undefined): Promise<T> {
+  #op<T>(
+    kind: JobKind,
+    sql: string,
+    pack: () => Packed,
+    options: QueryOptions | ExecuteOptions | undefined,
+  ): Promise<T> {
     const unusable = this.#unusable()
     if (unusable) return Promise.reject(unusable)
     let packed: Packed
     let signal: AbortSignal | undefined
+    let arrays: boolean
     try {
-      ;({ packed, signal } = prepareCall(sql, options, pack))
+      ;({ packed, signal, arrays } = prepareCall(sql, options, pack, CALLS[kind] ?? 'read'))
     } catch (error) {
       return Promise.reject(error)
     }
     // Nothing ahead and nothing to abort: the engine's own promise is the answer; a read may
     // run at once on the JS thread (crates/engine/src/inline.rs).
     if (this.#turns.free && !signal) {
-      if (kind !== JobKind.Execute && kind !== JobKind.Batch) {
+      if (kind === JobKind.Select || kind === JobKind.SelectOne || kind === JobKind.SelectBytes) {
         const failure = this.#failure()
         if (failure) return Promise.reject(failure)
-        const done = this.#engine.readInTransaction<T>(kind, sql, packed)
+        const done = this.#engine.readInTransaction<T>(kind, sql, packed, arrays)
         if (done !== undefined) return done
       }
-      return this.#send<T>(sql, kind, packed)
+      return this.#send<T>(sql, kind, packed, arrays)
     }
     if (!this.#turns.free) packed = copyPacked(packed)
     return new Promise<T>((resolve, reject) => {
@@ -349,7 +399,7 @@ export class Transaction implements Queryable {
       const onAbort = () => reject(abortError(signal!, sql))
       signal?.addEventListener('abort', onAbort, { once: true })
       this.#turns.write(() => {
-        this.#send<T>(sql, kind, packed)
+        this.#send<T>(sql, kind, packed, arrays)
           .then(resolve, reject)
           .finally(() => signal?.removeEventListener('abort', onAbort))
       })
@@ -357,12 +407,18 @@ export class Transaction implements Queryable {
   }
 
   /** Sends one statement of this transaction to the writer, unless the transaction is gone. */
-  #send<T>(sql: string, kind = JobKind.Control, packed = NO_PARAMS): Promise<T> {
+  #send<T>(sql: string, kind = JobKind.Control, packed = NO_PARAMS, arrays = false): Promise<T> {
     const failure = this.#failure()
     if (failure) return Promise.reject(failure)
-    return this.#engine.write<T>(kind, sql, packed, (error) => {
-      this.#root.rolledBack ??= error
-    })
+    return this.#engine.write<T>(
+      kind,
+      sql,
+      packed,
+      (error) => {
+        this.#root.rolledBack ??= error
+      },
+      arrays,
+    )
   }
 
   /** A control statement that takes no lock and writes nothing (SAVEPOINT, a nested RELEASE):

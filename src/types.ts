@@ -1,6 +1,6 @@
 // The public option and result types, and Queryable: the query methods Database and
 // Transaction share.
-import type { Row as DecodedRow } from './decode'
+import type { ArrayRow, ArrayRows, Row as DecodedRow } from './decode'
 import type { RowIterator } from './iterate'
 import type { LiveQueryCounters } from './live-queries'
 import type { Params } from './params'
@@ -12,6 +12,34 @@ import type { Transaction } from './transaction'
  * `string`, BLOB → `Buffer`. The query methods take a type argument (`db.select<User>(…)`) to
  * name the row's shape; it is not checked. */
 export type Row = DecodedRow
+
+export type { ArrayRow, ArrayRows }
+
+/** How rows come back (`rowMode` of {@link QueryOptions} and {@link ExecuteOptions}): `'object'`
+ * (the default) makes each row an object keyed by column name; `'array'` makes it an array of
+ * its values in column order and resolves the column names beside the rows, so two columns of
+ * the same name (`SELECT 1 AS a, 2 AS a`) stay apart. */
+export type RowMode = 'object' | 'array'
+
+/** What `select` resolves with: `T[]`, or {@link ArrayRows} with `rowMode: 'array'`. */
+export type SelectResult<T, O> = O extends { rowMode: 'array' } ? ArrayRows : T[]
+/** What `selectOne` resolves with: `T | undefined`, or {@link ArrayRow} with `rowMode: 'array'`. */
+export type SelectOneResult<T, O> = O extends { rowMode: 'array' } ? ArrayRow : T | undefined
+/** An iteration's row: `T`, or an array of the values with `rowMode: 'array'`. */
+export type IteratedRow<T, O> = O extends { rowMode: 'array' } ? unknown[] : T
+/** What `execute` resolves with: {@link RunResult}, or {@link ArrayRunResult} with
+ * `rowMode: 'array'`. */
+export type ExecuteResult<T, O> = O extends { rowMode: 'array' } ? ArrayRunResult : RunResult<T>
+
+/** One result column of a statement ({@link Queryable.columns}). */
+export interface ColumnInfo {
+  /** The column's name (its alias, if it has one), as rows are keyed. */
+  name: string
+  /** The declared type of the table column it reads (`'INTEGER'`, `'TEXT'`, `'VARCHAR(20)'`,
+   * …, as written in `CREATE TABLE`), or `null` for an expression or a column declared
+   * without a type. */
+  declaredType: string | null
+}
 
 /** The query methods a {@link Database} and a {@link Transaction} share, so one helper can take
  * either: `async function addUser(q: Queryable, name: string) { … }`.
@@ -36,13 +64,18 @@ export interface Queryable {
    *   name (`{ id: 1 }` binds `:id`, `@id` or `$id`). Omit, or pass `[]`, for none.
    * @param options - `signal`: aborting rejects the call with `ABORT_ERR` (a read on a reader is
    *   interrupted; inside a transaction the statement finishes and its result is dropped).
+   *   `rowMode: 'array'`: rows as arrays, resolved as `{ columns, rows }` ({@link ArrayRows}).
    * @returns The rows, in the order SQLite steps them; `[]` when there are none. Rejects with
    *   `ERR_NOT_READ_ONLY` (a statement that writes, begins or ends a transaction),
    *   `ERR_MULTIPLE_STATEMENTS`, `ERR_EMPTY_STATEMENT`, `ERR_PARAMETER_COUNT`,
    *   `ERR_PARAMETER_NAME`, `ERR_INVALID_UTF8`, `ERR_RESULT_TOO_LARGE`, `ABORT_ERR`, SQLite's
    *   codes (`SQLITE_ERROR` for bad SQL), or, without `safeIntegers`, a `RangeError` for an
    *   INTEGER beyond ±(2^53−1). */
-  select<T = Row>(sql: string, params?: Params, options?: QueryOptions): Promise<T[]>
+  select<T = Row, O extends QueryOptions = QueryOptions>(
+    sql: string,
+    params?: Params,
+    options?: O,
+  ): Promise<SelectResult<T, O>>
 
   /** Like {@link Queryable.select}, but resolves with the first row only, or `undefined` when
    * there is none; SQLite stops stepping after that row.
@@ -50,9 +83,14 @@ export interface Queryable {
    * @typeParam T - The row's shape, as the caller declares it (not checked). Default {@link Row}.
    * @param sql - One statement that does not write.
    * @param params - Its parameters, by position (array) or by name (object); see `select`.
-   * @param options - `signal`: aborting rejects the call with `ABORT_ERR`.
+   * @param options - `signal`: aborting rejects the call with `ABORT_ERR`. `rowMode: 'array'`:
+   *   resolves `{ columns, row }` ({@link ArrayRow}), `row` an array or `undefined`.
    * @returns The first row, or `undefined`. Rejects as `select` does. */
-  selectOne<T = Row>(sql: string, params?: Params, options?: QueryOptions): Promise<T | undefined>
+  selectOne<T = Row, O extends QueryOptions = QueryOptions>(
+    sql: string,
+    params?: Params,
+    options?: O,
+  ): Promise<SelectOneResult<T, O>>
 
   /** Like {@link Queryable.select}, but resolves with the rows as a JSON array in a `Buffer`
    * (UTF-8), built natively without making row objects: byte for byte
@@ -62,10 +100,11 @@ export interface Queryable {
    *
    * @param sql - One statement that does not write.
    * @param params - Its parameters, by position (array) or by name (object); see `select`.
-   * @param options - `signal`: aborting rejects the call with `ABORT_ERR`.
+   * @param options - `signal`: aborting rejects the call with `ABORT_ERR`. No `rowMode` (a
+   *   `TypeError`, `ERR_INVALID_ARG_VALUE`): the JSON always holds objects.
    * @returns The JSON text (`[]` for no rows). Rejects as `select` does (never with the
    *   `RangeError` for large integers). */
-  selectBytes(sql: string, params?: Params, options?: QueryOptions): Promise<Buffer>
+  selectBytes(sql: string, params?: Params, options?: Omit<QueryOptions, 'rowMode'>): Promise<Buffer>
 
   /** The rows of one read-only statement a page at a time, for results that should never be
    * whole (docs/api.md "iterate"): memory stays flat whatever the result's size. Iterate it
@@ -79,27 +118,55 @@ export interface Queryable {
    * @param sql - One statement that does not write.
    * @param params - Its parameters, by position (array) or by name (object); see `select`.
    * @param options - `signal` ends the iteration (`ABORT_ERR`); `pageRows` (1–1,000,000,
-   *   default 1,000) is how many rows cross at a time.
+   *   default 1,000) is how many rows cross at a time; `rowMode: 'array'` makes each row an
+   *   array (the iterator's `columns` names its elements).
    * @returns A {@link RowIterator}. Its first step rejects as `select` does (a bad argument
    *   with a `TypeError`/`RangeError`), or with `ERR_DATABASE_CLOSED`,
    *   `ERR_TRANSACTION_FINISHED`; reading it a second time throws `ERR_ITERATION_STARTED`. */
-  iterate<T = Row>(sql: string, params?: Params, options?: IterateOptions): RowIterator<T>
+  iterate<T = Row, O extends IterateOptions = IterateOptions>(
+    sql: string,
+    params?: Params,
+    options?: O,
+  ): RowIterator<IteratedRow<T, O>>
 
   /** Runs a statement on the writer and resolves once it is done (committed, unless inside a
    * transaction). Without parameters, SQL holding several statements runs them all, in order;
    * they are not atomic (the ones before a failing statement stay applied): wrap them in
    * `transaction` for all-or-nothing.
    *
+   * A single statement that returns columns (`INSERT … RETURNING`, and any statement with
+   * result columns) resolves its rows too, in `rows`; they are stepped on the writer like any
+   * write, so live queries see what it changed. A script's statements return no rows.
+   *
+   * @typeParam T - The shape of a returned row, as the caller declares it (not checked).
    * @param sql - A statement, or (without `params`) several separated by `;`.
    * @param params - Its parameters, by position (array) or by name (object); see `select`.
-   * @returns `changes` and `lastInsertRowid` ({@link RunResult}). Rejects with SQLite's codes
+   * @param options - `rowMode: 'array'`: returned rows as arrays, with their `columns`
+   *   ({@link ArrayRunResult}). No `signal`: a write runs to its end.
+   * @returns `changes`, `lastInsertRowid` and, for a statement that returns columns, `rows`
+   *   ({@link RunResult}). Rejects with SQLite's codes
    *   (`SQLITE_CONSTRAINT_UNIQUE`, `SQLITE_BUSY`, …), `ERR_MULTIPLE_STATEMENTS` (several
    *   statements with parameters), `ERR_EMPTY_STATEMENT`, `ERR_PARAMETER_COUNT`,
    *   `ERR_PARAMETER_NAME`, `ERR_DATABASE_READONLY`, `ERR_OPEN_TRANSACTION` (a `BEGIN` left
    *   open: it is rolled back; use `transaction`) or, inside a transaction,
    *   `ERR_TRANSACTION_CONTROL` (a `COMMIT`/`ROLLBACK` statement) and
    *   `ERR_TRANSACTION_ROLLED_BACK`. */
-  execute(sql: string, params?: Params): Promise<RunResult>
+  execute<T = Row, O extends ExecuteOptions = ExecuteOptions>(
+    sql: string,
+    params?: Params,
+    options?: O,
+  ): Promise<ExecuteResult<T, O>>
+
+  /** The result columns of one statement, with their declared types: the statement is
+   * prepared (on a reader, or inside a transaction on the writer, so it sees the
+   * transaction's schema) and never run, so any statement may be asked about, writes
+   * included (their RETURNING columns; `[]` for none).
+   *
+   * @param sql - One statement.
+   * @returns One {@link ColumnInfo} per result column, in order. Rejects with
+   *   `ERR_MULTIPLE_STATEMENTS`, `ERR_EMPTY_STATEMENT` or SQLite's codes (`SQLITE_ERROR` for
+   *   bad SQL or a missing table). */
+  columns(sql: string): Promise<ColumnInfo[]>
 
   /** Runs one statement once per parameter set, in one native loop, all or nothing: inside its
    * own `BEGIN IMMEDIATE`, or, inside a transaction, a savepoint of it. A failing set rolls the
@@ -350,7 +417,7 @@ export interface TransactionOptions {
 }
 
 /** What `execute` resolves with. */
-export interface RunResult {
+export interface RunResult<T = Row> {
   /** Rows the statement inserted, updated or deleted (SQLite's `changes()`, not counting
    * triggers' and cascades' rows); summed over the statements of a script; 0 for a statement
    * of another kind. */
@@ -359,6 +426,23 @@ export interface RunResult {
    * statement's, if it inserted a row. A `bigint` with `safeIntegers`, or when outside
    * ±(2^53−1). */
   lastInsertRowid: number | bigint
+  /** The rows a single statement returned (RETURNING), in order; absent for a statement that
+   * returns no columns. */
+  rows?: T[]
+}
+
+/** What `execute` resolves with in `rowMode: 'array'`. */
+export interface ArrayRunResult extends Omit<RunResult, 'rows'> {
+  /** The returned rows' column names; absent for a statement that returns no columns. */
+  columns?: string[]
+  /** The returned rows as arrays of their values, in column order. */
+  rows?: unknown[][]
+}
+
+/** Options of `execute`. */
+export interface ExecuteOptions {
+  /** How returned rows come back ({@link RowMode}). Default `'object'`. */
+  rowMode?: RowMode
 }
 
 /** What `executeBatch` resolves with. */
@@ -376,6 +460,8 @@ export interface IterateOptions extends QueryOptions {
 }
 
 export interface QueryOptions {
+  /** How rows come back ({@link RowMode}). Default `'object'`. */
+  rowMode?: RowMode
   /** Aborting rejects the call with `ABORT_ERR` at once. A read on a reader is interrupted
    * (the connection stays usable); inside a transaction the statement finishes and its result
    * is dropped. An already-aborted signal rejects before anything runs. */

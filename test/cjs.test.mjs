@@ -38,3 +38,18 @@ test('require() exposes Database and ResqliteError, the same classes as the ESM 
     await db.close()
   }
 })
+
+test('every subpath export resolves to ESM, CommonJS and types, one implementation behind both', async () => {
+  const pkg = JSON.parse(fs.readFileSync(new URL('../package.json', import.meta.url)))
+  for (const [subpath, entry] of Object.entries(pkg.exports)) {
+    for (const file of [entry.import.types, entry.import.default, entry.require.types, entry.require.default]) {
+      assert.ok(fs.existsSync(new URL(`../${file}`, import.meta.url)), `${subpath}: ${file} is built`)
+    }
+    // The package's own name resolves through its exports (self-reference), as users import it.
+    const specifier = path.posix.join(pkg.name, subpath)
+    const fromEsm = await import(specifier)
+    const fromCjs = require(specifier)
+    assert.deepStrictEqual(Object.keys(fromEsm).sort(), Object.keys(fromCjs).sort(), `${specifier}: same exports`)
+    for (const name of Object.keys(fromCjs)) assert.equal(fromEsm[name], fromCjs[name], `${specifier}: ${name}`)
+  }
+})

@@ -138,6 +138,7 @@ extern "C" {
 
     pub fn sqlite3_column_count(stmt: *mut sqlite3_stmt) -> c_int;
     pub fn sqlite3_column_name(stmt: *mut sqlite3_stmt, idx: c_int) -> *const c_char;
+    pub fn sqlite3_column_decltype(stmt: *mut sqlite3_stmt, idx: c_int) -> *const c_char;
     pub fn sqlite3_column_type(stmt: *mut sqlite3_stmt, idx: c_int) -> c_int;
     pub fn sqlite3_column_int64(stmt: *mut sqlite3_stmt, idx: c_int) -> i64;
     pub fn sqlite3_column_double(stmt: *mut sqlite3_stmt, idx: c_int) -> f64;

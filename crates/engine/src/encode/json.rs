@@ -121,7 +121,7 @@ const fn escape_table() -> [bool; 256] {
 }
 static NEEDS_ESCAPE: [bool; 256] = escape_table();
 
-fn write_string(out: &mut Vec<u8>, s: &str) {
+pub fn write_string(out: &mut Vec<u8>, s: &str) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let bytes = s.as_bytes();
     out.reserve(bytes.len() + 2);

@@ -19,8 +19,8 @@ use napi::sys;
 use crate::encode::rows::EncodedRows;
 use crate::napi::protocol::{
     DONE_CHANGES, DONE_CHANGES_BIG, DONE_ERROR, DONE_ERROR_NO_TRANSACTION, DONE_JSON, DONE_LIVE_ERROR, DONE_LIVE_ROWS,
-    DONE_PAGE, DONE_PROGRESS, DONE_ROWS, DONE_ROWS_PART, DONE_VOID, MAILBOX_BYTES, MAILBOX_COUNT, MAILBOX_POLLING,
-    MAILBOX_QUEUED, MAILBOX_SLOTS, MAILBOX_WORDS, MAILBOX_WRITES_IN_FLIGHT,
+    DONE_PAGE, DONE_PROGRESS, DONE_RETURNED, DONE_ROWS, DONE_ROWS_PART, DONE_VOID, MAILBOX_BYTES, MAILBOX_COUNT,
+    MAILBOX_POLLING, MAILBOX_QUEUED, MAILBOX_SLOTS, MAILBOX_WORDS, MAILBOX_WRITES_IN_FLIGHT,
 };
 use crate::threads::job::Outcome;
 use crate::threads::{Completion, Shared, Waker};
@@ -231,10 +231,16 @@ unsafe fn values(
             if last_insert_rowid.unsigned_abs() < (1u64 << 53) {
                 return Ok((DONE_CHANGES, changes as f64, last_insert_rowid as f64));
             }
-            let mut big = ptr::null_mut();
-            sys::napi_create_bigint_int64(env, last_insert_rowid, &mut big);
-            push(big);
+            push(bigint(env, last_insert_rowid));
             return Ok((DONE_CHANGES_BIG, changes as f64, 0.0));
+        }
+        Outcome::Returned { rows, changes, last_insert_rowid } => {
+            push_rows(env, rows, push)?;
+            if last_insert_rowid.unsigned_abs() < (1u64 << 53) {
+                return Ok((DONE_RETURNED, changes as f64, last_insert_rowid as f64));
+            }
+            push(bigint(env, last_insert_rowid));
+            return Ok((DONE_RETURNED, changes as f64, f64::NAN));
         }
         Outcome::Done => DONE_VOID,
         Outcome::Progress { remaining, total } => return Ok((DONE_PROGRESS, remaining as f64, total as f64)),
@@ -306,6 +312,12 @@ unsafe fn array_buffer(env: sys::napi_env, bytes: Vec<u8>) -> Result<sys::napi_v
         }
     }
     Ok(value)
+}
+
+unsafe fn bigint(env: sys::napi_env, value: i64) -> sys::napi_value {
+    let mut out = ptr::null_mut();
+    sys::napi_create_bigint_int64(env, value, &mut out);
+    out
 }
 
 unsafe fn js_str(env: sys::napi_env, s: &str) -> sys::napi_value {

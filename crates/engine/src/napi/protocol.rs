@@ -42,6 +42,8 @@ protocol! {
         JOB_KIND_DATA_VERSION = 6;
         /// `db.serialize()`: the database's image, on a reader.
         JOB_KIND_SERIALIZE = 7;
+        /// `db.columns(sql)`: the statement's column names and declared types, as JSON.
+        JOB_KIND_COLUMNS = 8;
         /// Test hook: a job that panics inside the engine.
         JOB_KIND_PANIC = 99;
     }
@@ -74,6 +76,9 @@ protocol! {
         /// As DONE_ROWS, for a page of an iteration that has more rows (threads/cursors.rs);
         /// its last page is a DONE_ROWS.
         DONE_PAGE = 11;
+        /// A write's RETURNING rows: objects as DONE_ROWS; a: changes, b: lastInsertRowid, or
+        /// NaN when it is beyond 2^53 and follows the rows' objects as a bigint.
+        DONE_RETURNED = 12;
     }
 
     // The mailbox: MAILBOX_WORDS i32 words (signals and counts), then MAILBOX_SLOTS

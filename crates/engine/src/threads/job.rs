@@ -31,6 +31,8 @@ pub enum Request {
     },
     /// Reader: the database's image (sqlite/backup.rs `serialize`).
     Serialize,
+    /// A statement's column names and declared types, as JSON (prepared, never stepped).
+    Columns,
     /// Re-encrypts the database with this key (`None`: decrypts it); see writer.rs and sqlite/encryption.rs.
     Rekey(Option<Arc<KeyConfig>>),
 }
@@ -64,6 +66,12 @@ pub enum Outcome {
     Page(EncodedRows),
     Json(Vec<u8>),
     Changes {
+        changes: i64,
+        last_insert_rowid: i64,
+    },
+    /// A write that returned rows (RETURNING): its rows and its changes.
+    Returned {
+        rows: EncodedRows,
         changes: i64,
         last_insert_rowid: i64,
     },

@@ -18,7 +18,7 @@ pub(super) fn run(worker: &mut Worker, job: &Job, shared: &Shared) -> Outcome {
                 let emit = &mut |part| shared.complete(job.id, part);
                 worker.select(&job.sql, &job.params, max_rows, json, shared.safe_integers, emit)
             }
-            Request::Execute => worker.execute(&job.sql, &job.params),
+            Request::Execute => worker.execute(&job.sql, &job.params, shared.safe_integers),
             Request::Control => worker.control(&job.sql),
             Request::Batch => worker.execute_batch(&job.sql, &job.params),
             Request::Panic => panic!("deliberate panic (test hook)"),
@@ -33,6 +33,7 @@ pub(super) fn run(worker: &mut Worker, job: &Job, shared: &Shared) -> Outcome {
                 Ok(cursors::on_writer(worker, job, cursor, step, shared.safe_integers))
             }
             Request::Serialize => crate::sqlite::backup::serialize(&worker.conn).map(Outcome::Json),
+            Request::Columns => worker.columns(&job.sql).map(Outcome::Json),
             Request::Rekey(_) => unreachable!("rekey runs in writer_loop"),
         };
         r.unwrap_or_else(Outcome::Error)

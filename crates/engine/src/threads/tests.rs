@@ -214,6 +214,9 @@ fn describe(outcome: &Outcome) -> String {
         Outcome::LiveRows(rows) => format!("live rows {}", rows.row_count()),
         Outcome::LiveError(e) => format!("live error {}", e.code),
         Outcome::Progress { remaining, total } => format!("progress {remaining}/{total}"),
+        Outcome::Returned { rows, changes, last_insert_rowid } => {
+            format!("rows {} changes {changes} rowid {last_insert_rowid}", rows.row_count())
+        }
     }
 }
 
@@ -252,6 +255,30 @@ fn an_open_that_fails_completes_with_its_error() {
     let pool = Pool::start(opts, OPEN, Box::new(FakeWaker(wakes.clone())));
     let mut h = Harness { pool, wakes, taken: VecDeque::new(), next_id: 100, closed: false, file, attached: vec![] };
     assert_eq!(h.outcome(OPEN), "error SQLITE_CANTOPEN");
+}
+
+#[test]
+fn a_write_with_returning_gives_its_rows_and_its_changes() {
+    let mut h = Harness::open(2);
+    h.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, v)");
+    assert_eq!(h.execute("INSERT INTO t (v) VALUES (1), (2) RETURNING id"), "rows 2 changes 2 rowid 2");
+    assert_eq!(h.execute("UPDATE t SET v = v + 1 RETURNING *"), "rows 2 changes 2 rowid 2");
+    assert_eq!(h.execute("DELETE FROM t WHERE v > 9 RETURNING id"), "rows 0 changes 0 rowid 2");
+    assert_eq!(h.select("SELECT sum(v) AS s FROM t"), r#"[{"s":5}]"#, "the writes committed");
+}
+
+#[test]
+fn columns_names_each_column_and_its_declared_type_without_running_the_statement() {
+    let mut h = Harness::open(2);
+    h.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT, w)");
+    let job = h.job(Request::Columns, "INSERT INTO t (v) VALUES ('x') RETURNING id, v AS a, w, 1 + 1", Vec::new());
+    let id = job.id;
+    h.pool.read(job);
+    assert_eq!(
+        h.outcome(id),
+        r#"[{"name":"id","declaredType":"INTEGER"},{"name":"a","declaredType":"TEXT"},{"name":"w","declaredType":null},{"name":"1 + 1","declaredType":null}]"#
+    );
+    assert_eq!(h.select("SELECT count(*) AS n FROM t"), r#"[{"n":0}]"#, "nothing ran");
 }
 
 #[test]

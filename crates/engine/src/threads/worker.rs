@@ -2,13 +2,14 @@
 //! executeBatch and a live query's run. Each runs on the thread that owns the connection.
 
 use std::collections::HashMap;
+use std::ffi::CStr;
 use std::sync::Arc;
 
 use sqlite3mc_sys as ffi;
 
 use super::cursors::Cursor;
 use super::job::Outcome;
-use crate::encode::json::encode_json;
+use crate::encode::json::{encode_json, write_string};
 use crate::encode::rows::encode_rows;
 use crate::error::{DbError, DbResult};
 use crate::live::dependencies::ChangeSet;
@@ -19,7 +20,7 @@ use crate::sqlite::connection::Connection;
 use crate::sqlite::params::{bind, bind_with, Reader};
 use crate::sqlite::setup::Role;
 use crate::sqlite::statement_cache::{prepare, ResetOnDrop, Statement, StatementCache};
-use crate::sqlite::step::step;
+use crate::sqlite::step::{column_names, step};
 
 /// A connection with its statement cache and its live-query hooks: what a pool thread owns.
 /// Declared in drop order: the cache's statements are finalized before the connection closes,
@@ -177,14 +178,15 @@ impl Worker {
         Outcome::LiveRan { result, reads: Some(stmt.reads.borrow().clone()) }
     }
 
-    /// execute: one statement with parameters, or a script of several without. It must leave
+    /// execute: one statement with parameters, or a script of several without; a single statement
+    /// that returns columns (RETURNING) gives its rows too. It must leave
     /// the writer's transaction state as it found it outside a transaction: a failure after the
     /// job began a transaction (`BEGIN; …; <error>`) rolls it back, and a job that succeeds but
     /// leaves one open (`BEGIN` alone) is rolled back and refused — every later write would
     /// otherwise run inside it; `db.transaction()` is the way to span calls.
-    pub fn execute(&mut self, sql: &str, params: &[u8]) -> DbResult<Outcome> {
+    pub fn execute(&mut self, sql: &str, params: &[u8], safe_integers: bool) -> DbResult<Outcome> {
         let was_autocommit = self.conn.autocommit();
-        let result = self.execute_inner(sql, params);
+        let result = self.execute_inner(sql, params, safe_integers);
         if was_autocommit && !self.conn.autocommit() {
             let _ = self.hooks.exec(&self.conn, "ROLLBACK");
             if result.is_ok() {
@@ -198,7 +200,7 @@ impl Worker {
         result
     }
 
-    fn execute_inner(&mut self, sql: &str, params: &[u8]) -> DbResult<Outcome> {
+    fn execute_inner(&mut self, sql: &str, params: &[u8], safe_integers: bool) -> DbResult<Outcome> {
         let no_params = Reader::new(params).peek_is_empty_set();
         let stmt = self.cache.get(&self.conn, &self.hooks, sql)?;
         if stmt.has_tail {
@@ -209,8 +211,47 @@ impl Worker {
         }
         let _reset = ResetOnDrop(stmt.raw);
         bind(stmt, &mut Reader::new(params))?;
-        let changes = run_to_end(&self.conn, &self.hooks, stmt.raw, &stmt.effects)?;
-        Ok(self.changes(changes))
+        // SAFETY: valid statement.
+        if unsafe { ffi::sqlite3_column_count(stmt.raw) } == 0 {
+            let changes = run_to_end(&self.conn, &self.hooks, stmt.raw, &stmt.effects)?;
+            return Ok(self.changes(changes));
+        }
+        // Its rows are stepped under the same change tracking as any write's, so live queries
+        // see what it changed; all in one part: a write's result is not decoded in pieces.
+        let mut rows = None;
+        let changes = counting_changes(&self.conn, || {
+            self.hooks.run_statement(&self.conn, &stmt.effects, || {
+                rows = Some(encode_rows(&self.conn, stmt, usize::MAX, safe_integers, None)?);
+                Ok(())
+            })
+        })?;
+        Ok(Outcome::Returned { rows: rows.expect("encoded"), changes, last_insert_rowid: self.last_insert_rowid() })
+    }
+
+    /// A statement's columns as JSON, `[{"name":…,"declaredType":…|null}, …]`: prepared (through
+    /// the cache, so a later run reuses it), never stepped, so any statement may be asked about.
+    pub fn columns(&mut self, sql: &str) -> DbResult<Vec<u8>> {
+        let stmt = self.cache.get(&self.conn, &self.hooks, sql)?;
+        if stmt.has_tail {
+            return Err(multiple_statements("columns takes one statement"));
+        }
+        let mut out = b"[".to_vec();
+        for (i, name) in column_names(stmt.raw).iter().enumerate() {
+            out.extend_from_slice(if i == 0 { b"{\"name\":" } else { b",{\"name\":" });
+            write_string(&mut out, name);
+            out.extend_from_slice(b",\"declaredType\":");
+            // SAFETY: valid statement, i < its column count; the text is copied at once.
+            let declared = unsafe { ffi::sqlite3_column_decltype(stmt.raw, i as i32) };
+            if declared.is_null() {
+                out.extend_from_slice(b"null");
+            } else {
+                // SAFETY: a NUL-terminated string SQLite owns until the statement is finalized.
+                write_string(&mut out, &unsafe { CStr::from_ptr(declared) }.to_string_lossy());
+            }
+            out.push(b'}');
+        }
+        out.push(b']');
+        Ok(out)
     }
 
     /// The library's own BEGIN / SAVEPOINT / RELEASE / COMMIT / ROLLBACK: a handful of fixed
@@ -284,8 +325,12 @@ impl Worker {
     }
 
     fn changes(&self, changes: i64) -> Outcome {
+        Outcome::Changes { changes, last_insert_rowid: self.last_insert_rowid() }
+    }
+
+    fn last_insert_rowid(&self) -> i64 {
         // SAFETY: valid handle.
-        Outcome::Changes { changes, last_insert_rowid: unsafe { ffi::sqlite3_last_insert_rowid(self.conn.raw()) } }
+        unsafe { ffi::sqlite3_last_insert_rowid(self.conn.raw()) }
     }
 }
 
@@ -293,12 +338,20 @@ impl Worker {
 /// statement that is not INSERT/UPDATE/DELETE, where sqlite3_changes would repeat an old count).
 /// On the writer, what it did is recorded for live queries (`effects`: learned at prepare).
 fn run_to_end(conn: &Connection, hooks: &Hooks, stmt: *mut ffi::sqlite3_stmt, effects: &WriteEffects) -> DbResult<i64> {
+    counting_changes(conn, || {
+        hooks.run_statement(conn, effects, || {
+            while step(conn, stmt)? {}
+            Ok(())
+        })
+    })
+}
+
+/// Runs `statement` (one statement stepped to its end); returns the rows it changed, as
+/// `run_to_end` counts them.
+fn counting_changes(conn: &Connection, statement: impl FnOnce() -> DbResult<()>) -> DbResult<i64> {
     // SAFETY: valid handle.
     let before = unsafe { ffi::sqlite3_total_changes64(conn.raw()) };
-    hooks.run_statement(conn, effects, || {
-        while step(conn, stmt)? {}
-        Ok(())
-    })?;
+    statement()?;
     // SAFETY: valid handle.
     unsafe {
         Ok(if ffi::sqlite3_total_changes64(conn.raw()) == before { 0 } else { ffi::sqlite3_changes64(conn.raw()) })
