@@ -20,16 +20,18 @@ type MakeRow = (cell: (k: number) => unknown, k: number) => Row
 export const enum Tag {
   Null = 0,
   Number = 1, // the slot holds an f64
-  Text = 2, // the slot holds the UTF-8 bytes' start and length in the arena
+  Text = 2, // the slot holds the text's start and length in the arena
   Blob = 3, // the slot holds the bytes' start and length in the arena
   Int64 = 4, // the slot holds an i64 (beyond ±(2^53−1), or any integer with safeIntegers)
+  ShortText = 5, // as Text: ASCII of at most 12 characters, sliced from one string (`texts`)
 }
 
 const rowMakers = new Map<string, { names: string[]; make: MakeRow }>()
 const MAX_ROW_MAKERS = 512
 
 /** Makes the TEXT cells of a result's cells [from, to) into strings and calls `collect` with
- * them (crates/engine/src/napi/texts.rs). */
+ * them (crates/engine/src/napi/texts.rs): first the short cells' texts joined in one string,
+ * then every other cell's own string. */
 export type Texts = (buffer: ArrayBuffer, from: number, to: number, collect: Collect) => string[]
 type Collect = (...texts: string[]) => string[]
 const collect: Collect = (...texts) => texts
@@ -38,19 +40,29 @@ const TEXT_CHUNK_CELLS = 4096
 const NO_TEXTS: string[] = []
 const NO_TAGS = new Uint8Array(0)
 const NO_NUMBERS = new Float64Array(0)
+const NO_WORDS = new Uint32Array(0)
 
 // The result being decoded. Module-level so `cell` stays one monomorphic function; set again
 // by every appendTo call, as slices of different results may interleave. The row maker reads
-// a row's cells in column order, so the TEXT cells come in the order of X.
+// a row's cells in column order, so the TEXT cells come in the order of X (after X[0], the
+// short texts, read from XS on: their lengths are in U, the slots as u32).
 let T: Uint8Array = NO_TAGS
 let F: Float64Array = NO_NUMBERS
+let U: Uint32Array = NO_WORDS
 let X = NO_TEXTS
 let XI = 0
+let XS = 0
 let R: RowsResult | undefined
 
 function cell(k: number): unknown {
   const tag = T[k]
   if (tag === Tag.Number) return F[k]
+  if (tag === Tag.ShortText) {
+    // Under 13 characters V8 copies a slice (SlicedString::kMinLength): it keeps X[0] nothing.
+    const start = XS
+    XS += U[2 * k + 1]!
+    return X[0]!.slice(start, XS)
+  }
   if (tag === Tag.Text) return X[XI++]
   if (tag === Tag.Null) return null
   if (tag === Tag.Blob) return R!.blob(k)
@@ -163,17 +175,20 @@ export class RowsResult {
         for (let r = from, k = from * cols; r < to; r++, k += cols) out.push(make(cell, k))
         return
       }
+      U = new Uint32Array(this.buffer, this.f64.byteOffset, 2 * this.f64.length)
       const chunk = Math.max(1, Math.floor(TEXT_CHUNK_CELLS / cols))
       for (let r = from, k = from * cols; r < to; ) {
         const end = Math.min(to, r + chunk)
         X = this.texts(this.buffer, k, end * cols, collect)
-        XI = 0
+        XI = 1
+        XS = 0
         for (; r < end; r++, k += cols) out.push(make(cell, k))
       }
     } finally {
       // Nothing of this result stays reachable from here once its rows are made.
       T = NO_TAGS
       F = NO_NUMBERS
+      U = NO_WORDS
       X = NO_TEXTS
       R = undefined
     }

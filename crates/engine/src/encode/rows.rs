@@ -16,12 +16,17 @@
 //! keeps keeps only itself alive (experiments/033).
 
 use crate::error::{DbError, DbResult};
-use crate::napi::protocol::{TAG_BLOB, TAG_INT64, TAG_NULL, TAG_NUMBER, TAG_TEXT};
+use crate::napi::protocol::{TAG_BLOB, TAG_INT64, TAG_NULL, TAG_NUMBER, TAG_SHORT_TEXT, TAG_TEXT};
 use crate::sqlite::connection::Connection;
 use crate::sqlite::statement_cache::{ResultSize, Statement};
 use crate::sqlite::step::{cell, column_names, step, Cell};
 
 pub const HEADER_WORDS: usize = 6;
+/// ASCII text this short crosses as TAG_SHORT_TEXT: JS slices it out of one string made for
+/// the short texts of many cells, and V8 copies a slice shorter than 13 characters (its
+/// SlicedString::kMinLength), so the slice keeps nothing else alive; one string per value
+/// cost the JS thread more than the value (experiments/033).
+pub const SHORT_TEXT_MAX: usize = 12;
 /// In a TEXT cell's slot: the text is ASCII (else UTF-16).
 pub const ASCII: u64 = 1 << 63;
 /// Integers JS numbers hold exactly.
@@ -148,7 +153,9 @@ impl Part {
             Cell::Float(v) => (TAG_NUMBER, v.to_bits()),
             Cell::Text(s, ascii) => {
                 self.texts += 1;
-                if ascii {
+                if ascii && s.len() <= SHORT_TEXT_MAX {
+                    (TAG_SHORT_TEXT, self.append_to_arena(s.as_bytes())?)
+                } else if ascii {
                     (TAG_TEXT, self.append_to_arena(s.as_bytes())? | ASCII)
                 } else {
                     (TAG_TEXT, self.append_utf16(s)?)
@@ -260,7 +267,8 @@ mod tests {
         assert_eq!(b.len(), slots + cells * 8, "the slots end the buffer");
         let names: Vec<String> = if cols == 0 { vec![] } else { part.names.split('\0').map(String::from).collect() };
         assert_eq!(names.len(), cols);
-        assert_eq!(b[tags..tags + cells].iter().filter(|&&t| t == TAG_TEXT).count(), texts, "the TEXT count");
+        let text_tags = b[tags..tags + cells].iter().filter(|&&t| t == TAG_TEXT || t == TAG_SHORT_TEXT).count();
+        assert_eq!(text_tags, texts, "the TEXT count");
         let mut cells = (0..cells).map(|i| {
             let slot = u64::from_le_bytes(b[slots + i * 8..slots + i * 8 + 8].try_into().unwrap());
             let (start, len) = ((slot & 0xffff_ffff) as usize, ((slot & !ASCII) >> 32) as usize);
@@ -270,7 +278,7 @@ mod tests {
                 TAG_NUMBER => D::Number(slot),
                 TAG_TEXT if slot & ASCII != 0 => {
                     let s = String::from_utf8(bytes()).unwrap();
-                    assert!(s.is_ascii(), "{s:?} marked ASCII");
+                    assert!(s.is_ascii() && s.len() > SHORT_TEXT_MAX, "{s:?} marked ASCII, not short");
                     D::Text(s)
                 }
                 TAG_TEXT => {
@@ -278,6 +286,11 @@ mod tests {
                     let units: Vec<u16> = bytes().chunks(2).map(|c| u16::from_le_bytes([c[0], c[1]])).collect();
                     let s = String::from_utf16(&units).expect("UTF-16");
                     assert!(!s.is_ascii(), "{s:?}: ASCII is sent as ASCII");
+                    D::Text(s)
+                }
+                TAG_SHORT_TEXT => {
+                    let s = String::from_utf8(bytes()).unwrap();
+                    assert!(s.is_ascii() && s.len() <= SHORT_TEXT_MAX, "{s:?} marked short");
                     D::Text(s)
                 }
                 TAG_BLOB => D::Blob(bytes()),
@@ -369,6 +382,14 @@ mod tests {
         assert_eq!(d.names, ["x", "ñ", "y"]);
         assert_eq!(d.rows, vec![vec![text("ab"), text("é😀z"), text("cd")], vec![text("q"), D::Null, text("😀")]]);
         assert_eq!(one("SELECT 'é' AS a", false).rows[0], vec![text("é")], "Latin-1 is not ASCII");
+        // Short ASCII (up to SHORT_TEXT_MAX) and longer ASCII take their own tags.
+        let tags = |sql: &str| {
+            let part = &encode(sql, usize::MAX, false, false).unwrap()[0];
+            let at = word(&part.buffer, 8);
+            part.buffer[at..at + 3].to_vec()
+        };
+        assert_eq!(tags("SELECT '', 'abcdefghijkl', 'abcdefghijklm'"), vec![TAG_SHORT_TEXT, TAG_SHORT_TEXT, TAG_TEXT]);
+        assert_eq!(tags("SELECT 'é', 'x', '0123456789abcdef'"), vec![TAG_TEXT, TAG_SHORT_TEXT, TAG_TEXT]);
     }
 
     #[test]

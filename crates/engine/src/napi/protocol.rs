@@ -126,12 +126,14 @@ protocol! {
         TAG_NULL = 0;
         /// The slot holds an f64.
         TAG_NUMBER = 1;
-        /// The slot holds the start and length of the text in the text block.
+        /// The slot holds the start and length of the text in the arena (encode/rows.rs).
         TAG_TEXT = 2;
-        /// The slot holds the start and length of the bytes in the blob arena.
+        /// The slot holds the start and length of the bytes in the arena.
         TAG_BLOB = 3;
         /// The slot holds an i64 beyond ±(2^53−1), or any integer with safeIntegers.
         TAG_INT64 = 4;
+        /// ASCII text of at most SHORT_TEXT_MAX characters; the slot as for TAG_TEXT.
+        TAG_SHORT_TEXT = 5;
     }
 }
 

@@ -1,16 +1,19 @@
 //! `texts(buffer, from, to, collect)`: the TEXT cells of a result's cells [from, to) as JS
 //! strings, each its own, so that a value a user keeps keeps only itself alive — a slice of
-//! one string made for the whole result would keep all of it (experiments/033). JS asks for
-//! them as it decodes rows (src/decode.ts), a bounded range at a time, so a huge result's
-//! strings are made across event-loop turns like its rows. They reach JS as the arguments of
-//! one call of `collect` (a rest-parameter function), which makes them one array.
+//! one string made for the whole result would keep all of it (experiments/033). Short ASCII
+//! cells (TAG_SHORT_TEXT) come joined in one string instead, which JS slices: V8 copies a slice
+//! that short, so it keeps nothing else alive either. JS asks for them as it decodes rows
+//! (src/decode.ts), a bounded range at a time, so a huge result's strings are made across
+//! event-loop turns like its rows. They reach JS as the arguments of one call of `collect` (a
+//! rest-parameter function), which makes them one array: the short cells' string, then the
+//! other cells' strings in cell order.
 
 use std::ptr;
 
 use napi::sys;
 
 use super::args::{throw, u32_arg};
-use super::protocol::TAG_TEXT;
+use super::protocol::{TAG_SHORT_TEXT, TAG_TEXT};
 use crate::encode::rows::ASCII;
 
 /// More strings than this in one call are refused: the arguments live on the JS thread's stack.
@@ -34,18 +37,24 @@ unsafe fn strings(env: sys::napi_env, argv: &[sys::napi_value; 4]) -> Result<Vec
     if from > to || to > cells || slots + cells * 8 > length || tags + cells > slots || arena > length {
         return Err("texts: the range or the buffer does not hold a result's cells");
     }
-    let mut out = Vec::new();
+    let mut out = vec![ptr::null_mut()]; // the short cells' string, made last
+    let mut short = Vec::new();
     for k in from..to {
-        if buffer[tags + k] != TAG_TEXT {
+        let tag = buffer[tags + k];
+        if tag != TAG_TEXT && tag != TAG_SHORT_TEXT {
             continue;
         }
-        if out.len() == MAX_TEXTS {
+        if out.len() > MAX_TEXTS {
             return Err("texts: too many cells in one call");
         }
         let slot = u64::from_le_bytes(buffer[slots + k * 8..slots + k * 8 + 8].try_into().unwrap());
         let (start, len) = (arena + (slot & 0xffff_ffff) as usize, ((slot & !ASCII) >> 32) as usize);
         if start + len > length {
             return Err("texts: a cell lies outside the buffer");
+        }
+        if tag == TAG_SHORT_TEXT {
+            short.extend_from_slice(&buffer[start..start + len]);
+            continue;
         }
         let (bytes, mut value) = (buffer.as_ptr().add(start), ptr::null_mut());
         // ASCII is copied as Latin-1; other text the reader made UTF-16 (encode/rows.rs).
@@ -64,6 +73,11 @@ unsafe fn strings(env: sys::napi_env, argv: &[sys::napi_value; 4]) -> Result<Vec
             return Err("texts: a value is longer than a JavaScript string can hold");
         }
         out.push(value);
+    }
+    if sys::napi_create_string_latin1(env, short.as_ptr() as *const _, short.len() as isize, &mut out[0])
+        != sys::Status::napi_ok
+    {
+        return Err("texts: the short values are longer than a JavaScript string can hold");
     }
     Ok(out)
 }
