@@ -222,7 +222,7 @@ export class Engine {
     })
   }
 
-  /** An iteration's pages (crates/engine/src/threads/cursors.rs): on a connection of its own,
+  /** An iteration's pages (crates/engine/src/threads/iterate.rs): on a connection of its own,
    * or, with `onNoTransaction`, on the writer's inside the open transaction. */
   iterate<T>(
     sql: string,

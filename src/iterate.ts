@@ -1,5 +1,5 @@
 // Iterations (`db.iterate`, `tx.iterate`): a query's rows a page at a time, its statement held
-// open on the engine between pages (crates/engine/src/threads/cursors.rs), so memory stays flat
+// open on the engine between pages (crates/engine/src/threads/iterate.rs), so memory stays flat
 // whatever the result's size. The next page is asked for as soon as one arrives, so the engine
 // steps it while the caller works through this one: at most two pages are alive at a time.
 import { prepareIterate } from './arguments'

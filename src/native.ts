@@ -166,7 +166,7 @@ export interface NativeDatabase {
    * until `liveStop(id)`. */
   liveStart(id: number, sql: string, params: Uint8Array, paramsLength: number): void
   liveStop(id: number): void
-  /** A step of iteration `cursor` as job `id` (crates/engine/src/threads/cursors.rs): pages
+  /** A step of iteration `cursor` as job `id` (crates/engine/src/threads/iterate.rs): pages
    * arrive as Done.Page, the last as Done.Rows. False when `inTransaction` and there is no
    * writer. */
   iterate(

@@ -207,7 +207,7 @@ impl NativeDatabase {
         self.pool.live_stop(id);
     }
 
-    /// A step of iteration `cursor` (threads/cursors.rs) as job `id`: 0 starts it (`sql`,
+    /// A step of iteration `cursor` (threads/iterate.rs) as job `id`: 0 starts it (`sql`,
     /// `params`, `page_rows`; `id` is then the cursor's), 1 asks for the next page, 2 ends it.
     /// Pages arrive as DONE_PAGE, the last as DONE_ROWS. `in_transaction`: on the writer's
     /// connection, inside the open transaction; false when there is no writer.

@@ -73,7 +73,7 @@ protocol! {
         DONE_CHANGES_BIG = 9;
         /// A backup's step: a: pages remaining, b: pages in all; the job goes on.
         DONE_PROGRESS = 10;
-        /// As DONE_ROWS, for a page of an iteration that has more rows (threads/cursors.rs);
+        /// As DONE_ROWS, for a page of an iteration that has more rows (threads/iterate.rs);
         /// its last page is a DONE_ROWS.
         DONE_PAGE = 11;
         /// A write's RETURNING rows: objects as DONE_ROWS; a: changes, b: lastInsertRowid, or

@@ -87,7 +87,7 @@ impl StatementCache {
     }
 }
 
-/// A statement outside any cache (an iteration's: threads/cursors.rs), or for the cache.
+/// A statement outside any cache (an iteration's: encode/pages.rs), or for the cache.
 pub fn prepare(conn: &Connection, hooks: &Hooks, sql: &str) -> DbResult<Statement> {
     let bytes = sql.as_bytes();
     hooks.clear_capture();

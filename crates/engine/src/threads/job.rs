@@ -24,7 +24,7 @@ pub enum Request {
     Live,
     /// Writer: has another connection committed since the last check? (watchExternalChanges)
     DataVersion,
-    /// A step of iteration `cursor` (threads/cursors.rs).
+    /// A step of iteration `cursor` (threads/iterate.rs).
     Iterate {
         cursor: u32,
         step: IterateStep,

@@ -5,6 +5,7 @@
 mod completions;
 pub mod cursors;
 pub mod group_commit;
+mod iterate;
 pub mod job;
 mod open;
 mod pool;

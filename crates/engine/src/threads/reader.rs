@@ -5,7 +5,7 @@ use std::sync::atomic::Ordering;
 
 use crossbeam_channel::Receiver;
 
-use super::cursors;
+use super::iterate;
 use super::job::{Job, Outcome, Request};
 use super::open::{open_worker, OpenLatch, PoolOptions};
 use super::run::run;
@@ -74,7 +74,7 @@ fn reader_loop(
             }
         };
         if matches!(first.request, Request::Iterate { .. }) {
-            cursors::on_reader(opts, shared, first); // on the iteration's own connection
+            iterate::on_reader(opts, shared, first); // on the iteration's own connection
             continue;
         }
         if worker.is_err() {
@@ -101,7 +101,7 @@ fn reader_loop(
         let in_transaction = batch.len() > 1 && worker.exec("BEGIN").is_ok();
         for job in batch.drain(..) {
             if matches!(job.request, Request::Iterate { .. }) {
-                cursors::on_reader(opts, shared, job);
+                iterate::on_reader(opts, shared, job);
                 continue;
             }
             let outcome = run_read(worker, shared, slot, &job, in_transaction);

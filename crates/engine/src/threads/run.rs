@@ -3,7 +3,7 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use super::cursors;
+use super::iterate;
 use super::job::{Job, Outcome, Request};
 use super::shared::Shared;
 use super::worker::Worker;
@@ -30,7 +30,7 @@ pub(super) fn run(worker: &mut Worker, job: &Job, shared: &Shared) -> Outcome {
                 Ok(Outcome::Done)
             }
             Request::Iterate { cursor, ref step } => {
-                Ok(cursors::on_writer(worker, job, cursor, step, shared.safe_integers))
+                Ok(iterate::on_writer(worker, job, cursor, step, shared.safe_integers))
             }
             Request::Serialize => crate::sqlite::backup::serialize(&worker.conn).map(Outcome::Json),
             Request::Columns => worker.columns(&job.sql).map(Outcome::Json),

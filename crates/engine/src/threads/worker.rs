@@ -7,9 +7,9 @@ use std::sync::Arc;
 
 use sqlite3mc_sys as ffi;
 
-use super::cursors::Cursor;
 use super::job::Outcome;
 use crate::encode::json::{encode_json, write_string};
+use crate::encode::pages::Cursor;
 use crate::encode::rows::encode_rows;
 use crate::error::{DbError, DbResult};
 use crate::live::dependencies::ChangeSet;
@@ -26,7 +26,7 @@ use crate::sqlite::step::{column_names, step};
 /// Declared in drop order: the cache's statements are finalized before the connection closes,
 /// and the hooks and the budget, which SQLite may call while it closes, outlive it.
 pub struct Worker {
-    /// Iterations inside the transaction (threads/cursors.rs): their statements are finalized
+    /// Iterations inside the transaction (threads/iterate.rs): their statements are finalized
     /// first.
     pub cursors: HashMap<u32, Cursor>,
     pub cache: StatementCache,
@@ -119,7 +119,7 @@ impl Worker {
         Ok(stmt)
     }
 
-    /// An iteration's statement (threads/cursors.rs): select's checks, prepared outside the
+    /// An iteration's statement (encode/pages.rs): select's checks, prepared outside the
     /// cache, bound to `params`.
     pub fn cursor(&mut self, sql: &str, params: Vec<u8>, page_rows: usize) -> DbResult<Cursor> {
         let stmt = prepare(&self.conn, &self.hooks, sql)?;
