@@ -37,17 +37,18 @@ unsafe fn strings(env: sys::napi_env, argv: &[sys::napi_value; 4]) -> Result<Vec
     if from > to || to > cells || slots + cells * 8 > length || tags + cells > slots || arena > length {
         return Err("texts: the range or the buffer does not hold a result's cells");
     }
-    let mut out = vec![ptr::null_mut()]; // the short cells' string, made last
-    let mut short = Vec::new();
-    for k in from..to {
-        let tag = buffer[tags + k];
+    let mut out = Vec::with_capacity(1 + (to - from).min(MAX_TEXTS));
+    out.push(ptr::null_mut()); // the short cells' string, made last
+    let mut short = Vec::with_capacity((to - from) * 8);
+    let slots = &buffer[slots + from * 8..slots + to * 8];
+    for (i, &tag) in buffer[tags + from..tags + to].iter().enumerate() {
         if tag != TAG_TEXT && tag != TAG_SHORT_TEXT {
             continue;
         }
         if out.len() > MAX_TEXTS {
             return Err("texts: too many cells in one call");
         }
-        let slot = u64::from_le_bytes(buffer[slots + k * 8..slots + k * 8 + 8].try_into().unwrap());
+        let slot = u64::from_le_bytes(slots[i * 8..i * 8 + 8].try_into().unwrap());
         let (start, len) = (arena + (slot & 0xffff_ffff) as usize, ((slot & !ASCII) >> 32) as usize);
         if start + len > length {
             return Err("texts: a cell lies outside the buffer");
