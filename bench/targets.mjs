@@ -18,7 +18,7 @@ function target(name, caseId, peer, metric, op, goal, compute) {
     name,
     evaluate(rows) {
       const get = (lib, id) => rows.find((c) => c.lib === lib && c.id === id)
-      const value = compute(get)
+      const value = compute(get, rows)
       const pass = value === undefined || op === 'reported' ? undefined : compareOp[op](value, goal)
       return { name, case: caseId, peer, metric, value, op, goal, pass }
     },
@@ -36,10 +36,8 @@ const selfRatio = (name, idA, idB, metric, op, goal) =>
   )
 // resqlite over the peer with the highest `metric` on the same case (a rate: higher is better).
 const vsFastestPeer = (name, id, metric, op, goal) =>
-  target(name, id, 'the fastest peer', metric, op, goal, (get) => {
-    const peers = ['better-sqlite3', 'node-sqlite', 'sqlite3', 'libsql', 'powersync']
-      .map((lib) => pick(get(lib, id) ?? {}, metric))
-      .filter((v) => v !== undefined)
+  target(name, id, 'the fastest peer', metric, op, goal, (get, rows) => {
+    const peers = rows.filter((c) => c.id === id && c.lib !== 'resqlite').map((c) => pick(c, metric))
     return peers.length ? ratioOf(pick(get('resqlite', id) ?? {}, metric), Math.max(...peers)) : undefined
   })
 const value = (name, id, field, op, goal) =>

@@ -1,29 +1,18 @@
-// examples/web in a real browser: Debian's chromium driven by playwright-core, as
-// test/site.test.mjs does. Starts the app on a free loopback port with a fresh database, opens
-// two pages, adds a todo in one and expects it in the other without a reload, pushed over
-// Server-Sent Events. Saves a screenshot to test-output/web-example.png. Fails (does not skip)
-// when chromium is missing: npm test's pretest step installs it.
+// examples/web in a real browser (Debian's chromium, test/chromium.mjs). Starts the app on a
+// free loopback port with a fresh database, opens two pages, adds a todo in one and expects it
+// in the other without a reload, pushed over Server-Sent Events. Saves a screenshot to
+// test-output/web-example.png.
 
 import assert from 'node:assert/strict'
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { startServer } from '../examples/web/server.mjs'
+import { launchChromium } from './chromium.mjs'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
-const CHROMIUM = '/usr/bin/chromium'
-const ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-]
 // How long a todo added in one page may take to show in the other (commit → live query re-run
 // → SSE → render); it takes milliseconds here, the bound leaves room for a loaded machine.
 const PUSH_BOUND_MS = 2000
@@ -67,9 +56,7 @@ test('web example: JSON endpoints, and bad input gets a 400 that names the probl
   }))
 
 test('web example: a todo added in one page appears in another without a reload', async () => {
-  assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: apt-get install -y chromium (npm test's pretest does)`)
-  const { chromium } = await import('playwright-core')
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS })
+  const browser = await launchChromium()
   try {
     await withApp(async ({ url }) => {
       const errors = []
