@@ -13,7 +13,8 @@ try {
   out.sync = driver.sync
   if (driver.notes) out.notes = driver.notes
   await new Promise((r) => setImmediate(r)) // event loop running before ELU is read
-  out.cases = await runLane(lane, driver, CONFIGS[config])
+  // (lib and db: for lanes that start processes of their own on the same file, lanes/web.mjs)
+  out.cases = await runLane(lane, driver, { ...CONFIGS[config], lib, db: dbPath })
 } catch (err) {
   out.error = { message: String(err?.message ?? err), code: err?.code, stack: err?.stack }
 }

@@ -1,7 +1,8 @@
 // Writes the performance tables from one results file, so no page carries a hand-typed number:
-//   README.md              a short headline table (HEADLINE's lanes)
+//   README.md              a short headline table (HEADLINE's lanes) and the web-server table
 //   docs/performance.md    every lane, every library, and the targets
-// Each page gets its table between the lines <!-- bench:start --> and <!-- bench:end -->.
+// Each page gets its table between the lines <!-- bench:start --> and <!-- bench:end -->
+// (README's web-server table: <!-- bench-web:start --> and <!-- bench-web:end -->).
 //   node bench/readme-table.mjs [results.json]
 // Default: the newest bench/results/*-release-*.json. The file must be a full suite run
 // (config full, every lane for every library): a quick or partial run would tell another story.
@@ -12,8 +13,8 @@ import { flatCases, fmt, goalText, mdTable, REFERENCE_LIB } from './report.mjs'
 
 const BENCH = dirname(fileURLToPath(import.meta.url))
 const ROOT = dirname(BENCH)
-const START = '<!-- bench:start -->'
-const END = '<!-- bench:end -->'
+const MARKERS = { headline: 'bench', web: 'bench-web' }
+const markers = (name) => [`<!-- ${name}:start -->`, `<!-- ${name}:end -->`]
 
 // The README's lanes: small, large and concurrent reads, JSON output, single and batched
 // writes, transactions and live queries, the lanes where resqlite loses included.
@@ -72,6 +73,46 @@ export function headlineSection(res, file) {
   ].join('\n')
 }
 
+/** The README's web-server table (lanes/web.mjs): every library, pages/s and page latency
+ * with and without a concurrent report. */
+export function webSection(res, file) {
+  const cases = flatCases(res)
+  const get = (lib, id) => cases.find((c) => c.lib === lib && c.id === id)
+  const libs = res.libraries.filter((lib) => get(lib, 'web.pages') && get(lib, 'web.report'))
+  if (libs.length === 0) return `\`${file}\` has no web lane: the next suite run fills this table.`
+  const rate = (c) => Math.round(c.rate.median).toLocaleString('en')
+  const body = libs.map((lib) => {
+    const [alone, loaded] = [get(lib, 'web.pages'), get(lib, 'web.report')]
+    return [
+      lib,
+      rate(alone),
+      fmt(alone.p99),
+      rate(loaded),
+      fmt(loaded.wall.median),
+      fmt(loaded.p99),
+      fmt(loaded.wall.max),
+      fmt(loaded.report.median),
+      String(alone.errors + loaded.errors),
+    ]
+  })
+  const head = [
+    'library',
+    'pages/s, alone',
+    'page p99 ms, alone',
+    'pages/s, report running',
+    'page p50 ms, report running',
+    'page p99 ms, report running',
+    'page max ms, report running',
+    'report ms (median)',
+    'failed requests',
+  ]
+  return [
+    `${source(res, file)} 32 connections on a 3-query page, alone and while one more connection requests a GROUP BY report over 100,000 rows; each library's server in its own process ([bench/README.md](bench/README.md), lane \`web\`).`,
+    '',
+    mdTable(head, body),
+  ].join('\n')
+}
+
 /** docs/performance.md's tables: every lane for every library, then the targets. */
 export function fullSection(res, file) {
   const cases = flatCases(res)
@@ -119,9 +160,11 @@ export function fullSection(res, file) {
   ].join('\n')
 }
 
-/** Replaces what lies between the marker lines in `page` (a path under the repository root). A
- * marker counts only on a line of its own, so prose may name it. */
-function writeBetweenMarkers(page, section) {
+/** Replaces what lies between the marker lines <!-- name:start --> and <!-- name:end --> in
+ * `page` (a path under the repository root). A marker counts only on a line of its own, so prose
+ * may name it. */
+function writeBetweenMarkers(page, section, name = MARKERS.headline) {
+  const [START, END] = markers(name)
   const path = join(ROOT, page)
   const text = readFileSync(path, 'utf8')
   const lines = text.split('\n')
@@ -145,6 +188,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   }
   const rel = relative(ROOT, path).replace(/\.json$/, '.md')
   writeBetweenMarkers('README.md', headlineSection(res, rel))
+  writeBetweenMarkers('README.md', webSection(res, rel), MARKERS.web)
   writeBetweenMarkers('docs/performance.md', fullSection(res, rel))
   console.log(`README.md and docs/performance.md performance tables from ${rel}`)
 }

@@ -22,7 +22,14 @@ export function flatCases(res) {
 
 function extra(c) {
   const parts = []
-  if (c.rate) parts.push(`${fmtInt(c.rate.median)} ${c.rate.unit} (p90 ${fmtInt(c.rate.p90)})`)
+  if (c.rate)
+    parts.push(
+      `${fmtInt(c.rate.median)} ${c.rate.unit}${c.rate.p90 === undefined ? '' : ` (p90 ${fmtInt(c.rate.p90)})`}`,
+    )
+  // the web lane: latency tail of the pages, failed requests, the concurrent report's latency
+  if (c.p99 !== undefined) parts.push(`p99 ${fmt(c.p99)} / max ${fmt(c.wall.max)} ms`)
+  if (c.errors !== undefined) parts.push(`errors ${c.errors}`)
+  if (c.report) parts.push(`report ${fmt(c.report.median)} / max ${fmt(c.report.max)} ms`)
   if (c.stall) parts.push(`stall ${fmt(c.stall.median)} / p90 ${fmt(c.stall.p90)} / max ${fmt(c.stall.max)} ms`)
   if (c.stallCheap && c.stallHeavy)
     parts.push(`stall while cheap ${fmt(c.stallCheap.median)}, once heavy ${fmt(c.stallHeavy.median)} ms (medians)`)

@@ -18,7 +18,7 @@ function target(name, caseId, peer, metric, op, goal, compute) {
     name,
     evaluate(rows) {
       const get = (lib, id) => rows.find((c) => c.lib === lib && c.id === id)
-      const value = compute(get)
+      const value = compute(get, rows)
       const pass = value === undefined || op === 'reported' ? undefined : compareOp[op](value, goal)
       return { name, case: caseId, peer, metric, value, op, goal, pass }
     },
@@ -34,6 +34,12 @@ const selfRatio = (name, idA, idB, metric, op, goal) =>
   target(name, `${idA} / ${idB}`, 'resqlite', metric, op, goal, (get) =>
     ratioOf(pick(get('resqlite', idA) ?? {}, metric), pick(get('resqlite', idB) ?? {}, metric)),
   )
+// resqlite over the peer with the highest `metric` on the same case (a rate: higher is better).
+const vsFastestPeer = (name, id, metric, op, goal) =>
+  target(name, id, 'the fastest peer', metric, op, goal, (get, rows) => {
+    const peers = rows.filter((c) => c.id === id && c.lib !== 'resqlite').map((c) => pick(c, metric))
+    return peers.length ? ratioOf(pick(get('resqlite', id) ?? {}, metric), Math.max(...peers)) : undefined
+  })
 const value = (name, id, field, op, goal) =>
   target(name, id, null, field, op, goal, (get) => (get('resqlite', id) ? pick(get('resqlite', id), field) : undefined))
 const derived = (name, id, metric, compute) =>
@@ -238,4 +244,13 @@ export const TARGETS = [
   ),
   vsPeer('live-churn: wall vs better-sqlite3', 'live-churn', 'better-sqlite3', 'wall', '<=', 1.5), // small queries issue
   vsPeer('live-churn: wall vs sqlite3', 'live-churn', 'sqlite3', 'wall', 'reported', ''),
+
+  // A web server under load (issue 15, lanes/web.mjs): 32 connections on a 3-query page, with
+  // and without one more connection requesting a heavy GROUP BY report.
+  vsPeer('web: pages/s with a report running vs better-sqlite3', 'web.report', 'better-sqlite3', 'rate', '>=', 10),
+  vsPeer('web: page p99 with a report running vs better-sqlite3', 'web.report', 'better-sqlite3', 'p99', '<=', 0.2),
+  vsFastestPeer('web: pages/s with no report vs the fastest peer', 'web.pages', 'rate', '>=', 1.2),
+  value('web: page max latency with a report running (ms)', 'web.report', 'wall.max', '<=', 100),
+  value('web: failed requests, no report', 'web.pages', 'errors', '==', 0),
+  value('web: failed requests, with a report', 'web.report', 'errors', '==', 0),
 ]

@@ -1,7 +1,8 @@
 // `npm test`'s pretest step: the suite needs two Debian packages and one Go module besides the
 // build.
 //   sqlcipher   test/encryption.test.mjs reads and writes files with SQLCipher's own tool
-//   chromium    test/site.test.mjs drives /usr/bin/chromium to check the benchmark dashboard
+//   chromium    test/site.test.mjs and test/web-example.test.mjs drive /usr/bin/chromium (the
+//               benchmark dashboard, examples/web)
 //   litestream  test/replication.test.mjs replicates a database with it (the pinned version)
 // Installs what is missing (apt-get when running as root on a system that has it; `go install`
 // when Go is there); otherwise stops at once with the command to run, so no test is skipped or

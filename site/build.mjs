@@ -67,6 +67,7 @@ export function loadRuns(dir) {
           wall: c.wall?.median,
           js: c.js?.median,
           rss: c.rss?.median,
+          p99: c.p99, // the web lane's page latency tail
         }
       }),
     )

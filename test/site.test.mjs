@@ -2,21 +2,21 @@
 // playwright-core. Builds the page from the committed results into a temp dir, opens it from
 // file:// (as a reader would, offline), and checks that every chart has data, that the
 // experiments filter works and that nothing was logged as an error. Saves a screenshot to
-// test-output/site.png. Fails (does not skip) when chromium is missing: .ci/run installs it.
+// test-output/site.png. Fails (does not skip) when chromium is missing (test/chromium.mjs).
 // SITE_RESULTS=<dir> builds from another results directory (to try the page on other runs).
 // The peer comparison comes from the latest suite run (site/build.mjs), so a partial or quick
 // run left in bench/results changes nothing here; the first test checks that rule on its own.
 
 import assert from 'node:assert/strict'
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { build, loadRuns, markSuiteRuns } from '../site/build.mjs'
+import { launchChromium } from './chromium.mjs'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
-const CHROMIUM = '/usr/bin/chromium'
 const RESULTS = join(ROOT, 'bench/results')
 
 // A results file as run.mjs writes it, reduced to what the dashboard reads.
@@ -92,22 +92,9 @@ test('dashboard: peers come from the latest suite run, not a later partial or qu
   }
 })
 
-const ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-]
-
 test('dashboard: every chart has data, the filter works, no console errors', async () => {
-  assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: apt-get install -y chromium (.ci/run does)`)
   const out = mkdtempSync(join(tmpdir(), 'resqlite-site-'))
-  const { chromium } = await import('playwright-core')
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS })
+  const browser = await launchChromium()
   try {
     build({ out, ...(process.env.SITE_RESULTS ? { results: process.env.SITE_RESULTS } : {}) })
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } })

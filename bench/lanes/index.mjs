@@ -9,6 +9,7 @@ import { MEMORY_LANES } from './memory.mjs'
 import { READ_LANES } from './reads.mjs'
 import { RESULTS_LANES, RESULTS_LIBRARIES } from './results.mjs'
 import { SCENARIO_LANES } from './scenarios.mjs'
+import { WEB_LANES } from './web.mjs'
 import { WRITE_LANES } from './writes.mjs'
 
 export const LANES = {
@@ -19,6 +20,7 @@ export const LANES = {
   ...RESULTS_LANES,
   ...LIVE_QUERY_LANES,
   ...ENCRYPTION_LANES,
+  ...WEB_LANES,
 }
 
 // lane → the libraries it runs for; lanes not listed run for every library.

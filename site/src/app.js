@@ -66,6 +66,8 @@
       ['js', 'JS-thread ms'],
     ]
     if (inGroup.some((c) => c.rss !== undefined && c.rss !== null)) metrics.push(['rss', 'RSS growth MB'])
+    // web: p99 page latency per library, alone (web.pages) and with the report running (web.report)
+    if (inGroup.some((c) => c.p99 !== undefined && c.p99 !== null)) metrics.push(['p99', 'p99 ms'])
     for (const [metric, title] of metrics) {
       const canvas = el('canvas', { id: `chart-${group}-${metric}`, 'data-kind': 'peers' })
       pair.append(el('div', { class: 'chart' }, canvas))

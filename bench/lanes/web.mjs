@@ -1,0 +1,161 @@
+// A web server under load: the job most users have. The library serves a node:http server in a
+// process of its own (../web-server.mjs, on this lane's copy of the database); autocannon, in
+// this process, drives it over loopback:
+//   web.pages   32 connections requesting a 3-query page (a user, a conversation's last 20
+//               messages with their authors, its message count), nothing else running
+//   web.report  the same, while one more connection requests a GROUP BY report over the 100,000
+//               rows of t, one after another
+// Per case: every page's latency (wall samples: median, p90, max; p99 computed here), pages/s,
+// the server's event-loop active time per page (js), errors (non-2xx, connection errors,
+// timeouts) and, in web.report, every report's latency. A synchronous library runs the report on
+// its event loop, so every page waits behind it; resqlite runs it on a reader thread.
+// Work check: the server counts the pages, reports and queries it served; a phase whose counts
+// disagree with the responses autocannon received fails the lane.
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { createRequire } from 'node:module'
+import { performance } from 'node:perf_hooks'
+import { createInterface } from 'node:readline'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { fileURLToPath } from 'node:url'
+import { rng } from '../data.mjs'
+import { hash } from './common.mjs'
+
+const require = createRequire(import.meta.url)
+const autocannon = require('autocannon')
+
+const SERVER = fileURLToPath(new URL('../web-server.mjs', import.meta.url))
+const CONNECTIONS = 32
+const USERS = 2000 // data.mjs: users
+const CONVERSATIONS = 500 // data.mjs: conversations
+// Seconds per phase: a few, so the lane stays bounded (about 5 × PHASE_S per library).
+const PHASE_S = { full: 5, quick: 2, smoke: 0.5 }
+const WARMUP_S = { full: 1, quick: 0.5, smoke: 0.2 }
+
+const startServer = async (lib, db) => {
+  const child = spawn(process.execPath, [SERVER, lib, db], { stdio: ['ignore', 'pipe', 'inherit'] })
+  const lines = createInterface({ input: child.stdout })
+  const exited = once(child, 'exit').then(([code]) => {
+    throw new Error(`the ${lib} web server exited with ${code} before listening`)
+  })
+  const listening = (async () => {
+    for await (const line of lines) if (line.startsWith('LISTENING ')) return Number(line.slice(10))
+  })()
+  const port = await Promise.race([listening, exited])
+  exited.catch(() => {}) // later exits are the lane's own SIGTERM
+  return { child, base: `http://127.0.0.1:${port}` }
+}
+
+const get = async (base, path) => {
+  const res = await fetch(`${base}${path}`)
+  if (res.status !== 200) throw new Error(`GET ${path}: ${res.status} ${await res.text()}`)
+  return Buffer.from(await res.arrayBuffer())
+}
+
+// One autocannon run for `seconds`; resolves with every 2xx latency (ms), the failures and the
+// seconds it ran.
+const load = (base, { connections, seconds, setupRequest, path }) =>
+  new Promise((resolve, reject) => {
+    const t0 = performance.now()
+    const latencies = []
+    const failures = { non2xx: 0, errors: 0, timeouts: 0 }
+    const inst = autocannon(
+      {
+        url: base,
+        connections,
+        duration: seconds,
+        requests: [{ method: 'GET', path, ...(setupRequest ? { setupRequest } : {}) }],
+      },
+      (err, result) => {
+        if (err) return reject(err)
+        failures.errors = result.errors
+        failures.timeouts = result.timeouts
+        resolve({ latencies, failures, elapsedS: (performance.now() - t0) / 1000 })
+      },
+    )
+    inst.on('response', (_client, status, _bytes, ms) => {
+      if (status >= 200 && status < 300) latencies.push(ms)
+      else failures.non2xx++
+    })
+  })
+
+// The server's counters once it has answered everything it received: autocannon hangs up on
+// requests still in flight when it stops, and the server still serves them.
+const settled = async (base, reset = false) => {
+  for (;;) {
+    const stats = JSON.parse(await get(base, '/stats'))
+    if (stats.pending === 0) return reset ? JSON.parse(await get(base, '/stats?reset')) : stats
+    await sleep(10)
+  }
+}
+
+const p99 = (values) => {
+  const sorted = Float64Array.from(values).sort()
+  return sorted[Math.min(sorted.length - 1, Math.ceil(sorted.length * 0.99) - 1)]
+}
+
+async function web(_d, cfg) {
+  if (!cfg.lib || !cfg.db) throw new Error('the web lane needs cfg.lib and cfg.db (child.mjs passes them)')
+  const seconds = PHASE_S[cfg.name] ?? PHASE_S.full
+  const { child, base } = await startServer(cfg.lib, cfg.db)
+  try {
+    // Every library must serve the same page and report (checked once, untimed).
+    const check = hash(Buffer.concat([await get(base, '/page?user=7&conversation=3'), await get(base, '/report')]))
+    const rand = rng(15)
+    const pageRequest = (req) => {
+      req.path = `/page?user=${1 + Math.floor(rand() * USERS)}&conversation=${1 + Math.floor(rand() * CONVERSATIONS)}`
+      return req
+    }
+    const pages = { connections: CONNECTIONS, setupRequest: pageRequest, path: '/page' }
+    await load(base, { ...pages, seconds: WARMUP_S[cfg.name] ?? WARMUP_S.full })
+
+    const phase = async (id, title, withReport) => {
+      await settled(base, true) // the warm-up's or the last phase's requests done, counters reset
+      const [p, r] = await Promise.all([
+        load(base, { ...pages, seconds }),
+        withReport ? load(base, { connections: 1, seconds, path: '/report' }) : undefined,
+      ])
+      const served = await settled(base)
+      const reports = r?.latencies.length ?? 0
+      // Requests in flight when autocannon stopped were served but not received: at most one
+      // per connection.
+      const inFlight = served.pages - p.latencies.length - p.failures.non2xx
+      if (inFlight < 0 || inFlight > CONNECTIONS)
+        throw new Error(`${id}: server served ${served.pages} pages, autocannon received ${p.latencies.length}`)
+      if (served.reports - reports < 0 || served.reports - reports > 1)
+        throw new Error(`${id}: server served ${served.reports} reports, autocannon received ${reports}`)
+      if (served.queries !== 3 * served.pages + served.reports)
+        throw new Error(`${id}: ${served.queries} queries for ${served.pages} pages and ${served.reports} reports`)
+      if (p.latencies.length === 0) throw new Error(`${id}: no page was served`)
+      const errors = [p, r].reduce(
+        (n, x) => n + (x ? x.failures.non2xx + x.failures.errors + x.failures.timeouts : 0),
+        0,
+      )
+      return {
+        group: 'web',
+        id,
+        title,
+        check,
+        rate: { unit: 'pages/s', median: p.latencies.length / p.elapsedS },
+        p99: p99(p.latencies),
+        errors,
+        expect: { pages: served.pages },
+        checkedSamples: p.latencies.length,
+        samples: {
+          wall: p.latencies,
+          js: [served.eventLoopActiveMs / served.pages],
+          ...(withReport ? { report: r.latencies } : {}),
+        },
+      }
+    }
+    return [
+      await phase('web.pages', `web server: ${CONNECTIONS} connections, 3-query page`, false),
+      await phase('web.report', `web server: ${CONNECTIONS} connections, 3-query page, with a GROUP BY report`, true),
+    ]
+  } finally {
+    child.kill('SIGTERM')
+    await once(child, 'exit')
+  }
+}
+
+export const WEB_LANES = { web }
