@@ -28,6 +28,9 @@ pub struct Statement {
     /// Sizes of this statement's last result, to allocate the next one's buffers once
     /// instead of regrowing them (experiments/004).
     pub last_size: Cell<ResultSize>,
+    /// How long its last run on a reader took (µs; 0: not run there yet). A read known to be
+    /// slow runs outside a batch (threads/reader.rs).
+    pub last_micros: Cell<u32>,
     /// What it reads, from the authorizer (reader connections; live queries). Grows when
     /// SQLite re-prepares it.
     pub reads: RefCell<Arc<Dependencies>>,
@@ -72,6 +75,18 @@ pub struct StatementCache {
 impl StatementCache {
     pub fn new() -> Self {
         StatementCache { lru: LruCache::new(NonZeroUsize::new(STATEMENT_CACHE_CAPACITY).unwrap()) }
+    }
+
+    /// How long `sql`'s last run took (µs), if it is cached and has run.
+    pub fn last_micros(&self, sql: &str) -> u32 {
+        self.lru.peek(sql).map_or(0, |stmt| stmt.last_micros.get())
+    }
+
+    /// Records how long a run of `sql` took, if it is cached.
+    pub fn record_micros(&self, sql: &str, micros: u32) {
+        if let Some(stmt) = self.lru.peek(sql) {
+            stmt.last_micros.set(micros.max(1));
+        }
     }
 
     /// The cached statement for `sql`, preparing it on a miss, or again when the schema may
@@ -125,6 +140,7 @@ pub fn prepare(conn: &Connection, hooks: &Hooks, sql: &str) -> DbResult<Statemen
         readonly,
         has_tail,
         last_size: Cell::default(),
+        last_micros: Cell::new(0),
         reads: RefCell::new(reads),
         effects,
         inline_skip: Cell::new(0),

@@ -2,6 +2,7 @@
 //! when several wait) and live-query runs until the pool closes, parking for a rekey.
 
 use std::sync::atomic::Ordering;
+use std::time::Instant;
 
 use crossbeam_channel::Receiver;
 
@@ -16,6 +17,8 @@ use crate::sqlite::setup::Role;
 
 /// At most this many queued reads share one read transaction (experiments/002).
 const MAX_READ_BATCH: usize = 16;
+/// A read whose last run on this connection took this long (µs) is not batched with others.
+const SLOW_MICROS: u32 = 1_000;
 
 pub(super) fn reader_thread(
     opts: &PoolOptions,
@@ -96,15 +99,24 @@ fn reader_loop(
         // cycle instead of one per query. Every job here was queued before the snapshot is
         // taken (at the first read after BEGIN), so each still sees every write committed
         // before it was issued.
-        let extra = (rx.len() / shared.slots.len()).min(MAX_READ_BATCH - 1);
-        batch.extend(rx.try_iter().take(extra));
+        // A read not known to be quick (slow last time here, or not run here yet) runs alone,
+        // and such reads taken with a batch run last: reads batched behind one waited for it
+        // (a web page's queries behind a report; experiments/035).
+        let slow = |worker: &Worker, job: &Job| !(1..SLOW_MICROS).contains(&worker.cache.last_micros(&job.sql));
+        if !slow(worker, &batch[0]) {
+            let extra = (rx.len() / shared.slots.len()).min(MAX_READ_BATCH - 1);
+            batch.extend(rx.try_iter().take(extra));
+            batch.sort_by_key(|job| slow(worker, job)); // stable: call order otherwise
+        }
         let in_transaction = batch.len() > 1 && worker.exec("BEGIN").is_ok();
         for job in batch.drain(..) {
             if matches!(job.request, Request::Iterate { .. }) {
                 iterate::on_reader(opts, shared, job);
                 continue;
             }
+            let started = Instant::now();
             let outcome = run_read(worker, shared, slot, &job, in_transaction);
+            worker.cache.record_micros(&job.sql, started.elapsed().as_micros().min(u32::MAX as u128) as u32);
             finish_read(shared, &job, outcome);
         }
         if in_transaction && !worker.conn.autocommit() {
