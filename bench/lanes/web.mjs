@@ -21,8 +21,10 @@ import { fileURLToPath } from 'node:url'
 import { rng } from '../data.mjs'
 import { hash } from './common.mjs'
 
+// Loaded when the lane runs: bench/run.mjs installs the bench's packages first, and the test
+// suite imports every lane module without them (test/bench-counts.test.mjs).
 const require = createRequire(import.meta.url)
-const autocannon = require('autocannon')
+const loadAutocannon = () => require('autocannon')
 
 const SERVER = fileURLToPath(new URL('../web-server.mjs', import.meta.url))
 const CONNECTIONS = 32
@@ -59,7 +61,7 @@ const load = (base, { connections, seconds, setupRequest, path }) =>
     const t0 = performance.now()
     const latencies = []
     const failures = { non2xx: 0, errors: 0, timeouts: 0 }
-    const inst = autocannon(
+    const inst = loadAutocannon()(
       {
         url: base,
         connections,
