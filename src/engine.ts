@@ -244,7 +244,7 @@ export class Engine {
         }
         if (!this.#native.iterate(id, cursor, s, sql, packed.bytes, packed.length, pageRows, inTransaction)) {
           this.#jobs.delete(id)
-          this.#words[Mailbox.WritesInFlight]!--
+          if (inTransaction) this.#words[Mailbox.WritesInFlight]!--
           this.#unrefIfIdle()
           reject(closedError())
         }
