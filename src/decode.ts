@@ -205,6 +205,13 @@ export class RowsResult {
     return out[0]
   }
 
+  /** Every row, decoded at once. */
+  all(): Row[] {
+    const out: Row[] = []
+    this.appendTo(out)
+    return out
+  }
+
   get cells(): number {
     return this.rows * this.cols
   }

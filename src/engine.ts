@@ -459,17 +459,14 @@ export class Engine {
       case Done.Rows: {
         const result = this.#rows(a, b, job.arrays)
         if (job.page) {
-          const rows: Row[] = []
-          result.appendTo(rows)
-          job.resolve({ rows, last: done === Done.Rows, columns: result.columns })
+          job.resolve({ rows: result.all(), last: done === Done.Rows, columns: result.columns })
         } else if (job.kind === JobKind.SelectOne) {
           const row = result.first()
           job.resolve(job.arrays ? arrayResult(result.columns, row, true) : row)
         } else if (job.parts || result.cells > DIRECT_DECODE_CELLS) {
           this.#assembler(job, result).add(result, true, turnStart)
         } else {
-          const rows: Row[] = []
-          result.appendTo(rows)
+          const rows = result.all()
           job.resolve(job.arrays ? arrayResult(result.columns, rows, false) : rows)
         }
         return
@@ -504,8 +501,7 @@ export class Engine {
    * a write's result is not assembled across turns. */
   #returned(job: Job, buffer: unknown, names: unknown, changes: number, rowid: unknown): void {
     const result = this.#rows(buffer, names, job.arrays)
-    const rows: Row[] = []
-    result.appendTo(rows)
+    const rows = result.all()
     const lastInsertRowid = this.#safeIntegers ? BigInt(rowid as number | bigint) : rowid
     job.resolve(
       job.arrays ? { changes, lastInsertRowid, columns: result.columns, rows } : { changes, lastInsertRowid, rows },
@@ -521,8 +517,7 @@ export class Engine {
     }
     let rows: Row[]
     try {
-      rows = []
-      this.#rows(a, b).appendTo(rows)
+      rows = this.#rows(a, b).all()
     } catch (error) {
       live.sink(undefined, error as ResqliteError)
       return

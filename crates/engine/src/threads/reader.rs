@@ -106,7 +106,9 @@ fn reader_loop(
         if !slow(worker, &batch[0]) {
             let extra = (rx.len() / shared.slots.len()).min(MAX_READ_BATCH - 1);
             batch.extend(rx.try_iter().take(extra));
-            batch.sort_by_key(|job| slow(worker, job)); // stable: call order otherwise
+            if batch.len() > 1 {
+                batch.sort_by_key(|job| slow(worker, job)); // stable: call order otherwise
+            }
         }
         let in_transaction = batch.len() > 1 && worker.exec("BEGIN").is_ok();
         for job in batch.drain(..) {
