@@ -2,7 +2,7 @@
 // their promises when the engine hands back a batch of completions.
 import { arrayResult, DIRECT_DECODE_CELLS, type Row, RowsAssembler, RowsResult } from './decode'
 import { abortError, closedError, ResqliteError } from './errors'
-import { type InlineCounters, InlineReads } from './inline'
+import { type InlineCounters, InlineRunner, NO_INLINE_COUNTS } from './inline'
 import type { Page, PageSource } from './iterate'
 import {
   binding,
@@ -15,7 +15,7 @@ import {
   type NativeDiagnostics,
   type NativeExtension,
 } from './native'
-import type { Packed } from './params'
+import { NO_PARAMS, type Packed } from './params'
 import type { BackupProgress } from './types'
 
 /** Reads issued together that may run inline; the rest run in parallel on the readers
@@ -25,6 +25,10 @@ const INLINE_BURST = 4
 
 /** A control statement that ran inline: nothing to wait for. */
 const RESOLVED: Promise<void> = Promise.resolve()
+
+/** What SQLite's automatic checkpoint runs, for a commit made on the JS thread (the checkpoint
+ * itself is work for the writer thread). */
+const CHECKPOINT = 'PRAGMA wal_checkpoint(PASSIVE)'
 
 export interface EngineOptions {
   readers: number
@@ -103,9 +107,8 @@ export class Engine {
   /** The engine keeps the process alive (jobs or live queries pending, or polling just ended). */
   #referenced = false
   readonly #safeIntegers: boolean
-  /** Reads on the JS thread (inline.ts); a budget of 0 turns them off. */
   /** SQLite work on the JS thread (inline.ts); undefined with a budget of 0. */
-  readonly #inline: InlineReads | undefined
+  readonly #inline: InlineRunner | undefined
   /** Reads tried inline since the last microtask checkpoint. */
   #burst = 0
   /** Reads sent to the readers and not completed yet. */
@@ -141,7 +144,10 @@ export class Engine {
       enc?.key.fill(0)
     }
     this.#calls = this.#native.jobCalls()
-    this.#inline = options.inlineBudgetMicros > 0 ? new InlineReads(this.#calls, options.inlineBudgetMicros) : undefined
+    this.#inline =
+      options.inlineBudgetMicros > 0
+        ? new InlineRunner(this.#calls, options.inlineBudgetMicros, options.safeIntegers)
+        : undefined
     this.opened = new Promise((resolve, reject) =>
       this.#track(openId, { kind: undefined, sql: undefined, resolve, reject }),
     )
@@ -198,9 +204,31 @@ export class Engine {
     return this.#writerIdle()?.control(sql, inTransaction) ? RESOLVED : undefined
   }
 
+  /** A transaction's execute, run on the JS thread on the idle writer's connection when its
+   * statement is bounded (crates/engine/src/sqlite/bounded.rs; experiments/036); undefined when
+   * it must go to the writer thread. */
+  writeInTransaction<T>(
+    sql: string,
+    packed: Packed,
+    onNoTransaction: (error: ResqliteError) => void,
+  ): Promise<T> | undefined {
+    return this.#writerIdle()?.write<T>(sql, packed.bytes, packed.length, onNoTransaction)
+  }
+
+  /** The open transaction's COMMIT, run on the JS thread when every write of it ran there and
+   * there were few (experiments/036); undefined when it must go to the writer thread. A
+   * checkpoint it made due is sent to the writer thread, ahead of anything sent later. */
+  commitInline(onNoTransaction: (error: ResqliteError) => void): Promise<void> | undefined {
+    const committed = this.#writerIdle()?.commit(onNoTransaction)
+    if (committed === undefined) return undefined
+    if ('error' in committed) return Promise.reject(committed.error)
+    if (committed.checkpointDue) this.write(JobKind.Control, CHECKPOINT, NO_PARAMS).catch(() => {})
+    return RESOLVED
+  }
+
   /** The inline runner when the writer has no job in flight (its connection may then be used
    * from here, between the writer thread's jobs). */
-  #writerIdle(): InlineReads | undefined {
+  #writerIdle(): InlineRunner | undefined {
     return this.#words[Mailbox.WritesInFlight] === 0 ? this.#inline : undefined
   }
 
@@ -283,7 +311,7 @@ export class Engine {
 
   /** Reads run on the JS thread, moved off it, or sent past it (a copy). */
   inlineCounters(): InlineCounters {
-    return { ...(this.#inline?.counters ?? { runs: 0, moved: 0, skipped: 0, control: 0 }) }
+    return { ...(this.#inline?.counters ?? NO_INLINE_COUNTS) }
   }
 
   /** Re-encrypts the database on the writer, in turn with the writes sent before it;

@@ -1,12 +1,15 @@
-// Reads on the JS thread (crates/engine/src/inline.rs; experiments/032): the engine steps the
-// statement right away and calls `handle` once with the result's cells as arguments, each TEXT
-// cell a string of its own. Rows are built by one generated function per column-name set, as
-// in decode.ts, so every row of a shape shares one hidden class.
+// SQLite work on the JS thread (crates/engine/src/inline.rs): reads (experiments/032), and a
+// transaction's bounded writes and its COMMIT (experiments/036). The engine steps the statement
+// right away and calls `handle` once with the result as arguments: a read's cells, each TEXT
+// cell a string of its own, or a write's changes. Rows are built by one generated function per
+// column-name set, as in decode.ts, so every row of a shape shares one hidden class.
 import { arrayResult, type Row, rowLiteral } from './decode'
 import { ResqliteError } from './errors'
 import { Inline, InlineResult, type JobCalls, JobKind } from './native'
 
 type MakeRow = (cells: unknown[], k: number) => Row
+
+const EMPTY = new Uint8Array(0)
 
 const rowMakers = new Map<string, MakeRow>()
 const MAX_ROW_MAKERS = 512
@@ -31,26 +34,48 @@ export interface InlineCounters {
   moved: number
   skipped: number
   control: number
+  writes: number
+  commits: number
 }
 
-/** SQLite work on the JS thread through the engine's `readInline` and `controlInline`: turns
- * the handler's call into a settled promise, and counts what ran where. One per engine, made
- * only when the budget is above 0; the handler is a field so it is created once. */
-export class InlineReads {
-  readonly counters: InlineCounters = { runs: 0, moved: 0, skipped: 0, control: 0 }
+export const NO_INLINE_COUNTS: Readonly<InlineCounters> = {
+  runs: 0,
+  moved: 0,
+  skipped: 0,
+  control: 0,
+  writes: 0,
+  commits: 0,
+}
+
+/** What a transaction's COMMIT on the JS thread did: committed (and whether a checkpoint is
+ * due, for the writer thread), or failed. */
+export type Committed = { checkpointDue: boolean } | { error: ResqliteError; ended: boolean }
+
+/** SQLite work on the JS thread through the engine's `readInline`, `controlInline` and
+ * `writeInline`: turns the handler's call into a settled promise, and counts what ran where.
+ * One per engine, made only when the budget is above 0; the handler is a field so it is
+ * created once. */
+export class InlineRunner {
+  readonly counters: InlineCounters = { ...NO_INLINE_COUNTS }
   readonly #readInline: JobCalls['readInline']
   readonly #controlInline: JobCalls['controlInline']
+  readonly #writeInline: JobCalls['writeInline']
   readonly #budgetMicros: number
+  readonly #safeIntegers: boolean
   #kind: JobKind = JobKind.Select
   #arrays = false
   #sql = ''
   #value: unknown
   #error: ResqliteError | undefined
+  /** The write's error ended the transaction (SQLite rolled it back). */
+  #ended = false
 
-  constructor(calls: JobCalls, budgetMicros: number) {
+  constructor(calls: JobCalls, budgetMicros: number, safeIntegers: boolean) {
     this.#readInline = calls.readInline
     this.#controlInline = calls.controlInline
+    this.#writeInline = calls.writeInline
     this.#budgetMicros = budgetMicros
+    this.#safeIntegers = safeIntegers
   }
 
   readonly handle = (what: InlineResult, a: unknown, b: unknown, c: unknown, ...cells: unknown[]): void => {
@@ -69,10 +94,13 @@ export class InlineReads {
         const names = columns === 0 ? [] : (a as string).split('\0')
         this.#value = arrayResult(names, this.#value, this.#kind === JobKind.SelectOne)
       }
-    } else if (what === InlineResult.Json) {
+    } else if (what === InlineResult.Changes) {
+      this.#value = { changes: a, lastInsertRowid: this.#safeIntegers ? BigInt(b as number | bigint) : b }
+    } else if (what === InlineResult.Json || what === InlineResult.Committed) {
       this.#value = a
     } else {
       this.#error = new ResqliteError(a as string, b as string, this.#sql)
+      this.#ended = c === true
     }
   }
 
@@ -101,6 +129,45 @@ export class InlineReads {
     if (how === Inline.Moved) this.counters.moved++
     else if (how === Inline.Skipped) this.counters.skipped++
     return undefined
+  }
+
+  /** A transaction's execute run here, on the idle writer's connection inside the transaction,
+   * when its statement is bounded: the settled promise, or undefined when it must go to the
+   * writer thread. `onEnded` hears of an error that ended the transaction. */
+  write<T>(
+    sql: string,
+    params: Uint8Array,
+    length: number,
+    onEnded: (error: ResqliteError) => void,
+  ): Promise<T> | undefined {
+    if (!this.#runWrite(JobKind.Execute, sql, params, length)) return undefined
+    this.counters.writes++
+    const { value, error } = this.#take(onEnded)
+    return error === undefined ? Promise.resolve(value as T) : Promise.reject(error)
+  }
+
+  /** The transaction's COMMIT run here, when it has little to write; undefined when it must go
+   * to the writer thread. */
+  commit(onEnded: (error: ResqliteError) => void): Committed | undefined {
+    if (!this.#runWrite(JobKind.Control, 'COMMIT', EMPTY, 0)) return undefined
+    this.counters.commits++
+    const { value, error } = this.#take(onEnded)
+    return error === undefined ? { checkpointDue: value === true } : { error, ended: this.#ended }
+  }
+
+  #runWrite(kind: JobKind, sql: string, params: Uint8Array, length: number): boolean {
+    this.#sql = sql
+    return this.#writeInline(kind, sql, params, length, this.#budgetMicros, this.handle) === Inline.Done
+  }
+
+  /** The handler's result, cleared; an error that ended the transaction goes to `onEnded`. */
+  #take(onEnded: (error: ResqliteError) => void): { value: unknown; error: ResqliteError | undefined } {
+    const value = this.#value
+    const error = this.#error
+    this.#value = undefined
+    this.#error = undefined
+    if (error !== undefined && this.#ended) onEnded(error)
+    return { value, error }
   }
 
   /** A cheap control statement run here on the idle writer's connection: whether it ran. */

@@ -58,19 +58,21 @@ export const enum JobKind {
   Panic = 99, // test hook: a job that panics inside the engine
 }
 
-/** What `readInline` returns (crates/engine/src/napi/inline_calls.rs). */
+/** What `readInline` and `writeInline` return (crates/engine/src/napi/inline_calls.rs). */
 export const enum Inline {
   Done = 0, // the handler was called with the result or the error
   Moved = 1, // it ran past its budget, or its result is too large: send it to a reader
-  Skipped = 2, // its statement overran recently and it did not run: send it to a reader
+  Skipped = 2, // it must run on a thread (it overran recently; a write that is not bounded)
   Unavailable = 3, // no inline connection now (closing, a rekey in progress, or the writer busy)
 }
 
-/** The first argument of `readInline`'s handler: what the others hold. */
+/** The first argument of `readInline`'s and `writeInline`'s handler: what the others hold. */
 export const enum InlineResult {
   Rows = 0, // (names joined by NUL, columns, rows, ...cells)
-  Error = 1, // (code, message)
+  Error = 1, // (code, message, and for a write whether it ended the transaction)
   Json = 2, // (Buffer)
+  Changes = 3, // (changes, lastInsertRowid: a bigint beyond ±(2^53−1))
+  Committed = 4, // (whether a checkpoint is due)
 }
 
 /** The calls made once per job, written against N-API directly (crates/engine/src/napi/job_calls.rs).
@@ -91,6 +93,17 @@ export interface JobCalls {
     budgetMicros: number,
     handler: unknown,
     inTransaction: boolean,
+  ): Inline
+  /** Inside the caller's transaction, on the idle writer's connection: an execute whose
+   * statement is bounded (`JobKind.Execute`), or its COMMIT (`JobKind.Control`, 'COMMIT') when
+   * it has little to write (crates/engine/src/inline.rs). */
+  writeInline(
+    kind: JobKind,
+    sql: string,
+    params: Uint8Array,
+    paramsLength: number,
+    budgetMicros: number,
+    handler: unknown,
   ): Inline
   write(
     id: number,

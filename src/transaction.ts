@@ -174,14 +174,11 @@ export class Transaction implements Queryable {
     options?: O,
   ): RowIterator<IteratedRow<T, O>> {
     type R = IteratedRow<T, O>
-    const onNoTransaction = (error: ResqliteError) => {
-      this.#root.rolledBack ??= error
-    }
     return iteration<R>(
       sql,
       params,
       options,
-      (packed, pageRows, arrays) => this.#engine.iterate<R>(sql, packed, pageRows, onNoTransaction, arrays),
+      (packed, pageRows, arrays) => this.#engine.iterate<R>(sql, packed, pageRows, this.#onNoTransaction, arrays),
       () => this.#unusable() ?? this.#failure(),
     )
   }
@@ -300,8 +297,9 @@ export class Transaction implements Queryable {
       throw outcome.error
     }
     try {
-      // A nested level's RELEASE writes nothing: it may run at once; COMMIT goes to the writer.
-      await (this.#depth > 0 ? this.#control(ends.commit) : this.#send(ends.commit))
+      // A nested level's RELEASE writes nothing: it may run at once; so may a COMMIT with little
+      // to write.
+      await (this.#depth > 0 ? this.#control(ends.commit) : this.#commit())
     } catch (error) {
       await this.#send(ends.rollback).catch(() => {})
       throw error
@@ -381,13 +379,17 @@ export class Transaction implements Queryable {
     } catch (error) {
       return Promise.reject(error)
     }
-    // Nothing ahead and nothing to abort: the engine's own promise is the answer; a read may
-    // run at once on the JS thread (crates/engine/src/inline.rs).
+    // Nothing ahead and nothing to abort: the engine's own promise is the answer; a read, or a
+    // bounded write, may run at once on the JS thread (crates/engine/src/inline.rs).
     if (this.#turns.free && !signal) {
-      if (kind === JobKind.Select || kind === JobKind.SelectOne || kind === JobKind.SelectBytes) {
+      const inline = kind === JobKind.Execute || kind === JobKind.Select || kind === JobKind.SelectOne
+      if (inline || kind === JobKind.SelectBytes) {
         const failure = this.#failure()
         if (failure) return Promise.reject(failure)
-        const done = this.#engine.readInTransaction<T>(kind, sql, packed, arrays)
+        const done =
+          kind === JobKind.Execute
+            ? this.#engine.writeInTransaction<T>(sql, packed, this.#onNoTransaction)
+            : this.#engine.readInTransaction<T>(kind, sql, packed, arrays)
         if (done !== undefined) return done
       }
       return this.#send<T>(sql, kind, packed, arrays)
@@ -410,15 +412,22 @@ export class Transaction implements Queryable {
   #send<T>(sql: string, kind = JobKind.Control, packed = NO_PARAMS, arrays = false): Promise<T> {
     const failure = this.#failure()
     if (failure) return Promise.reject(failure)
-    return this.#engine.write<T>(
-      kind,
-      sql,
-      packed,
-      (error) => {
-        this.#root.rolledBack ??= error
-      },
-      arrays,
-    )
+    return this.#engine.write<T>(kind, sql, packed, this.#onNoTransaction, arrays)
+  }
+
+  /** An error left the writer outside any transaction: SQLite rolled this one back. */
+  readonly #onNoTransaction = (error: ResqliteError): void => {
+    this.#root.rolledBack ??= error
+  }
+
+  /** The outermost COMMIT: at once on the JS thread when the transaction wrote little, there
+   * (experiments/036), else sent to the writer. */
+  #commit(): Promise<unknown> {
+    if (this.#failure() === undefined) {
+      const done = this.#engine.commitInline(this.#onNoTransaction)
+      if (done !== undefined) return done
+    }
+    return this.#send(OUTERMOST.commit)
   }
 
   /** A control statement that takes no lock and writes nothing (SAVEPOINT, a nested RELEASE):

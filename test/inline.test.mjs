@@ -85,7 +85,14 @@ for (const safeIntegers of [false, true]) {
     }
     const counts = await inlineCounts(on)
     assert.ok(counts.runs > 100, `reads ran inline (${JSON.stringify(counts)})`)
-    assert.deepStrictEqual(await inlineCounts(off), { runs: 0, moved: 0, skipped: 0, control: 0 })
+    assert.deepStrictEqual(await inlineCounts(off), {
+      runs: 0,
+      moved: 0,
+      skipped: 0,
+      control: 0,
+      writes: 0,
+      commits: 0,
+    })
   })
 }
 
@@ -205,7 +212,7 @@ test('inlineBudget: 0 runs no SQLite on the JS thread; the reads still work ever
       assert.deepStrictEqual(await inner.selectOne('SELECT v FROM o'), { v: 'a' })
     })
   })
-  assert.deepStrictEqual(await inlineCounts(db), { runs: 0, moved: 0, skipped: 0, control: 0 })
+  assert.deepStrictEqual(await inlineCounts(db), { runs: 0, moved: 0, skipped: 0, control: 0, writes: 0, commits: 0 })
 })
 
 test('inlineBudget: wrong types and ranges are named errors; nothing opens', async (t) => {

@@ -10,25 +10,39 @@
 //! by a pool thread (threads/open.rs) and kept behind a lock in `Shared`; the writer closes and
 //! reopens it around a rekey. Inside a transaction it runs on the writer's connection, which
 //! the body owns between its awaits, while the writer thread waits for its next job: a read
-//! statement interrupted there leaves the transaction as it was (writes stay on the writer).
+//! statement interrupted there leaves the transaction as it was.
+//!
+//! A transaction's writes and its COMMIT may run there too (experiments/036), but a write
+//! cannot be interrupted (SQLite would roll the whole transaction back), so only a write whose
+//! program is bounded whatever the data (sqlite/bounded.rs) runs on the JS thread, and a COMMIT
+//! only when those are all the transaction wrote (a few pages to append to the WAL).
 
-use std::os::raw::c_int;
-use std::time::Duration;
+use std::cell::Cell as Flag;
+use std::ffi::c_void;
+use std::os::raw::{c_char, c_int};
+use std::time::{Duration, Instant};
 
 use sqlite3mc_sys as ffi;
 
 use crate::encode::json::encode_json;
 use crate::error::DbResult;
+use crate::sqlite::bounded::is_bounded;
 use crate::sqlite::connection::Connection;
 use crate::sqlite::params::{bind, Reader};
 use crate::sqlite::statement_cache::{ResetOnDrop, Statement};
 use crate::sqlite::step::{cell, column_names, step, Cell};
-use crate::threads::worker::Worker;
+use crate::threads::worker::{counting_changes, Worker};
 
 /// How many runs a statement skips the JS thread for after its first overrun; doubled after each further
 /// overrun, up to MAX_SKIP, and halved after each inline run that fits.
 const FIRST_SKIP: u32 = 16;
 const MAX_SKIP: u32 = 1024;
+/// A write with more parameter bytes than this stays on the writer thread: a bounded
+/// program's work still grows with the size of its values.
+const MAX_WRITE_PARAMS: usize = 64 << 10;
+/// A COMMIT runs on the JS thread after at most this many writes, all run there: it appends
+/// the pages they changed to the WAL.
+const MAX_COMMIT_WRITES: u32 = 16;
 
 /// Receives an inline select's result as it is stepped: the column names, then every cell in
 /// row order. `cell` returns false when the result is too large to hand over this way.
@@ -105,10 +119,8 @@ fn run<T>(
     body: impl FnOnce(&Statement, &Connection) -> DbResult<Ran<T>>,
 ) -> DbResult<Ran<T>> {
     let (stmt, conn, clock) = worker.budgeted_read(sql)?;
-    let skip = stmt.inline_skip.get();
     // SAFETY: valid statement.
-    if skip > 0 || unsafe { ffi::sqlite3_column_count(stmt.raw) } == 0 {
-        stmt.inline_skip.set(skip.saturating_sub(1));
+    if unsafe { ffi::sqlite3_column_count(stmt.raw) } == 0 || skips(stmt) {
         return Ok(Ran::Skipped);
     }
     let result = {
@@ -120,14 +132,127 @@ fn run<T>(
             other => other,
         }
     };
-    let backoff = stmt.inline_backoff.get();
-    match &result {
-        Ok(Ran::Moved) => {
-            let next = (backoff * 2).clamp(FIRST_SKIP, MAX_SKIP);
-            stmt.inline_backoff.set(next);
-            stmt.inline_skip.set(next);
-        }
-        _ => stmt.inline_backoff.set(backoff / 2),
-    }
+    back_off(stmt, matches!(result, Ok(Ran::Moved)));
     result
+}
+
+/// After a run on the JS thread: one that overran makes the statement skip the JS thread for a
+/// while (doubling while it keeps overrunning); one that fit halves that while.
+fn back_off(stmt: &Statement, overran: bool) {
+    let backoff = stmt.inline_backoff.get();
+    if overran {
+        let next = (backoff * 2).clamp(FIRST_SKIP, MAX_SKIP);
+        stmt.inline_backoff.set(next);
+        stmt.inline_skip.set(next);
+    } else {
+        stmt.inline_backoff.set(backoff / 2);
+    }
+}
+
+/// Whether a statement skips the JS thread this time (it overran recently); counts the skip.
+fn skips(stmt: &Statement) -> bool {
+    let skip = stmt.inline_skip.get();
+    stmt.inline_skip.set(skip.saturating_sub(1));
+    skip > 0
+}
+
+/// A transaction's execute of one bounded statement that returns no rows, on the writer's
+/// connection (inside the transaction): its changes and last insert rowid. A write that turns
+/// out to need more (a re-prepare after a schema change, a lock another process holds) stops
+/// before it changed anything and is skipped, to run on the writer thread; so is one that
+/// returns rows, has large parameters, or overran `budget` recently (a bounded program still
+/// grows with the rows it rewrites).
+pub fn write(worker: &mut Worker, sql: &str, params: &[u8], budget: Duration) -> DbResult<Ran<(i64, i64)>> {
+    if params.len() > MAX_WRITE_PARAMS {
+        return Ok(Ran::Skipped);
+    }
+    let (stmt, conn, hooks) = worker.write_statement(sql)?;
+    let raw = stmt.raw;
+    // SAFETY: valid statement.
+    if stmt.has_tail || unsafe { ffi::sqlite3_column_count(raw) } != 0 || skips(stmt) {
+        return Ok(Ran::Skipped);
+    }
+    // Judged again whenever SQLite has re-prepared it: its program may differ.
+    // SAFETY: valid statement.
+    let reprepared = unsafe { ffi::sqlite3_stmt_status(raw, ffi::SQLITE_STMTSTATUS_REPREPARE, 0) };
+    let bounded = match stmt.bounded.get() {
+        Some((n, bounded)) if n == reprepared => bounded,
+        _ => {
+            let bounded = is_bounded(conn, sql)?;
+            hooks.clear_capture(); // what compiling EXPLAIN told the authorizer
+            stmt.bounded.set(Some((reprepared, bounded)));
+            bounded
+        }
+    };
+    if !bounded {
+        return Ok(Ran::Skipped);
+    }
+    let started = Instant::now();
+    let _reset = ResetOnDrop(raw);
+    bind(stmt, &mut Reader::new(params))?;
+    // Refused only inside SQLite's steps: the hooks compile their own queries around them.
+    let mut refused = false;
+    let result = conn.without_busy_wait(|| {
+        counting_changes(conn, || {
+            hooks.run_statement(conn, &stmt.effects, || loop {
+                let (stepped, denied) = hooks.refusing_compilation(|| step(conn, raw));
+                refused |= denied;
+                if !stepped? {
+                    return Ok(());
+                }
+            })
+        })
+    });
+    let busy = matches!(&result, Err(e) if e.code.starts_with("SQLITE_BUSY"));
+    if refused || (busy && !conn.autocommit()) {
+        return Ok(Ran::Skipped);
+    }
+    back_off(stmt, started.elapsed() > budget);
+    let changes = result?;
+    // SAFETY: valid handle.
+    let rowid = unsafe { ffi::sqlite3_last_insert_rowid(conn.raw()) };
+    worker.tx_writes.inline += 1;
+    Ok(Ran::Done((changes, rowid)))
+}
+
+/// The open transaction's COMMIT on the writer's connection, when it has little to write: no
+/// write of it ran on the writer thread, and at most MAX_COMMIT_WRITES ran here. A checkpoint
+/// the commit makes due is left to the writer thread: returns whether one is.
+pub fn commit(worker: &mut Worker) -> DbResult<Ran<bool>> {
+    if worker.tx_writes.on_thread || worker.tx_writes.inline > MAX_COMMIT_WRITES {
+        return Ok(Ran::Skipped);
+    }
+    let pages = match worker.checkpoint_pages {
+        Some(pages) => pages,
+        None => *worker.checkpoint_pages.insert(worker.conn.query_int("PRAGMA wal_autocheckpoint")? as i32),
+    };
+    let db = worker.conn.raw();
+    let deferred = DeferredCheckpoint { pages, due: Flag::new(false) };
+    // SAFETY: valid handle; `deferred` outlives the hook, which is replaced before it drops.
+    unsafe { ffi::sqlite3_wal_hook(db, Some(defer_checkpoint), &deferred as *const _ as *mut c_void) };
+    let result = worker.control("COMMIT");
+    // SAFETY: valid handle; back to SQLite's own hook (none when pages is 0).
+    unsafe { ffi::sqlite3_wal_autocheckpoint(db, pages) };
+    result.map(|_| Ran::Done(deferred.due.get()))
+}
+
+/// What the WAL hook of a commit on the JS thread needs: when a checkpoint is due (as
+/// `wal_autocheckpoint`), and whether it became due.
+struct DeferredCheckpoint {
+    pages: c_int,
+    due: Flag<bool>,
+}
+
+unsafe extern "C" fn defer_checkpoint(
+    arg: *mut c_void,
+    _db: *mut ffi::sqlite3,
+    _name: *const c_char,
+    frames: c_int,
+) -> c_int {
+    // SAFETY: `arg` is the DeferredCheckpoint installed by `commit`, alive while it runs.
+    let deferred = &*(arg as *const DeferredCheckpoint);
+    if deferred.pages > 0 && frames >= deferred.pages {
+        deferred.due.set(true);
+    }
+    ffi::SQLITE_OK
 }

@@ -272,3 +272,19 @@ extern "C" {
         reset: c_int,
     ) -> c_int;
 }
+
+// A transaction's writes on the JS thread (the engine's inline.rs): the authorizer's refusal, a
+// statement's re-prepare count, and the WAL hook a commit there uses to leave its checkpoint to
+// the writer thread.
+pub const SQLITE_DENY: c_int = 1;
+pub const SQLITE_STMTSTATUS_REPREPARE: c_int = 5;
+
+pub type sqlite3_wal_callback =
+    Option<unsafe extern "C" fn(arg: *mut c_void, db: *mut sqlite3, db_name: *const c_char, frames: c_int) -> c_int>;
+
+extern "C" {
+    pub fn sqlite3_stmt_status(stmt: *mut sqlite3_stmt, op: c_int, reset: c_int) -> c_int;
+    pub fn sqlite3_wal_hook(db: *mut sqlite3, callback: sqlite3_wal_callback, arg: *mut c_void) -> *mut c_void;
+    pub fn sqlite3_wal_autocheckpoint(db: *mut sqlite3, pages: c_int) -> c_int;
+    pub fn sqlite3_wal_checkpoint(db: *mut sqlite3, db_name: *const c_char) -> c_int;
+}

@@ -27,11 +27,16 @@ pub struct Capture {
     pub events: Vec<AuthEvent>,
     /// More than MAX_EVENTS events: treat the statement as reading/writing everything.
     pub overflow: bool,
+    /// Refuse every compilation (a write running on the JS thread must run the program it was
+    /// judged by, not one SQLite re-prepares after a schema change: inline.rs).
+    pub deny: bool,
+    /// A compilation was refused since `deny` was set.
+    pub denied: bool,
 }
 
 impl Capture {
     pub fn new(role: Role) -> Capture {
-        Capture { role, events: Vec::new(), overflow: false }
+        Capture { role, events: Vec::new(), overflow: false, deny: false, denied: false }
     }
 
     pub fn clear(&mut self) {
@@ -68,7 +73,7 @@ fn text(p: *const c_char) -> Box<str> {
     }
 }
 
-/// The authorizer. Always allows; only records.
+/// The authorizer. Allows and records, unless the capture denies everything for now.
 ///
 /// SAFETY: `user` is the connection's `RefCell<Capture>`, alive as long as the connection;
 /// SQLite calls this on the connection's thread while no Rust borrow of it is held.
@@ -82,6 +87,10 @@ pub unsafe extern "C" fn authorize(
 ) -> c_int {
     let cell = &*(user as *const std::cell::RefCell<Capture>);
     let Ok(mut capture) = cell.try_borrow_mut() else { return ffi::SQLITE_OK };
+    if capture.deny {
+        capture.denied = true;
+        return ffi::SQLITE_DENY;
+    }
     if !capture.wants(action) {
         return ffi::SQLITE_OK;
     }

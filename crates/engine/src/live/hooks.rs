@@ -59,6 +59,20 @@ impl Hooks {
         Tracking { conn, state: &self.state }
     }
 
+    /// Runs `f` with every compilation refused (a re-prepare fails with SQLITE_AUTH before the
+    /// statement does anything); also returns whether one was refused.
+    pub fn refusing_compilation<T>(&self, f: impl FnOnce() -> T) -> (T, bool) {
+        {
+            let mut capture = self.state.capture.borrow_mut();
+            capture.deny = true;
+            capture.denied = false;
+        }
+        let result = f();
+        let mut capture = self.state.capture.borrow_mut();
+        capture.deny = false;
+        (result, std::mem::take(&mut capture.denied))
+    }
+
     /// Forgets what the authorizer recorded so far: call before preparing or running.
     pub fn clear_capture(&self) {
         self.state.capture.borrow_mut().clear();

@@ -1,6 +1,7 @@
 //! `readInline`, the per-job call that runs a read on the JS thread's own connection
-//! (inline.rs; experiments/032), and `controlInline`, which opens a transaction or a
-//! savepoint on the idle writer's connection. Written against N-API directly like the other per-job calls
+//! (inline.rs; experiments/032), `controlInline`, which opens a transaction or a savepoint on
+//! the idle writer's connection, and `writeInline`, which runs a transaction's bounded write or
+//! its COMMIT there (experiments/036). Written against N-API directly like the other per-job calls
 //! (job_calls.rs). The cells become JS values as they are stepped — each TEXT cell its own
 //! string, so a kept value keeps only itself alive — and reach JS as the arguments of one call
 //! of the handler JS passes, which builds the rows.
@@ -14,9 +15,10 @@ use napi::sys;
 use super::args::{bytes_view, string_arg, throw, u32_arg};
 use super::database::NativeDatabase;
 use super::protocol::{
-    INLINE_DONE as DONE, INLINE_MOVED as MOVED, INLINE_RESULT_ERROR as ERROR, INLINE_RESULT_JSON as JSON,
-    INLINE_RESULT_ROWS as ROWS, INLINE_SKIPPED as SKIPPED, INLINE_UNAVAILABLE as UNAVAILABLE, JOB_KIND_SELECT,
-    JOB_KIND_SELECT_BYTES, JOB_KIND_SELECT_ONE,
+    INLINE_DONE as DONE, INLINE_MOVED as MOVED, INLINE_RESULT_CHANGES as CHANGES, INLINE_RESULT_COMMITTED as COMMITTED,
+    INLINE_RESULT_ERROR as ERROR, INLINE_RESULT_JSON as JSON, INLINE_RESULT_ROWS as ROWS, INLINE_SKIPPED as SKIPPED,
+    INLINE_UNAVAILABLE as UNAVAILABLE, JOB_KIND_CONTROL, JOB_KIND_EXECUTE, JOB_KIND_SELECT, JOB_KIND_SELECT_BYTES,
+    JOB_KIND_SELECT_ONE,
 };
 use crate::error::DbError;
 use crate::inline::{self, Ran, RowSink};
@@ -151,14 +153,7 @@ pub(super) unsafe extern "C" fn read_inline(env: sys::napi_env, info: sys::napi_
         }
         Err(e) => args.extend([number(env, ERROR), string(env, &e.code), string(env, &e.message)]),
     }
-    let mut undefined = ptr::null_mut();
-    sys::napi_get_undefined(env, &mut undefined);
-    let mut result = ptr::null_mut();
-    if sys::napi_call_function(env, undefined, argv[5], args.len(), args.as_ptr(), &mut result) != sys::Status::napi_ok
-    {
-        return ptr::null_mut(); // the handler threw: the exception stays pending for the caller
-    }
-    number(env, DONE)
+    call_handler(env, argv[5], &args)
 }
 
 unsafe fn number(env: sys::napi_env, n: u32) -> sys::napi_value {
@@ -204,4 +199,103 @@ pub(super) unsafe extern "C" fn control_inline(env: sys::napi_env, info: sys::na
         Ok(Ok(_)) => number(env, DONE),
         _ => number(env, MOVED),
     }
+}
+
+/// `writeInline(kind, sql, params, paramsLength, budgetMicros, handler)`: inside the caller's
+/// transaction, on the idle writer's connection, runs an execute (`kind` EXECUTE) whose
+/// statement is bounded (inline.rs `write`), or the transaction's COMMIT (`kind` CONTROL, `sql`
+/// "COMMIT") when it has little to write. Returns DONE after calling `handler` with
+/// (CHANGES, changes, lastInsertRowid), (COMMITTED, checkpointDue) or (ERROR, code, message,
+/// endedTransaction); SKIPPED when the statement must run on the writer thread; UNAVAILABLE
+/// when the writer is busy or the connection is outside a transaction.
+pub(super) unsafe extern "C" fn write_inline(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    let mut argv = [ptr::null_mut(); 6];
+    let mut argc = argv.len();
+    let mut data = ptr::null_mut();
+    sys::napi_get_cb_info(env, info, &mut argc, argv.as_mut_ptr(), ptr::null_mut(), &mut data);
+    if argc < argv.len() {
+        return throw(env, "expected (kind, sql, params, paramsLength, budgetMicros, handler)");
+    }
+    let args = (|| {
+        let kind = u32_arg(env, argv[0])?;
+        let sql = string_arg(env, argv[1])?;
+        let params = bytes_view(env, argv[2], u32_arg(env, argv[3])? as usize)?;
+        let budget = Duration::from_micros(u32_arg(env, argv[4])? as u64);
+        Ok::<_, &'static str>((kind, sql, params, budget))
+    })();
+    let (kind, sql, params, budget) = match args {
+        Ok(args) => args,
+        Err(message) => return throw(env, message),
+    };
+    let db = &*(data as *const NativeDatabase);
+    let shared = &db.pool.shared;
+    let (ran, ended) = {
+        // The writer thread holds its lock while it runs a job.
+        let Ok(mut slot) = shared.writer.try_lock() else { return number(env, UNAVAILABLE) };
+        let Some(worker) = slot.as_mut() else { return number(env, UNAVAILABLE) };
+        if worker.conn.autocommit() {
+            return number(env, UNAVAILABLE); // SQLite rolled it back: the writer's checks report it
+        }
+        // As the writer thread does around each job: its hooks match whether live queries exist,
+        // and what a commit changed reaches them before JS hears of the commit.
+        let tracking = worker.sync_tracking(shared.tracking.load(std::sync::atomic::Ordering::SeqCst));
+        let ran = catch_unwind(AssertUnwindSafe(|| match kind {
+            JOB_KIND_EXECUTE => inline::write(worker, &sql, params, budget)
+                .map(|ran| ran.map(|(changes, rowid)| Wrote::Changes(changes, rowid))),
+            JOB_KIND_CONTROL if sql == "COMMIT" => inline::commit(worker).map(|ran| ran.map(Wrote::Committed)),
+            _ => Err(DbError::new("ERR_INTERNAL", format!("writeInline: cannot run job kind {kind} ({sql})"))),
+        }))
+        .unwrap_or_else(|_| Err(DbError::new("ERR_INTERNAL", "internal error in the engine (a Rust panic)")));
+        shared.publish_committed(worker, tracking);
+        (ran, worker.conn.autocommit())
+    };
+    // The lock is released: JS may run now.
+    let args = match ran {
+        Ok(Ran::Moved | Ran::Skipped) => return number(env, SKIPPED),
+        Ok(Ran::Done(Wrote::Changes(changes, rowid))) => {
+            let rowid = if (-MAX_SAFE..=MAX_SAFE).contains(&rowid) {
+                double(env, rowid as f64)
+            } else {
+                let mut value = ptr::null_mut();
+                sys::napi_create_bigint_int64(env, rowid, &mut value);
+                value
+            };
+            vec![number(env, CHANGES), double(env, changes as f64), rowid]
+        }
+        Ok(Ran::Done(Wrote::Committed(checkpoint_due))) => vec![number(env, COMMITTED), boolean(env, checkpoint_due)],
+        Err(e) => vec![number(env, ERROR), string(env, &e.code), string(env, &e.message), boolean(env, ended)],
+    };
+    call_handler(env, argv[5], &args)
+}
+
+/// What a write on the JS thread did.
+enum Wrote {
+    /// Changes and last insert rowid.
+    Changes(i64, i64),
+    /// Committed; whether a checkpoint is due.
+    Committed(bool),
+}
+
+/// Calls `handler(...args)`; DONE, or null with the handler's exception pending.
+unsafe fn call_handler(env: sys::napi_env, handler: sys::napi_value, args: &[sys::napi_value]) -> sys::napi_value {
+    let mut undefined = ptr::null_mut();
+    sys::napi_get_undefined(env, &mut undefined);
+    let mut result = ptr::null_mut();
+    if sys::napi_call_function(env, undefined, handler, args.len(), args.as_ptr(), &mut result) != sys::Status::napi_ok
+    {
+        return ptr::null_mut(); // the handler threw: the exception stays pending for the caller
+    }
+    number(env, DONE)
+}
+
+unsafe fn double(env: sys::napi_env, n: f64) -> sys::napi_value {
+    let mut value = ptr::null_mut();
+    sys::napi_create_double(env, n, &mut value);
+    value
+}
+
+unsafe fn boolean(env: sys::napi_env, b: bool) -> sys::napi_value {
+    let mut value = ptr::null_mut();
+    sys::napi_get_boolean(env, b, &mut value);
+    value
 }

@@ -98,7 +98,8 @@ protocol! {
         MAILBOX_BYTES = MAILBOX_WORDS * 4 + MAILBOX_SLOTS * 4 * 8;
     }
 
-    // What `readInline` returns (napi/inline_calls.rs): whether the read ran on the JS thread.
+    // What `readInline` and `writeInline` return (napi/inline_calls.rs): whether the statement
+    // ran on the JS thread.
     Inline: u32 {
         /// The handler was called with the result or the error.
         INLINE_DONE = 0;
@@ -111,14 +112,18 @@ protocol! {
         INLINE_UNAVAILABLE = 3;
     }
 
-    // The first argument of `readInline`'s handler: what the others hold.
+    // The first argument of `readInline`'s and `writeInline`'s handler: what the others hold.
     InlineResult: u32 {
         /// Names joined by NUL, columns, rows, then every cell.
         INLINE_RESULT_ROWS = 0;
-        /// Code, message.
+        /// Code, message; for `writeInline`, whether the error ended the transaction.
         INLINE_RESULT_ERROR = 1;
         /// A Buffer holding the JSON text.
         INLINE_RESULT_JSON = 2;
+        /// `writeInline`: changes, last insert rowid (a bigint beyond ±(2^53−1)).
+        INLINE_RESULT_CHANGES = 3;
+        /// `writeInline`'s COMMIT: whether a checkpoint is due (for the writer thread).
+        INLINE_RESULT_COMMITTED = 4;
     }
 
     // A cell's type in an encoded result (encode/rows.rs).

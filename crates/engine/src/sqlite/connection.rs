@@ -15,7 +15,8 @@ const SQLITE_BUSY_SNAPSHOT: c_int = 517;
 
 pub struct Connection {
     db: *mut ffi::sqlite3,
-    /// For SQLITE_BUSY messages, which name how long the connection waited.
+    /// As set on the connection (setup.rs): SQLITE_BUSY messages name it, and
+    /// `without_busy_wait` restores it.
     busy_timeout_ms: u32,
 }
 
@@ -26,7 +27,7 @@ unsafe impl Send for Connection {}
 impl Connection {
     /// Opens `path` with `flags` (SQLITE_OPEN_*), nothing more; SQLite's result code comes
     /// with the handle, which it makes even when the open fails (the error is read from it;
-    /// Drop closes it either way). `busy_timeout_ms` only words SQLITE_BUSY messages.
+    /// Drop closes it either way). `busy_timeout_ms` is recorded, not set (setup.rs sets it).
     pub fn open(path: &str, flags: c_int, busy_timeout_ms: u32) -> DbResult<(Connection, c_int)> {
         let c_path =
             CString::new(path).map_err(|_| DbError::new("ERR_INVALID_PATH", "the path contains a NUL character"))?;
@@ -52,6 +53,17 @@ impl Connection {
     pub fn autocommit(&self) -> bool {
         // SAFETY: valid handle.
         unsafe { ffi::sqlite3_get_autocommit(self.db) != 0 }
+    }
+
+    /// Runs `f` with the busy timeout off: a lock another process holds fails at once with
+    /// SQLITE_BUSY instead of waiting (on the JS thread, inline.rs).
+    pub fn without_busy_wait<T>(&self, f: impl FnOnce() -> T) -> T {
+        // SAFETY: valid handle.
+        unsafe { ffi::sqlite3_busy_timeout(self.db, 0) };
+        let result = f();
+        // SAFETY: valid handle.
+        unsafe { ffi::sqlite3_busy_timeout(self.db, self.busy_timeout_ms.min(i32::MAX as u32) as c_int) };
+        result
     }
 
     pub fn raw(&self) -> *mut ffi::sqlite3 {

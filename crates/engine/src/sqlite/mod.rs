@@ -1,8 +1,9 @@
 //! SQLite itself: a connection handle and how the pool opens one (`setup`), prepared
-//! statements and their cache, binding parameters, stepping, a time budget, encryption, extensions and backup. A query's rows go
+//! statements and their cache, whether a write's work is bounded, binding parameters, stepping, a time budget, encryption, extensions and backup. A query's rows go
 //! on to `encode`.
 
 pub mod backup;
+pub mod bounded;
 pub mod budget;
 pub mod connection;
 pub mod encryption;

@@ -40,6 +40,9 @@ pub struct Statement {
     /// since it last overran its budget, and how many it skips after its next overrun.
     pub inline_skip: Cell<u32>,
     pub inline_backoff: Cell<u32>,
+    /// On the writer's connection: whether its program is bounded (bounded.rs), judged when
+    /// SQLite had re-prepared it the given number of times.
+    pub bounded: Cell<Option<(i32, bool)>>,
 }
 
 #[derive(Clone, Copy, Default)]
@@ -145,6 +148,7 @@ pub fn prepare(conn: &Connection, hooks: &Hooks, sql: &str) -> DbResult<Statemen
         effects,
         inline_skip: Cell::new(0),
         inline_backoff: Cell::new(0),
+        bounded: Cell::new(None),
     })
 }
 

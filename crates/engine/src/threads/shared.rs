@@ -75,6 +75,24 @@ impl Shared {
         self.live_queries.lock().unwrap().publish(changes);
     }
 
+    /// After writer work (a job on the writer thread, or a transaction's statement on the JS
+    /// thread, inline.rs): re-runs the live queries its commit touched, if it committed.
+    /// `tracking`: the change hooks were on while it ran.
+    pub fn publish_committed(&self, worker: &Worker, tracking: bool) {
+        let committed = worker.take_committed();
+        if !tracking && self.tracking.load(std::sync::atomic::Ordering::SeqCst) {
+            // The first live query started while this work ran untracked: its first run may
+            // have read the state before this commit, and what the work committed is unknown
+            // (untracked, the tracker records schema changes only).
+            self.publish(&ChangeSet::everything());
+        } else if let Some(changes) = &committed {
+            self.publish(changes);
+        }
+        if committed.is_some() {
+            self.record_memory(0, &worker.conn);
+        }
+    }
+
     /// A live query's run ended: deliver its rows unless they equal the last delivered.
     pub(super) fn finish_live(&self, id: u32, outcome: Outcome) {
         let (result, reads) = match outcome {

@@ -38,6 +38,20 @@ pub struct Worker {
     tracking: bool,
     /// `PRAGMA data_version` when last checked: it changes when another connection commits.
     data_version: i64,
+    /// Where the open transaction's writes ran (writer connection; inline.rs).
+    pub tx_writes: TxWrites,
+    /// `PRAGMA wal_autocheckpoint` as set up (setup.rs), read on first need (inline.rs).
+    pub checkpoint_pages: Option<i32>,
+}
+
+/// Where the open transaction's writes ran: its COMMIT may run on the JS thread only when it
+/// has little to write (inline.rs).
+#[derive(Default)]
+pub struct TxWrites {
+    /// Bounded writes run on the JS thread.
+    pub inline: u32,
+    /// A write ran on the writer thread (its work is unknown).
+    pub on_thread: bool,
 }
 
 // SAFETY: SQLite is built with SQLITE_THREADSAFE=2: a connection may move between threads as
@@ -77,6 +91,8 @@ impl Worker {
             budget: None,
             tracking: false,
             data_version,
+            tx_writes: TxWrites::default(),
+            checkpoint_pages: None,
         }
     }
 
@@ -135,6 +151,13 @@ impl Worker {
         let budget = self.budget.get_or_insert_with(|| Budget::install(conn));
         let stmt = Self::read_statement(&mut self.cache, &self.conn, &self.hooks, sql)?;
         Ok((stmt, &self.conn, budget))
+    }
+
+    /// For a transaction's write on the JS thread (inline.rs): the cached statement, the
+    /// connection and its hooks.
+    pub fn write_statement(&mut self, sql: &str) -> DbResult<(&Statement, &Connection, &Hooks)> {
+        let stmt = self.cache.get(&self.conn, &self.hooks, sql)?;
+        Ok((stmt, &self.conn, &self.hooks))
     }
 
     /// select / selectOne / selectBytes on a read-only statement.
@@ -261,6 +284,9 @@ impl Worker {
         if sql == "COMMIT" || sql == "ROLLBACK" {
             self.cursors.clear(); // the transaction's iterations end with it
         }
+        if sql.starts_with("BEGIN") {
+            self.tx_writes = TxWrites::default();
+        }
         let stmt = self.cache.get(&self.conn, &self.hooks, sql)?;
         if stmt.has_tail {
             return self.hooks.exec(&self.conn, sql).map(|_| Outcome::Done);
@@ -348,7 +374,7 @@ fn run_to_end(conn: &Connection, hooks: &Hooks, stmt: *mut ffi::sqlite3_stmt, ef
 
 /// Runs `statement` (one statement stepped to its end); returns the rows it changed, as
 /// `run_to_end` counts them.
-fn counting_changes(conn: &Connection, statement: impl FnOnce() -> DbResult<()>) -> DbResult<i64> {
+pub fn counting_changes(conn: &Connection, statement: impl FnOnce() -> DbResult<()>) -> DbResult<i64> {
     // SAFETY: valid handle.
     let before = unsafe { ffi::sqlite3_total_changes64(conn.raw()) };
     statement()?;

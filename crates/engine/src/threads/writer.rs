@@ -16,7 +16,6 @@ use super::shared::Shared;
 use super::worker::Worker;
 use crate::error::DbError;
 use crate::handoff::spin::SpinPolicy;
-use crate::live::dependencies::ChangeSet;
 use crate::sqlite::encryption::{self, KeyConfig};
 use crate::sqlite::setup::Role;
 
@@ -109,18 +108,7 @@ fn writer_loop(opts: &PoolOptions, shared: &Shared, rx: Receiver<Job>) {
             }
         }
         // Before the writes complete: by the time JS sees them, the re-runs they cause are queued.
-        let committed = worker.take_committed();
-        if !tracking && shared.tracking.load(Ordering::SeqCst) {
-            // The first live query started while this job ran untracked: its first run may
-            // have read the state before this job's commit, and what the job committed is
-            // unknown (untracked, the tracker records schema changes only).
-            shared.publish(&ChangeSet::everything());
-        } else if let Some(changes) = &committed {
-            shared.publish(changes);
-        }
-        if committed.is_some() {
-            shared.record_memory(0, &worker.conn);
-        }
+        shared.publish_committed(worker, tracking);
         drop(slot);
         for (job, outcome) in jobs.iter().zip(outcomes) {
             shared.complete(job.id, outcome);
@@ -135,6 +123,9 @@ fn run_writer_job(worker: &mut Worker, job: &Job, shared: &Shared) -> Outcome {
             "ERR_TRANSACTION_ROLLED_BACK",
             "the transaction is not open: it failed to begin, or SQLite rolled it back after an earlier error",
         ));
+    }
+    if matches!(job.request, Request::Execute | Request::Batch) {
+        worker.tx_writes.on_thread = true; // its work is unknown: the COMMIT stays here (inline.rs)
     }
     let outcome = run(worker, job, shared);
     if worker.conn.autocommit() && !worker.cursors.is_empty() {
