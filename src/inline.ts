@@ -69,6 +69,10 @@ export class InlineRunner {
   #error: ResqliteError | undefined
   /** The write's error ended the transaction (SQLite rolled it back). */
   #ended = false
+  /** The last result's shape and its row maker. */
+  #lastNames = ''
+  #lastArrays = false
+  #lastMake: MakeRow = rowMaker('', 0, false)
 
   constructor(calls: JobCalls, budgetMicros: number, safeIntegers: boolean) {
     this.#readInline = calls.readInline
@@ -82,7 +86,13 @@ export class InlineRunner {
     if (what === InlineResult.Rows) {
       const rows = c as number
       const columns = b as number
-      const make = rowMaker(a as string, columns, this.#arrays)
+      // The same statement again, most often: its names compare equal without being hashed.
+      if (a !== this.#lastNames || this.#arrays !== this.#lastArrays) {
+        this.#lastMake = rowMaker(a as string, columns, this.#arrays)
+        this.#lastNames = a as string
+        this.#lastArrays = this.#arrays
+      }
+      const make = this.#lastMake
       if (this.#kind === JobKind.SelectOne) {
         this.#value = rows === 0 ? undefined : make(cells, 0)
       } else {

@@ -212,8 +212,9 @@ export interface OpenOptions {
    * the JS thread, on a read-only connection of its own, before it moves to a reader thread:
    * 0–10. A small query costs less there than the hop to a thread and back; one that runs past
    * the budget is interrupted, runs again on a reader (the promise settles once, with the
-   * reader's result), and skips the JS thread for a while. 0: SQLite never runs on the JS
-   * thread. Default 0.1 (docs/performance.md, experiments/032). */
+   * reader's result), and skips the JS thread for a while. Inside a transaction its bounded
+   * writes and a small COMMIT run there too (docs/api.md, experiments/036). 0: SQLite never runs
+   * on the JS thread. Default 0.1 (docs/performance.md, experiments/032). */
   inlineBudget?: number
   /** Encrypts the database (docs/encryption.md): a passphrase, or raw key bytes for the ciphers
    * that take them (chacha20, sqlcipher, ascon128: 32 bytes; aegis: 16 or 32 by algorithm;
@@ -267,9 +268,10 @@ export interface Diagnostics {
   groupCommit: { groups: number; writes: number }
   /** SQLite work on the JS thread (`inlineBudget`): reads that `runs` finished there; that
    * `moved` past the budget (or had too large a result) to a thread; that were `skipped` to a
-   * thread because their statement overran recently; and transaction `control` statements
-   * (deferred BEGIN, SAVEPOINT, a nested RELEASE) run there. All 0 with `inlineBudget: 0`. */
-  inline: { runs: number; moved: number; skipped: number; control: number }
+   * thread because their statement overran recently; transaction `control` statements
+   * (deferred BEGIN, SAVEPOINT, a nested RELEASE) run there; and a transaction's bounded
+   * `writes` and its `commits` run there (docs/api.md). All 0 with `inlineBudget: 0`. */
+  inline: { runs: number; moved: number; skipped: number; control: number; writes: number; commits: number }
 }
 
 /** Options of {@link Database.backup}. */

@@ -30,7 +30,7 @@ use crate::sqlite::bounded::is_bounded;
 use crate::sqlite::connection::Connection;
 use crate::sqlite::params::{bind, Reader};
 use crate::sqlite::statement_cache::{ResetOnDrop, Statement};
-use crate::sqlite::step::{cell, column_names, step, Cell};
+use crate::sqlite::step::{cell, step, Cell};
 use crate::threads::worker::{counting_changes, Worker};
 
 /// How many runs a statement skips the JS thread for after its first overrun; doubled after each further
@@ -47,7 +47,8 @@ const MAX_COMMIT_WRITES: u32 = 16;
 /// Receives an inline select's result as it is stepped: the column names, then every cell in
 /// row order. `cell` returns false when the result is too large to hand over this way.
 pub trait RowSink {
-    fn names(&mut self, names: &[String]);
+    /// The names joined by NUL, and how many.
+    fn names(&mut self, joined: &str, columns: usize);
     fn cell(&mut self, cell: Cell) -> bool;
 }
 
@@ -85,13 +86,14 @@ pub fn select(
     run(worker, sql, params, budget, |stmt, conn| {
         let raw = stmt.raw;
         let mut more = step(conn, raw)?;
-        let names = column_names(raw);
-        sink.names(&names);
+        let columns = stmt.column_names();
+        sink.names(&columns.joined, columns.list.len());
+        let names = &columns.list;
         let mut rows = 0;
         while more && rows < max_rows {
             for i in 0..names.len() {
                 // SAFETY: the statement is on a row; the cell is used before the next step.
-                if !sink.cell(unsafe { cell(raw, i as c_int, &names, rows)? }) {
+                if !sink.cell(unsafe { cell(raw, i as c_int, names, rows)? }) {
                     return Ok(Ran::Moved);
                 }
             }
@@ -173,8 +175,7 @@ pub fn write(worker: &mut Worker, sql: &str, params: &[u8], budget: Duration) ->
         return Ok(Ran::Skipped);
     }
     // Judged again whenever SQLite has re-prepared it: its program may differ.
-    // SAFETY: valid statement.
-    let reprepared = unsafe { ffi::sqlite3_stmt_status(raw, ffi::SQLITE_STMTSTATUS_REPREPARE, 0) };
+    let reprepared = stmt.reprepared();
     let bounded = match stmt.bounded.get() {
         Some((n, bounded)) if n == reprepared => bounded,
         _ => {

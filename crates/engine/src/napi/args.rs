@@ -14,10 +14,22 @@ pub unsafe fn u32_arg(env: sys::napi_env, value: sys::napi_value) -> Result<u32,
 }
 
 pub unsafe fn string_arg(env: sys::napi_env, value: sys::napi_value) -> Result<String, &'static str> {
+    // Most SQL fits a first guess: one pass, without measuring the string first.
+    const GUESS: usize = 256;
+    let mut bytes = Vec::<u8>::with_capacity(GUESS);
     let mut len = 0;
-    if sys::napi_get_value_string_utf8(env, value, ptr::null_mut(), 0, &mut len) != sys::Status::napi_ok {
+    if sys::napi_get_value_string_utf8(env, value, bytes.as_mut_ptr() as *mut _, GUESS, &mut len)
+        != sys::Status::napi_ok
+    {
         return Err("sql: expected a string");
     }
+    // N-API stops early only at the end of the buffer, before a character of up to 4 bytes.
+    if len + 4 < GUESS {
+        bytes.set_len(len);
+        // SAFETY: N-API writes UTF-8 (lone surrogates become U+FFFD).
+        return Ok(String::from_utf8_unchecked(bytes));
+    }
+    sys::napi_get_value_string_utf8(env, value, ptr::null_mut(), 0, &mut len);
     let mut bytes = Vec::<u8>::with_capacity(len + 1);
     sys::napi_get_value_string_utf8(env, value, bytes.as_mut_ptr() as *mut _, len + 1, &mut len);
     bytes.set_len(len);

@@ -39,9 +39,9 @@ struct Values {
 }
 
 impl RowSink for Values {
-    fn names(&mut self, names: &[String]) {
-        self.columns = names.len();
-        self.names = names.join("\0");
+    fn names(&mut self, joined: &str, columns: usize) {
+        self.columns = columns;
+        self.names.push_str(joined);
     }
 
     fn cell(&mut self, cell: Cell) -> bool {
@@ -145,7 +145,7 @@ pub(super) unsafe extern "C" fn read_inline(env: sys::napi_env, info: sys::napi_
             let rows = values.cells.len().checked_div(values.columns).unwrap_or(0);
             args.extend([
                 number(env, ROWS),
-                string(env, &values.names),
+                ascii_or_utf8(env, &values.names),
                 number(env, values.columns as u32),
                 number(env, rows as u32),
             ]);
@@ -159,6 +159,16 @@ pub(super) unsafe extern "C" fn read_inline(env: sys::napi_env, info: sys::napi_
 unsafe fn number(env: sys::napi_env, n: u32) -> sys::napi_value {
     let mut value = ptr::null_mut();
     sys::napi_create_uint32(env, n, &mut value);
+    value
+}
+
+/// As `string`, skipping V8's UTF-8 decoder for ASCII (column names nearly always are).
+unsafe fn ascii_or_utf8(env: sys::napi_env, s: &str) -> sys::napi_value {
+    if !s.is_ascii() {
+        return string(env, s);
+    }
+    let mut value = ptr::null_mut();
+    sys::napi_create_string_latin1(env, s.as_ptr() as _, s.len() as isize, &mut value);
     value
 }
 

@@ -3,6 +3,7 @@
 use std::cell::{Cell, RefCell};
 use std::ffi::CStr;
 use std::num::NonZeroUsize;
+use std::rc::Rc;
 use std::sync::Arc;
 
 use lru::LruCache;
@@ -13,6 +14,7 @@ use crate::live::dependencies::Dependencies;
 use crate::live::hooks::Hooks;
 use crate::live::tracker::WriteEffects;
 use crate::sqlite::connection::Connection;
+use crate::sqlite::step::column_names;
 
 /// Statements kept prepared per connection; the original's measured working-set size.
 pub const STATEMENT_CACHE_CAPACITY: usize = 128;
@@ -43,6 +45,38 @@ pub struct Statement {
     /// On the writer's connection: whether its program is bounded (bounded.rs), judged when
     /// SQLite had re-prepared it the given number of times.
     pub bounded: Cell<Option<(i32, bool)>>,
+    /// Its column names, for runs on the JS thread (inline.rs), read again after a re-prepare.
+    names: RefCell<Option<Rc<ColumnNames>>>,
+}
+
+/// A statement's column names, and joined by NUL (as a result's names reach JS).
+pub struct ColumnNames {
+    pub list: Vec<String>,
+    pub joined: String,
+    /// SQLite's re-prepare count when they were read.
+    reprepared: i32,
+}
+
+impl Statement {
+    /// How many times SQLite has re-prepared it (after schema changes): its program and its
+    /// columns may have changed since.
+    pub fn reprepared(&self) -> i32 {
+        // SAFETY: valid statement.
+        unsafe { ffi::sqlite3_stmt_status(self.raw, ffi::SQLITE_STMTSTATUS_REPREPARE, 0) }
+    }
+
+    /// Its column names: read once, and again after SQLite re-prepared it. Call after the first
+    /// step (where a re-prepare happens).
+    pub fn column_names(&self) -> Rc<ColumnNames> {
+        let reprepared = self.reprepared();
+        if let Some(names) = self.names.borrow().as_ref().filter(|n| n.reprepared == reprepared) {
+            return names.clone();
+        }
+        let list = column_names(self.raw);
+        let names = Rc::new(ColumnNames { joined: list.join("\0"), list, reprepared });
+        *self.names.borrow_mut() = Some(names.clone());
+        names
+    }
 }
 
 #[derive(Clone, Copy, Default)]
@@ -149,6 +183,7 @@ pub fn prepare(conn: &Connection, hooks: &Hooks, sql: &str) -> DbResult<Statemen
         inline_skip: Cell::new(0),
         inline_backoff: Cell::new(0),
         bounded: Cell::new(None),
+        names: RefCell::new(None),
     })
 }
 
