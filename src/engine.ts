@@ -7,6 +7,7 @@ import type { Page, PageSource } from './iterate'
 import {
   binding,
   Done,
+  Inline,
   IterateStep,
   type JobCalls,
   JobKind,
@@ -25,6 +26,9 @@ const INLINE_BURST = 4
 
 /** A control statement that ran inline: nothing to wait for. */
 const RESOLVED: Promise<void> = Promise.resolve()
+
+/** No first run of a live query waiting to be delivered. */
+const NO_FIRST_RUN: { kind: Done; a: unknown; b: unknown } = { kind: Done.LiveError, a: undefined, b: undefined }
 
 /** What SQLite's automatic checkpoint runs, for a commit made on the JS thread (the checkpoint
  * itself is work for the writer thread). */
@@ -160,14 +164,7 @@ export class Engine {
     // Reads issued together (before a microtask checkpoint, e.g. a Promise.all) beyond
     // INLINE_BURST, and reads issued while others are on the readers (a pool of reads in
     // flight), go to the readers, which run them in parallel and hand them back in batches.
-    if (
-      this.#inline !== undefined &&
-      this.#burst < INLINE_BURST &&
-      this.#readsInFlight === 0 &&
-      kind !== JobKind.Serialize &&
-      kind !== JobKind.Columns
-    ) {
-      if (this.#burst++ === 0) queueMicrotask(this.#endBurst)
+    if (this.#inline !== undefined && kind !== JobKind.Serialize && kind !== JobKind.Columns && this.#mayRunInline()) {
       const done = this.#inline.read<T>(kind, sql, packed.bytes, packed.length, false, arrays)
       if (done !== undefined) return done
     }
@@ -187,6 +184,14 @@ export class Engine {
       this.#track(id, job)
       this.#calls.read(id, kind, sql, packed.bytes, packed.length, signal !== undefined)
     })
+  }
+
+  /** Whether one more read may run on the JS thread now (counting it if so): not beyond
+   * INLINE_BURST issued together, nor while others are on the readers. */
+  #mayRunInline(): boolean {
+    if (this.#burst >= INLINE_BURST || this.#readsInFlight > 0) return false
+    if (this.#burst++ === 0) queueMicrotask(this.#endBurst)
+    return true
   }
 
   /** A transaction's read, run on the JS thread on the writer's connection when the writer is
@@ -295,8 +300,33 @@ export class Engine {
     const id = this.#newId()
     this.#keepAlive()
     this.#live.set(id, { sql, sink })
+    // Its first run on the JS thread when it fits the budget (experiments/037), under the same
+    // rules as a read; delivered in a microtask, before any later run's completion.
+    if (this.#inline !== undefined && this.#mayRunInline()) {
+      const how = this.#calls.liveStartInline(
+        id,
+        sql,
+        packed.bytes,
+        packed.length,
+        this.#inline.budgetMicros,
+        this.#onFirstRun,
+      )
+      if (how === Inline.Done) {
+        this.#inline.counters.live++
+        const { kind, a, b } = this.#firstRun
+        this.#firstRun = NO_FIRST_RUN
+        queueMicrotask(() => this.#deliver(id, kind, a, b))
+      }
+      return id
+    }
     this.#native.liveStart(id, sql, packed.bytes, packed.length)
     return id
+  }
+
+  /** What `liveStartInline` handed over, until it is queued for delivery. */
+  #firstRun = NO_FIRST_RUN
+  readonly #onFirstRun = (kind: Done, a: unknown, b: unknown): void => {
+    this.#firstRun = { kind, a, b }
   }
 
   liveStop(id: number): void {

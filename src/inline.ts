@@ -36,6 +36,7 @@ export interface InlineCounters {
   control: number
   writes: number
   commits: number
+  live: number
 }
 
 export const NO_INLINE_COUNTS: Readonly<InlineCounters> = {
@@ -45,6 +46,7 @@ export const NO_INLINE_COUNTS: Readonly<InlineCounters> = {
   control: 0,
   writes: 0,
   commits: 0,
+  live: 0,
 }
 
 /** What a transaction's COMMIT on the JS thread did: committed (and whether a checkpoint is
@@ -60,7 +62,7 @@ export class InlineRunner {
   readonly #readInline: JobCalls['readInline']
   readonly #controlInline: JobCalls['controlInline']
   readonly #writeInline: JobCalls['writeInline']
-  readonly #budgetMicros: number
+  readonly budgetMicros: number
   readonly #safeIntegers: boolean
   #kind: JobKind = JobKind.Select
   #arrays = false
@@ -78,7 +80,7 @@ export class InlineRunner {
     this.#readInline = calls.readInline
     this.#controlInline = calls.controlInline
     this.#writeInline = calls.writeInline
-    this.#budgetMicros = budgetMicros
+    this.budgetMicros = budgetMicros
     this.#safeIntegers = safeIntegers
   }
 
@@ -127,7 +129,7 @@ export class InlineRunner {
     this.#kind = kind
     this.#arrays = arrays
     this.#sql = sql
-    const how = this.#readInline(kind, sql, params, length, this.#budgetMicros, this.handle, inTransaction)
+    const how = this.#readInline(kind, sql, params, length, this.budgetMicros, this.handle, inTransaction)
     if (how === Inline.Done) {
       this.counters.runs++
       const error = this.#error
@@ -167,7 +169,7 @@ export class InlineRunner {
 
   #runWrite(kind: JobKind, sql: string, params: Uint8Array, length: number): boolean {
     this.#sql = sql
-    return this.#writeInline(kind, sql, params, length, this.#budgetMicros, this.handle) === Inline.Done
+    return this.#writeInline(kind, sql, params, length, this.budgetMicros, this.handle) === Inline.Done
   }
 
   /** The handler's result, cleared; an error that ended the transaction goes to `onEnded`. */

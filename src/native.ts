@@ -105,6 +105,17 @@ export interface JobCalls {
     budgetMicros: number,
     handler: unknown,
   ): Inline
+  /** Starts live query `id` with its first run on the JS thread within `budgetMicros`
+   * (crates/engine/src/inline.rs): `Done` after calling `handler(kind, a, b)` as a completion
+   * would deliver it; otherwise its first run went to the readers. */
+  liveStartInline(
+    id: number,
+    sql: string,
+    params: Uint8Array,
+    paramsLength: number,
+    budgetMicros: number,
+    handler: unknown,
+  ): Inline
   write(
     id: number,
     kind: JobKind,

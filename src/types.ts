@@ -270,8 +270,17 @@ export interface Diagnostics {
    * `moved` past the budget (or had too large a result) to a thread; that were `skipped` to a
    * thread because their statement overran recently; transaction `control` statements
    * (deferred BEGIN, SAVEPOINT, a nested RELEASE) run there; and a transaction's bounded
-   * `writes` and its `commits` run there (docs/api.md). All 0 with `inlineBudget: 0`. */
-  inline: { runs: number; moved: number; skipped: number; control: number; writes: number; commits: number }
+   * `writes` and its `commits` run there (docs/api.md); and `live` queries whose first run ran
+   * there. All 0 with `inlineBudget: 0`. */
+  inline: {
+    runs: number
+    moved: number
+    skipped: number
+    control: number
+    writes: number
+    commits: number
+    live: number
+  }
 }
 
 /** Options of {@link Database.backup}. */

@@ -92,6 +92,7 @@ for (const safeIntegers of [false, true]) {
       control: 0,
       writes: 0,
       commits: 0,
+      live: 0,
     })
   })
 }
@@ -212,7 +213,15 @@ test('inlineBudget: 0 runs no SQLite on the JS thread; the reads still work ever
       assert.deepStrictEqual(await inner.selectOne('SELECT v FROM o'), { v: 'a' })
     })
   })
-  assert.deepStrictEqual(await inlineCounts(db), { runs: 0, moved: 0, skipped: 0, control: 0, writes: 0, commits: 0 })
+  assert.deepStrictEqual(await inlineCounts(db), {
+    runs: 0,
+    moved: 0,
+    skipped: 0,
+    control: 0,
+    writes: 0,
+    commits: 0,
+    live: 0,
+  })
 })
 
 test('inlineBudget: wrong types and ranges are named errors; nothing opens', async (t) => {

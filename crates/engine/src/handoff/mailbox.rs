@@ -213,7 +213,7 @@ unsafe fn hand_over(env: sys::napi_env, mailbox: Mailbox, completions: Vec<Compl
 
 /// A completion's kind and numbers; its other values go to `push`. On an error nothing has
 /// been pushed.
-unsafe fn values(
+pub(crate) unsafe fn values(
     env: sys::napi_env,
     outcome: Outcome,
     push: &mut impl FnMut(sys::napi_value),

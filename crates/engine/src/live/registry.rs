@@ -35,6 +35,8 @@ enum State {
     Idle,
     Queued,
     Running,
+    /// Its first run, on the JS thread (inline.rs): not counted against the readers' limit.
+    RunningInline,
 }
 
 struct Query {
@@ -86,6 +88,24 @@ impl Registry {
         self.dispatch();
     }
 
+    /// A query whose first run is about to run on the JS thread (inline.rs): registered first,
+    /// so a change committed while it runs makes it run once more, as for a run on a reader.
+    /// `finish(…, false)` ends that run, or `run_on_readers` sends it to the readers instead.
+    pub fn start_inline(&mut self, id: u32, sql: String, params: Vec<u8>) {
+        let query = Query { sql, params, reads: None, state: State::RunningInline, dirty: false, delivered: None };
+        self.queries.insert(id, query);
+    }
+
+    /// The first run on the JS thread overran its budget (nothing was delivered): it runs on a
+    /// reader instead.
+    pub fn run_on_readers(&mut self, id: u32) {
+        let Some(q) = self.queries.get_mut(&id) else { return };
+        q.state = State::Queued;
+        q.dirty = false;
+        self.fifo.push_back(id);
+        self.dispatch();
+    }
+
     /// Forgets a query; a run in flight finishes and is dropped.
     pub fn stop(&mut self, id: u32) {
         self.queries.remove(&id);
@@ -113,7 +133,7 @@ impl Registry {
                 Affected::SkippedByColumns => self.counters.skipped_by_columns += 1,
                 Affected::Rerun => match q.state {
                     State::Queued => {}
-                    State::Running => q.dirty = true,
+                    State::Running | State::RunningInline => q.dirty = true,
                     State::Idle => {
                         q.state = State::Queued;
                         queued.push(id);
@@ -128,15 +148,20 @@ impl Registry {
         self.dispatch();
     }
 
-    /// A run ended on a reader. Returns what to deliver to JS, if anything: the caller
-    /// completes it before releasing the registry lock, so a query's deliveries stay in order.
+    /// A run ended, on a reader (`on_reader`) or on the JS thread. Returns what to deliver to
+    /// JS, if anything: the caller delivers it before releasing the registry lock (or, on the
+    /// JS thread, before any later delivery can reach JS), so a query's deliveries stay in
+    /// order.
     pub fn finish(
         &mut self,
         id: u32,
         result: Result<EncodedRows, DbError>,
         reads: Option<Arc<Dependencies>>,
+        on_reader: bool,
     ) -> Option<Outcome> {
-        self.in_flight -= 1;
+        if on_reader {
+            self.in_flight -= 1;
+        }
         let deliver = match self.queries.get_mut(&id) {
             None => None,
             Some(q) => {
@@ -270,7 +295,7 @@ mod tests {
     fn started(registry: &mut Registry, rx: &Receiver<Job>, id: u32) {
         registry.start(id, format!("SELECT a FROM t -- {id}"), vec![0]);
         assert_eq!(sent(rx), vec![id]);
-        assert_eq!(delivered(registry.finish(id, result(1, "first"), reads(&[("t", "a")]))), Some("rows"));
+        assert_eq!(delivered(registry.finish(id, result(1, "first"), reads(&[("t", "a")]), true)), Some("rows"));
     }
 
     #[test]
@@ -281,7 +306,7 @@ mod tests {
         assert_eq!((job.id, job.sql.as_str(), job.params.as_slice()), (7, "SELECT a FROM t", &[1, 0, 0, 0, 0][..]));
         assert!(matches!(job.request, Request::Live) && !job.cancellable && !job.in_transaction);
         assert_eq!(registry.len(), 1);
-        assert_eq!(delivered(registry.finish(7, result(0, ""), reads(&[("t", "a")]))), Some("rows"));
+        assert_eq!(delivered(registry.finish(7, result(0, ""), reads(&[("t", "a")]), true)), Some("rows"));
         assert_eq!(sent(&rx), Vec::<u32>::new(), "nothing changed: no second run");
         assert_eq!(registry.counters.requeries, 0, "a first run is no requery");
     }
@@ -293,7 +318,7 @@ mod tests {
         registry.publish(&rows_of("t"));
         assert_eq!(sent(&rx), vec![1]);
         assert_eq!(registry.counters.requeries, 1);
-        assert_eq!(delivered(registry.finish(1, result(2, "second"), None)), Some("rows"));
+        assert_eq!(delivered(registry.finish(1, result(2, "second"), None, true)), Some("rows"));
         registry.publish(&columns_of("t", &["b", "a"]));
         assert_eq!(sent(&rx), vec![1], "a column it reads changed");
     }
@@ -326,9 +351,9 @@ mod tests {
         registry.publish(&rows_of("t"));
         registry.publish(&columns_of("t", &["a"]));
         assert_eq!(sent(&rx), Vec::<u32>::new(), "one run in flight at most");
-        assert_eq!(delivered(registry.finish(1, result(1, "stale"), None)), Some("rows"));
+        assert_eq!(delivered(registry.finish(1, result(1, "stale"), None, true)), Some("rows"));
         assert_eq!(sent(&rx), vec![1], "the run that sees the last commit");
-        assert_eq!(delivered(registry.finish(1, result(1, "latest"), None)), Some("rows"));
+        assert_eq!(delivered(registry.finish(1, result(1, "latest"), None, true)), Some("rows"));
         assert_eq!(sent(&rx), Vec::<u32>::new(), "and no more");
         assert_eq!(registry.counters.requeries, 2);
     }
@@ -340,7 +365,7 @@ mod tests {
         registry.start(1, "SELECT a FROM t".into(), vec![0]);
         assert_eq!(sent(&rx), vec![1]);
         registry.publish(&rows_of("anything"));
-        assert_eq!(delivered(registry.finish(1, result(1, "first"), reads(&[("t", "a")]))), Some("rows"));
+        assert_eq!(delivered(registry.finish(1, result(1, "first"), reads(&[("t", "a")]), true)), Some("rows"));
         assert_eq!(sent(&rx), vec![1]);
     }
 
@@ -350,15 +375,15 @@ mod tests {
         started(&mut registry, &rx, 1);
         registry.start(2, "SELECT b FROM u".into(), vec![0]);
         assert_eq!(sent(&rx), vec![2]);
-        registry.finish(2, result(0, ""), reads(&[("u", "b")]));
+        registry.finish(2, result(0, ""), reads(&[("u", "b")]), true);
         registry.publish(&rows_of("u"));
         assert_eq!(sent(&rx), vec![2]);
         registry.publish(&rows_of("t")); // 1 queues behind 2
         registry.publish(&rows_of("t"));
         assert_eq!(sent(&rx), Vec::<u32>::new(), "the limit is one run in flight");
-        registry.finish(2, result(0, ""), None);
+        registry.finish(2, result(0, ""), None, true);
         assert_eq!(sent(&rx), vec![1]);
-        registry.finish(1, result(0, ""), None);
+        registry.finish(1, result(0, ""), None, true);
         assert_eq!(sent(&rx), Vec::<u32>::new(), "two changes while queued: one run");
         assert_eq!(registry.counters.requeries, 2, "and one requery counted");
     }
@@ -371,10 +396,10 @@ mod tests {
         }
         registry.publish(&rows_of("t"));
         assert_eq!(sent(&rx), vec![1, 2], "two readers");
-        registry.finish(2, result(1, "first"), None);
+        registry.finish(2, result(1, "first"), None, true);
         assert_eq!(sent(&rx), vec![3]);
-        registry.finish(1, result(1, "first"), None);
-        registry.finish(3, result(1, "first"), None);
+        registry.finish(1, result(1, "first"), None, true);
+        registry.finish(3, result(1, "first"), None, true);
         assert_eq!(sent(&rx), Vec::<u32>::new());
     }
 
@@ -384,14 +409,14 @@ mod tests {
         started(&mut registry, &rx, 1);
         registry.publish(&rows_of("t"));
         sent(&rx);
-        assert_eq!(delivered(registry.finish(1, result(1, "first"), None)), None);
+        assert_eq!(delivered(registry.finish(1, result(1, "first"), None, true)), None);
         assert_eq!(registry.counters.unchanged_suppressed, 1);
         registry.publish(&rows_of("t"));
         sent(&rx);
-        assert_eq!(delivered(registry.finish(1, result(1, "other"), None)), Some("rows"), "other text");
+        assert_eq!(delivered(registry.finish(1, result(1, "other"), None, true)), Some("rows"), "other text");
         registry.publish(&rows_of("t"));
         sent(&rx);
-        assert_eq!(delivered(registry.finish(1, result(2, "other"), None)), Some("rows"), "other row count");
+        assert_eq!(delivered(registry.finish(1, result(2, "other"), None, true)), Some("rows"), "other row count");
     }
 
     #[test]
@@ -401,10 +426,10 @@ mod tests {
         registry.publish(&rows_of("t"));
         sent(&rx);
         let error = Err(DbError::new("SQLITE_ERROR", "no such table: t"));
-        assert_eq!(delivered(registry.finish(1, error, None)), Some("error"));
+        assert_eq!(delivered(registry.finish(1, error, None, true)), Some("error"));
         registry.publish(&rows_of("t"));
         sent(&rx);
-        assert_eq!(delivered(registry.finish(1, result(1, "first"), None)), Some("rows"));
+        assert_eq!(delivered(registry.finish(1, result(1, "first"), None, true)), Some("rows"));
     }
 
     #[test]
@@ -416,19 +441,19 @@ mod tests {
         registry.stop(1);
         assert!(registry.is_empty());
         registry.publish(&rows_of("t"));
-        assert_eq!(delivered(registry.finish(1, result(1, "new"), None)), None, "its run in flight is dropped");
+        assert_eq!(delivered(registry.finish(1, result(1, "new"), None, true)), None, "its run in flight is dropped");
         assert_eq!(sent(&rx), Vec::<u32>::new());
 
         // Stopped while queued: its run is never sent, and the reader it would take is free.
         started(&mut registry, &rx, 2);
         registry.start(3, "SELECT b FROM u".into(), vec![0]);
         assert_eq!(sent(&rx), vec![3]);
-        registry.finish(3, result(0, ""), reads(&[("u", "b")]));
+        registry.finish(3, result(0, ""), reads(&[("u", "b")]), true);
         registry.publish(&rows_of("u"));
         assert_eq!(sent(&rx), vec![3]);
         registry.publish(&rows_of("t")); // 2 queues behind 3's run
         registry.stop(2);
-        registry.finish(3, result(0, ""), None);
+        registry.finish(3, result(0, ""), None, true);
         assert_eq!(sent(&rx), Vec::<u32>::new());
         registry.publish(&rows_of("u"));
         assert_eq!(sent(&rx), vec![3], "the reader is free for the others");
@@ -440,11 +465,11 @@ mod tests {
         registry.start(1, "SELECT …".into(), vec![0]);
         sent(&rx);
         let all = Some(Arc::new(Dependencies::from_events(&[], true)));
-        registry.finish(1, result(1, "first"), all.clone());
+        registry.finish(1, result(1, "first"), all.clone(), true);
         assert_eq!(registry.counters.fallback_all, 1);
         registry.publish(&columns_of("anything", &["at_all"]));
         assert_eq!(sent(&rx), vec![1]);
-        registry.finish(1, result(1, "first"), all);
+        registry.finish(1, result(1, "first"), all, true);
         assert_eq!(registry.counters.fallback_all, 1, "counted once per query");
         registry.publish(&ChangeSet::default());
         assert_eq!(sent(&rx), vec![1], "even an empty change set");

@@ -1,7 +1,8 @@
 //! `readInline`, the per-job call that runs a read on the JS thread's own connection
 //! (inline.rs; experiments/032), `controlInline`, which opens a transaction or a savepoint on
 //! the idle writer's connection, and `writeInline`, which runs a transaction's bounded write or
-//! its COMMIT there (experiments/036). Written against N-API directly like the other per-job calls
+//! its COMMIT there (experiments/036), and `liveStartInline`, which gives a live query its first
+//! run there (experiments/037). Written against N-API directly like the other per-job calls
 //! (job_calls.rs). The cells become JS values as they are stepped — each TEXT cell its own
 //! string, so a kept value keeps only itself alive — and reach JS as the arguments of one call
 //! of the handler JS passes, which builds the rows.
@@ -15,14 +16,16 @@ use napi::sys;
 use super::args::{bytes_view, string_arg, throw, u32_arg};
 use super::database::NativeDatabase;
 use super::protocol::{
-    INLINE_DONE as DONE, INLINE_MOVED as MOVED, INLINE_RESULT_CHANGES as CHANGES, INLINE_RESULT_COMMITTED as COMMITTED,
-    INLINE_RESULT_ERROR as ERROR, INLINE_RESULT_JSON as JSON, INLINE_RESULT_ROWS as ROWS, INLINE_SKIPPED as SKIPPED,
-    INLINE_UNAVAILABLE as UNAVAILABLE, JOB_KIND_CONTROL, JOB_KIND_EXECUTE, JOB_KIND_SELECT, JOB_KIND_SELECT_BYTES,
-    JOB_KIND_SELECT_ONE,
+    DONE_LIVE_ERROR, INLINE_DONE as DONE, INLINE_MOVED as MOVED, INLINE_RESULT_CHANGES as CHANGES,
+    INLINE_RESULT_COMMITTED as COMMITTED, INLINE_RESULT_ERROR as ERROR, INLINE_RESULT_JSON as JSON,
+    INLINE_RESULT_ROWS as ROWS, INLINE_SKIPPED as SKIPPED, INLINE_UNAVAILABLE as UNAVAILABLE, JOB_KIND_CONTROL,
+    JOB_KIND_EXECUTE, JOB_KIND_SELECT, JOB_KIND_SELECT_BYTES, JOB_KIND_SELECT_ONE,
 };
 use crate::error::DbError;
+use crate::handoff::mailbox::values;
 use crate::inline::{self, Ran, RowSink};
 use crate::sqlite::step::Cell;
+use crate::threads::job::Outcome;
 
 /// More cells than this go to a reader: one call's arguments live on the JS thread's stack.
 const MAX_CELLS: usize = 4096;
@@ -308,4 +311,70 @@ unsafe fn boolean(env: sys::napi_env, b: bool) -> sys::napi_value {
     let mut value = ptr::null_mut();
     sys::napi_get_boolean(env, b, &mut value);
     value
+}
+
+/// `liveStartInline(id, sql, params, paramsLength, budgetMicros, handler)`: starts live query
+/// `id` with its first run on the JS thread's connection, within the budget (experiments/037).
+/// DONE after calling `handler(kind, a, b)` with what that run delivers, as a completion would
+/// (DONE_LIVE_ROWS with the encoded rows and their names, or DONE_LIVE_ERROR with code and
+/// message); MOVED when it ran past the budget, UNAVAILABLE when there is no inline connection:
+/// then its first run went to the readers, as `liveStart`'s does.
+pub(super) unsafe extern "C" fn live_start_inline(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+) -> sys::napi_value {
+    let mut argv = [ptr::null_mut(); 6];
+    let mut argc = argv.len();
+    let mut data = ptr::null_mut();
+    sys::napi_get_cb_info(env, info, &mut argc, argv.as_mut_ptr(), ptr::null_mut(), &mut data);
+    if argc < argv.len() {
+        return throw(env, "expected (id, sql, params, paramsLength, budgetMicros, handler)");
+    }
+    let args = (|| {
+        let id = u32_arg(env, argv[0])?;
+        let sql = string_arg(env, argv[1])?;
+        let params = bytes_view(env, argv[2], u32_arg(env, argv[3])? as usize)?;
+        let budget = Duration::from_micros(u32_arg(env, argv[4])? as u64);
+        Ok::<_, &'static str>((id, sql, params, budget))
+    })();
+    let (id, sql, params, budget) = match args {
+        Ok(args) => args,
+        Err(message) => return throw(env, message),
+    };
+    let db = &*(data as *const NativeDatabase);
+    let shared = &db.pool.shared;
+    let mut slot = shared.inline.lock().unwrap();
+    let Some(worker) = slot.as_mut() else {
+        drop(slot);
+        db.pool.live_start(id, sql, params.to_vec());
+        return number(env, UNAVAILABLE);
+    };
+    db.pool.live_start_inline(id, sql.clone(), params.to_vec());
+    let (outcome, overran) =
+        catch_unwind(AssertUnwindSafe(|| worker.run_live_within(&sql, params, shared.safe_integers, budget)))
+            .unwrap_or_else(|_| {
+                let panicked = DbError::new("ERR_INTERNAL", "internal error in the engine (a Rust panic)");
+                (Outcome::LiveRan { result: Err(panicked), reads: None }, false)
+            });
+    drop(slot);
+    if overran {
+        db.pool.live_run_on_readers(id);
+        return number(env, MOVED);
+    }
+    let Outcome::LiveRan { result, reads } = outcome else { unreachable!("run_live returns LiveRan") };
+    let Some(deliver) = db.pool.live_finish_inline(id, result, reads) else {
+        return number(env, SKIPPED); // nothing to deliver
+    };
+    let mut args = Vec::with_capacity(3);
+    let mut pushed = Vec::with_capacity(2);
+    let kind = match values(env, deliver, &mut |value| pushed.push(value)) {
+        Ok((kind, _, _)) => kind,
+        Err(message) => {
+            pushed = vec![string(env, "ERR_RESULT_TOO_LARGE"), string(env, &message)];
+            DONE_LIVE_ERROR
+        }
+    };
+    args.push(number(env, kind));
+    args.extend(pushed);
+    call_handler(env, argv[5], &args)
 }

@@ -17,6 +17,9 @@ use super::reader::reader_thread;
 use super::reader_gate::ReaderGate;
 use super::shared::{ReaderSlot, Shared};
 use super::writer::writer_thread;
+use crate::encode::rows::EncodedRows;
+use crate::error::DbError;
+use crate::live::dependencies::Dependencies;
 use crate::live::registry::{Counters, Registry};
 use crate::sqlite::backup;
 use crate::sqlite::setup::Role;
@@ -132,6 +135,30 @@ impl Pool {
         let mut queries = self.shared.live_queries.lock().unwrap();
         self.shared.tracking.store(true, Ordering::SeqCst);
         queries.start(id, sql, params);
+    }
+
+    /// A live query whose first run runs on the JS thread (inline.rs): registered before it
+    /// runs, so a commit during the run makes it run again.
+    pub fn live_start_inline(&self, id: u32, sql: String, params: Vec<u8>) {
+        let mut queries = self.shared.live_queries.lock().unwrap();
+        self.shared.tracking.store(true, Ordering::SeqCst);
+        queries.start_inline(id, sql, params);
+    }
+
+    /// Its first run on the JS thread overran its budget: it runs on a reader instead.
+    pub fn live_run_on_readers(&self, id: u32) {
+        self.shared.live_queries.lock().unwrap().run_on_readers(id);
+    }
+
+    /// Its first run on the JS thread ended: what to deliver (JS delivers it before anything
+    /// later can arrive).
+    pub fn live_finish_inline(
+        &self,
+        id: u32,
+        result: Result<EncodedRows, DbError>,
+        reads: Option<Arc<Dependencies>>,
+    ) -> Option<Outcome> {
+        self.shared.live_queries.lock().unwrap().finish(id, result, reads, false)
     }
 
     pub fn live_stop(&self, id: u32) {

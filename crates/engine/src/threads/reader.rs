@@ -11,7 +11,7 @@ use super::job::{Job, Outcome, Request};
 use super::open::{open_worker, OpenLatch, PoolOptions};
 use super::run::run;
 use super::shared::{ReaderSlot, Shared};
-use super::worker::Worker;
+use super::worker::{transaction_control_refused, Worker};
 use crate::error::DbError;
 use crate::sqlite::setup::Role;
 
@@ -156,8 +156,7 @@ fn run_read(worker: &mut Worker, shared: &Shared, slot: &ReaderSlot, job: &Job, 
     // reader's transaction state. Put it back and fail the job.
     if worker.conn.autocommit() == in_transaction {
         let _ = worker.exec(if in_transaction { "BEGIN" } else { "ROLLBACK" });
-        outcome =
-            Outcome::Error(DbError::new("ERR_NOT_READ_ONLY", "select cannot begin or end transactions; use execute()"));
+        outcome = Outcome::Error(transaction_control_refused());
     }
     outcome
 }

@@ -101,7 +101,7 @@ impl Shared {
             _ => unreachable!("a live query run ends with LiveRan"),
         };
         let mut queries = self.live_queries.lock().unwrap();
-        if let Some(outcome) = queries.finish(id, result, reads) {
+        if let Some(outcome) = queries.finish(id, result, reads, true) {
             // Under the registry lock: the query's next run cannot deliver before this one.
             self.complete(id, outcome);
         }

@@ -73,6 +73,11 @@ fn check_read(stmt: &Statement) -> DbResult<()> {
     Ok(())
 }
 
+/// A read that began or ended a transaction (BEGIN and friends count as read-only).
+pub fn transaction_control_refused() -> DbError {
+    DbError::new("ERR_NOT_READ_ONLY", "select cannot begin or end transactions; use execute()")
+}
+
 fn multiple_statements(what: &str) -> DbError {
     DbError::new("ERR_MULTIPLE_STATEMENTS", format!("{what}: the SQL holds several statements; run them one call each"))
 }
@@ -199,6 +204,27 @@ impl Worker {
             *stmt.reads.borrow_mut() = Arc::new(merged);
         }
         Outcome::LiveRan { result, reads: Some(stmt.reads.borrow().clone()) }
+    }
+
+    /// A live query's run on the JS thread (inline.rs): as `run_live`, within `budget`; also
+    /// returns whether the budget ran out (then the run failed with SQLITE_INTERRUPT).
+    pub fn run_live_within(
+        &mut self,
+        sql: &str,
+        params: &[u8],
+        safe_integers: bool,
+        budget: std::time::Duration,
+    ) -> (Outcome, bool) {
+        let clock = self.budget.take().unwrap_or_else(|| Budget::install(&self.conn));
+        let (mut outcome, overran) = clock.within(budget, || self.run_live(sql, params, safe_integers));
+        self.budget = Some(clock); // the box, not the budget, moves: SQLite's pointer stays valid
+                                   // As on a reader (reader.rs `run_read`): BEGIN and the like count as read-only, but must
+                                   // not leave the connection inside a transaction.
+        if !self.conn.autocommit() {
+            let _ = self.exec("ROLLBACK");
+            outcome = Outcome::LiveRan { result: Err(transaction_control_refused()), reads: None };
+        }
+        (outcome, overran)
     }
 
     /// execute: one statement with parameters, or a script of several without; a single statement
