@@ -8,6 +8,7 @@ import v8 from 'node:v8'
 import vm from 'node:vm'
 import { Database, ResqliteError } from '../dist/esm/index.mjs'
 import { calibrate, expectReject, prng, SLOW_SQL, tempDir } from './helpers.mjs'
+import { collect } from './live-helpers.mjs'
 import { deferred, outsideContext } from './tx-helpers.mjs'
 
 const inlineCounts = async (db) => (await db.diagnostics()).inline
@@ -211,8 +212,12 @@ test('inlineBudget: 0 runs no SQLite on the JS thread; the reads still work ever
     assert.deepStrictEqual(await tx.selectOne('SELECT v FROM o'), { v: 'a' })
     await tx.transaction(async (inner) => {
       assert.deepStrictEqual(await inner.selectOne('SELECT v FROM o'), { v: 'a' })
+      assert.equal((await inner.execute("INSERT INTO o (v) VALUES ('b')")).changes, 1)
     })
   })
+  const c = collect(db.stream('SELECT v FROM o ORDER BY id'))
+  assert.deepStrictEqual(await c.next(), [{ v: 'a' }, { v: 'b' }])
+  c.stop()
   assert.deepStrictEqual(await inlineCounts(db), {
     runs: 0,
     moved: 0,
@@ -222,6 +227,52 @@ test('inlineBudget: 0 runs no SQLite on the JS thread; the reads still work ever
     commits: 0,
     live: 0,
   })
+})
+
+test("a live query's first run: on the JS thread when it fits the budget, delivered once and after subscribe returns; past the budget on a reader", async (t) => {
+  const db = await Database.open(path.join(tempDir(t), 'live.db'), { inlineBudget: 0.05 })
+  t.after(() => db.close())
+  await db.execute("CREATE TABLE o (id INTEGER PRIMARY KEY, v TEXT); INSERT INTO o (v) VALUES ('a')")
+  const before = await inlineCounts(db)
+  let subscribed = false
+  const early = []
+  const stop = db.stream('SELECT v FROM o').subscribe((rows) => early.push({ rows, subscribed }))
+  subscribed = true
+  await new Promise((resolve) => setImmediate(resolve))
+  assert.deepStrictEqual(early, [{ rows: [{ v: 'a' }], subscribed: true }], 'delivered once, not inside subscribe()')
+  assert.equal((await inlineCounts(db)).live, before.live + 1)
+  stop()
+  // past the budget: the first run moves to a reader and delivers once, from there
+  const n = await calibrate(db, 20)
+  const slow = collect(db.stream(SLOW_SQL, [n]))
+  assert.deepStrictEqual(await slow.next(), [{ n }])
+  slow.stop()
+  assert.equal((await inlineCounts(db)).live, before.live + 1, 'the slow first run did not count as run inline')
+  // a statement that would open a transaction is refused, as on a reader
+  const begin = collect(db.stream('BEGIN'))
+  await begin.waitFor((c) => c.errors.length === 1, 'the BEGIN error')
+  assert.equal(begin.errors[0].code, 'ERR_NOT_READ_ONLY')
+  assert.deepStrictEqual(await db.select('SELECT v FROM o'), [{ v: 'a' }], 'the JS thread connection is usable')
+})
+
+test('writes committed while live queries start on the JS thread reach them: each ends with the committed rows', async (t) => {
+  const db = await Database.open(path.join(tempDir(t), 'live-race.db'))
+  t.after(() => db.close())
+  await db.execute('CREATE TABLE o (id INTEGER PRIMARY KEY, g INTEGER)')
+  const streams = []
+  const writes = []
+  for (let i = 0; i < 40; i++) {
+    // a write in flight on the writer thread while the next stream's first run steps here
+    writes.push(db.execute('INSERT INTO o (g) VALUES (?)', [i % 4]))
+    streams.push({ g: i % 4, c: collect(db.stream('SELECT count(*) AS n FROM o WHERE g = ?', [i % 4])) })
+    if (i % 3 === 0) await new Promise((resolve) => setImmediate(resolve))
+  }
+  await Promise.all(writes)
+  for (const { g, c } of streams) {
+    await c.waitFor((x) => x.last?.[0]?.n === 10, `stream g=${g} to show all 10 of its rows`)
+    c.stop()
+  }
+  assert.ok((await inlineCounts(db)).live > 0, 'some first runs ran on the JS thread')
 })
 
 test('inlineBudget: wrong types and ranges are named errors; nothing opens', async (t) => {
