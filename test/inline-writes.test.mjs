@@ -99,11 +99,14 @@ function randomStatements(safeIntegers) {
   ]
 }
 
-/** A random transaction: its statements (a few reads among them) and whether the body throws. */
-function randomTransaction(rand, statements) {
+/** A random transaction body: its statements (a few reads and savepoints among them) and
+ * whether it throws. */
+function randomBody(rand, statements, depth = 0) {
   const steps = []
   for (let i = 1 + Math.floor(rand() * 8); i > 0; i--) {
-    if (rand() < 0.15) steps.push({ read: true })
+    const r = rand()
+    if (r < 0.12) steps.push({ read: true })
+    else if (r < 0.22 && depth === 0) steps.push({ nested: randomBody(rand, statements, 1) })
     else {
       // the last entry (OR ROLLBACK) rarely: it ends the transaction
       const k = Math.floor(rand() * (rand() < 0.05 ? statements.length : statements.length - 1))
@@ -111,24 +114,31 @@ function randomTransaction(rand, statements) {
       steps.push({ sql, params: params(rand) })
     }
   }
-  return { steps, throws: rand() < 0.15 }
+  return { steps, throws: rand() < (depth === 0 ? 0.15 : 0.3) }
 }
 
 /** The rows of w; ids as text, since some are beyond ±(2^53−1) (safeIntegers or not). */
 const ROWS = 'SELECT CAST(id AS TEXT) AS id, u, v, n, p, b FROM w ORDER BY w.id'
 
-async function runTransaction(db, { steps, throws }) {
-  return outcome(
-    db.transaction(async (tx) => {
-      const seen = []
-      for (const step of steps) {
-        if (step.read) seen.push(await outcome(tx.select(ROWS)))
-        else seen.push(await outcome(tx.execute(step.sql, step.params)))
-      }
-      if (throws) throw Object.assign(new Error('roll back'), { code: 'TEST_ROLLBACK', message: stringify(seen) })
-      return seen
-    }),
-  )
+/** Runs a random body in `tx`: what each step settled with, or a throw that carries them. */
+async function runBody(tx, { steps, throws }) {
+  const seen = []
+  for (const step of steps) {
+    if (step.read) seen.push(await outcome(tx.select(ROWS)))
+    else if (step.nested) seen.push(await outcome(tx.transaction((inner) => runBody(inner, step.nested))))
+    else seen.push(await outcome(tx.execute(step.sql, step.params)))
+  }
+  if (throws) throw Object.assign(new Error('roll back'), { code: 'TEST_ROLLBACK', message: stringify(seen) })
+  return seen
+}
+
+/** The error codes among what a body's steps settled with, savepoints' included. */
+function errorCodes(seen, codes) {
+  for (const step of seen) {
+    if (step.error) codes.add(step.error.code)
+    else if (Array.isArray(step.value)) errorCodes(step.value, codes)
+  }
+  return codes
 }
 
 const stringify = (x) => JSON.stringify(x, (_, v) => (typeof v === 'bigint' ? `${v}n` : v))
@@ -148,11 +158,11 @@ for (const [safeIntegers, seed] of [
       const statements = randomStatements(safeIntegers)
       const errors = new Set()
       for (let i = 0; i < 120; i++) {
-        const tx = randomTransaction(rand, statements)
-        const inline = await runTransaction(on, tx)
-        const threads = await runTransaction(off, tx)
-        assert.deepStrictEqual(inline, threads, `seed ${seed}, transaction ${i}: ${stringify(tx)}`)
-        for (const seen of [inline.value ?? []].flat()) if (seen.error) errors.add(seen.error.code)
+        const body = randomBody(rand, statements)
+        const inline = await outcome(on.transaction((tx) => runBody(tx, body)))
+        const threads = await outcome(off.transaction((tx) => runBody(tx, body)))
+        assert.deepStrictEqual(inline, threads, `seed ${seed}, transaction ${i}: ${stringify(body)}`)
+        if (inline.value) errorCodes(inline.value, errors)
       }
       for (const sql of [ROWS, 'SELECT * FROM p ORDER BY id']) {
         assert.deepStrictEqual(await on.select(sql), await off.select(sql), sql)
@@ -206,6 +216,29 @@ test(
     assert.equal(after.writes, committed.writes + 3, 'the three writes ran inline')
     assert.equal(after.commits, committed.commits, 'nothing committed')
     assert.deepStrictEqual(await values(db), ['a'])
+  },
+)
+
+test(
+  'a COMMIT on the JS thread that fails (a deferred foreign key) rolls back as on the writer thread',
+  T,
+  async (t) => {
+    const { on, off } = await twoFiles(t)
+    const run = async (db) => {
+      await db.execute(`CREATE TABLE par (id INTEGER PRIMARY KEY);
+      CREATE TABLE ch (id INTEGER PRIMARY KEY, pid INTEGER REFERENCES par (id) DEFERRABLE INITIALLY DEFERRED)`)
+      const failed = await outcome(db.transaction((tx) => tx.execute('INSERT INTO ch (pid) VALUES (?)', [5])))
+      const next = await outcome(db.transaction((tx) => tx.execute('INSERT INTO par (id) VALUES (?)', [5])))
+      return { failed, next, ch: await db.select('SELECT * FROM ch'), par: await db.select('SELECT * FROM par') }
+    }
+    const before = await inlineCounts(on)
+    const inline = await run(on)
+    const after = await inlineCounts(on)
+    assert.deepStrictEqual(inline, await run(off))
+    assert.equal(inline.failed.error?.code, 'SQLITE_CONSTRAINT_FOREIGNKEY')
+    assert.deepStrictEqual(inline.ch, [], 'rolled back')
+    assert.deepStrictEqual(inline.par, [{ id: 5 }], 'the next transaction committed')
+    assert.ok(after.commits > before.commits, `the failing COMMIT ran inline (${stringify(after)})`)
   },
 )
 
@@ -335,9 +368,13 @@ test(
       return tx.executeBatch(INSERT, [['b2'], ['b3']])
     })
     assert.deepStrictEqual(batch, { result: { changes: 2 }, writes: 1, commits: 0 })
+    // parameters over 64 KiB: the write and so the COMMIT run on the writer thread
+    const large = Buffer.alloc(65 * 1024, 7)
+    const big = await commitsOf((tx) => tx.execute(INSERT, [large]))
+    assert.deepStrictEqual(big, { result: { changes: 1, lastInsertRowid: 39 }, writes: 0, commits: 0 })
     const all = await values(db)
-    assert.equal(all.length, 38)
-    assert.deepStrictEqual(all.slice(-5), ['r1', 'r2', 'b1', 'b2', 'b3'])
+    assert.equal(all.length, 39)
+    assert.deepStrictEqual(all.slice(-6), ['r1', 'r2', 'b1', 'b2', 'b3', large])
   },
 )
 
@@ -346,7 +383,7 @@ test(
   T,
   async (t) => {
     const db = await tdb(t)
-    await db.execute("INSERT INTO t (v) VALUES ('x'), ('y')")
+    await db.execute("INSERT INTO t (v) VALUES ('x'), ('y'); CREATE TABLE other (v)")
     const ALL = 'SELECT id, v FROM t ORDER BY id'
     const c = collect(db.stream(ALL))
     assert.deepStrictEqual(await c.next(), [
@@ -369,6 +406,14 @@ test(
       { id: 1, v: 'X' },
       { id: 3, v: 'z' },
     ])
+    // a transaction whose inline writes touch another table, or change nothing, re-runs nothing
+    const quiet = await inlineCounts(db)
+    await db.transaction(async (tx) => {
+      await tx.execute('INSERT INTO other (v) VALUES (?)', [1])
+      await tx.execute('UPDATE t SET v = ? WHERE id = ?', ['nobody', 99])
+    })
+    assert.equal((await inlineCounts(db)).commits, quiet.commits + 1, 'that COMMIT ran inline')
+    assert.equal((await counters(db)).requeries, before.requeries + 1, 'no re-run for it')
     // a later write re-runs it once more: no re-run of the transaction was left over
     await db.execute(INSERT, ['w'])
     assert.equal((await c.next()).length, 3)
