@@ -251,3 +251,118 @@ unsafe fn text(stmt: *mut ffi::sqlite3_stmt, i: c_int) -> String {
     }
     std::ffi::CStr::from_ptr(p as _).to_string_lossy().into_owned()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sqlite::setup::Role;
+    use crate::testing::{Opened, TempDb};
+
+    /// Tables for every case: `t` with an index and a UNIQUE column, a FK parent whose children
+    /// have no index on their key (a delete checks them by scan), one with a trigger, and one
+    /// with AUTOINCREMENT.
+    const SCHEMA: &str = "
+        CREATE TABLE t (id INTEGER PRIMARY KEY, u TEXT UNIQUE, k INTEGER, n INTEGER, b BLOB);
+        CREATE INDEX t_k ON t (k);
+        CREATE TABLE parent (id INTEGER PRIMARY KEY, name TEXT);
+        CREATE TABLE child (id INTEGER PRIMARY KEY, parent_id INTEGER REFERENCES parent (id));
+        CREATE TABLE trig (id INTEGER PRIMARY KEY, v);
+        CREATE TABLE trig_log (v);
+        CREATE TRIGGER trig_ins AFTER INSERT ON trig BEGIN INSERT INTO trig_log VALUES (new.v); END;
+        CREATE TABLE auto (id INTEGER PRIMARY KEY AUTOINCREMENT, v);
+    ";
+
+    /// A writer connection on a fresh file with SCHEMA (the file is removed when it drops).
+    struct Db {
+        db: Opened,
+        _file: TempDb,
+    }
+
+    fn open() -> Db {
+        let file = TempDb::new("bounded");
+        let db = Opened::open(file.as_str(), Role::Writer);
+        db.exec(SCHEMA).unwrap_or_else(|e| panic!("schema: {}", e.message));
+        Db { db, _file: file }
+    }
+
+    /// EXPLAIN's listing of `sql`, one opcode per line, for a failed case's message.
+    fn listing(conn: &Connection, sql: &str) -> String {
+        let (stmt, _) = conn.prepare_at(format!("EXPLAIN {sql}").as_bytes(), 0).unwrap().unwrap();
+        let mut out = String::new();
+        while step(conn, stmt.0).unwrap() {
+            // SAFETY: the statement is on a row of EXPLAIN's eight columns.
+            let cols: Vec<String> = (0..6).map(|i| unsafe { text(stmt.0, i) }).collect();
+            out.push_str(&format!("\n  {}", cols.join(" ")));
+        }
+        out
+    }
+
+    fn judged(db: &Db, sql: &str) -> bool {
+        is_bounded(&db.db.conn, sql).unwrap_or_else(|e| panic!("{sql}: {}", e.message))
+    }
+
+    fn assert_judged(expected: bool, cases: &[&str]) {
+        let db = open();
+        for sql in cases {
+            assert_eq!(judged(&db, sql), expected, "{sql}: bounded should be {expected}{}", listing(&db.db.conn, sql));
+        }
+    }
+
+    #[test]
+    fn keyed_writes_are_bounded() {
+        assert_judged(
+            true,
+            &[
+                "INSERT INTO t (u, k, n) VALUES (?, ?, ?)",
+                "UPDATE t SET n = ? WHERE id = ?",
+                "UPDATE t SET n = ?, k = ? WHERE u = ?",
+                "DELETE FROM t WHERE id = ?",
+                "INSERT INTO t (u, k, n) VALUES (?, ?, unixepoch())",
+                "INSERT INTO t (id, u, n) VALUES (?, ?, ?) ON CONFLICT (id) DO UPDATE SET n = excluded.n",
+                "INSERT OR REPLACE INTO t (id, u, k) VALUES (?, ?, ?)",
+                "INSERT INTO child (parent_id) VALUES (?)",
+            ],
+        );
+    }
+
+    #[test]
+    fn scans_loops_triggers_and_schema_changes_are_not_bounded() {
+        assert_judged(
+            false,
+            &[
+                "UPDATE t SET n = ?",
+                "DELETE FROM t",
+                "UPDATE t SET k = ? WHERE n = ?",
+                "DELETE FROM t WHERE n = ?",
+                "INSERT INTO t (u, k, n) SELECT u || 'x', k, n FROM t",
+                "INSERT INTO t (u, k) VALUES (?, ?), (?, ?), (?, ?)",
+                "INSERT INTO trig (v) VALUES (?)",
+                "INSERT INTO auto (v) VALUES (?)",
+                "CREATE TABLE more (id INTEGER PRIMARY KEY)",
+                "CREATE INDEX t_n ON t (n)",
+                "DROP TABLE trig_log",
+                "INSERT INTO t (u, b) VALUES (?, randomblob(?))",
+                "INSERT INTO t (u, b) VALUES (?, zeroblob(?))",
+                "DELETE FROM parent WHERE id = ?",
+                "UPDATE parent SET id = ? WHERE id = ?",
+                "INSERT OR REPLACE INTO parent (id, name) VALUES (?, ?)",
+            ],
+        );
+    }
+
+    #[test]
+    fn a_trigger_created_later_makes_the_same_statement_unbounded() {
+        let db = open();
+        let sql = "UPDATE t SET n = ? WHERE id = ?";
+        assert!(judged(&db, sql));
+        db.db.exec("CREATE TRIGGER t_upd AFTER UPDATE ON t BEGIN SELECT 1; END").unwrap();
+        assert!(!judged(&db, sql), "{}", listing(&db.db.conn, sql));
+    }
+
+    #[test]
+    fn an_unknown_table_is_an_error() {
+        let db = open();
+        let err = is_bounded(&db.db.conn, "INSERT INTO missing VALUES (1)").expect_err("an unknown table is an error");
+        assert!(err.message.contains("missing"), "{}", err.message);
+    }
+}
