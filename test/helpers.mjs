@@ -76,3 +76,28 @@ export function prng(seed) {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296
   }
 }
+
+/** What a call settles with, comparable across the two paths. */
+export async function outcome(promise) {
+  try {
+    return { value: await promise }
+  } catch (error) {
+    return { error: { class: error.constructor.name, code: error.code, message: error.message } }
+  }
+}
+
+// A random value of every kind SQLite stores, the awkward ones often.
+export function randomValue(rand, safeIntegers) {
+  const r = rand()
+  if (r < 0.1) return null
+  if (r < 0.25) return Math.floor((rand() - 0.5) * 2 ** 40)
+  if (r < 0.3) return safeIntegers ? 2n ** 62n - BigInt(Math.floor(rand() * 1000)) : 2 ** 53 - 1
+  if (r < 0.45) return [0, -0, 1.5, -1e300, 5e-324, (rand() - 0.5) * 1e6][Math.floor(rand() * 6)]
+  if (r < 0.75) {
+    const pieces = ['a', 'é', '日本', '🎉', '\0', ' ', '"', '\\', 'x'.repeat(40)]
+    let s = ''
+    for (let i = Math.floor(rand() * 8); i > 0; i--) s += pieces[Math.floor(rand() * pieces.length)]
+    return s
+  }
+  return Buffer.from(Array.from({ length: Math.floor(rand() * 20) }, () => Math.floor(rand() * 256)))
+}

@@ -8,21 +8,12 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { test } from 'node:test'
 import { Database } from '../dist/esm/index.mjs'
-import { prng, tempDir } from './helpers.mjs'
+import { outcome, prng, randomValue, tempDir } from './helpers.mjs'
 import { collect, counters } from './live-helpers.mjs'
 import { deferred, INSERT, openTxDb, outsideContext, T, tdb, track, turns, values } from './tx-helpers.mjs'
 
 const inlineCounts = async (db) => (await db.diagnostics()).inline
-const NONE = { runs: 0, moved: 0, skipped: 0, control: 0, writes: 0, commits: 0 }
-
-/** What a call settles with, comparable across the two paths. */
-async function outcome(promise) {
-  try {
-    return { value: await promise }
-  } catch (error) {
-    return { error: { class: error.constructor.name, code: error.code, message: error.message } }
-  }
-}
+const NONE = { runs: 0, moved: 0, skipped: 0, control: 0, writes: 0, commits: 0, live: 0 }
 
 /** Two databases, each on its own file (the same writes must find the same rows): writes
  * inline where bounded (the default budget), and never inline. */
@@ -32,22 +23,6 @@ async function twoFiles(t, options = {}) {
   const off = await Database.open(path.join(dir, 'off.db'), { ...options, inlineBudget: 0 })
   t.after(() => Promise.all([on.close(), off.close()]))
   return { on, off }
-}
-
-// The awkward values: bigints, -0, NUL in text, blobs.
-function randomValue(rand, safeIntegers) {
-  const r = rand()
-  if (r < 0.1) return null
-  if (r < 0.25) return Math.floor((rand() - 0.5) * 2 ** 40)
-  if (r < 0.35) return safeIntegers ? 2n ** 62n - BigInt(Math.floor(rand() * 1000)) : 2 ** 53 - 1
-  if (r < 0.5) return [0, -0, 1.5, -1e300, 5e-324, (rand() - 0.5) * 1e6][Math.floor(rand() * 6)]
-  if (r < 0.8) {
-    const pieces = ['a', 'é', '日本', '🎉', '\0', ' ', '"', 'x'.repeat(40)]
-    let s = ''
-    for (let i = Math.floor(rand() * 6); i > 0; i--) s += pieces[Math.floor(rand() * pieces.length)]
-    return s
-  }
-  return Buffer.from(Array.from({ length: Math.floor(rand() * 20) }, () => Math.floor(rand() * 256)))
 }
 
 const SCHEMA = `

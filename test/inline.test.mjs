@@ -7,7 +7,7 @@ import { test } from 'node:test'
 import v8 from 'node:v8'
 import vm from 'node:vm'
 import { Database, ResqliteError } from '../dist/esm/index.mjs'
-import { calibrate, expectReject, prng, SLOW_SQL, tempDir } from './helpers.mjs'
+import { calibrate, expectReject, outcome, prng, randomValue, SLOW_SQL, tempDir } from './helpers.mjs'
 import { collect } from './live-helpers.mjs'
 import { deferred, outsideContext } from './tx-helpers.mjs'
 
@@ -20,31 +20,6 @@ async function pair(t, options = {}) {
   const off = await Database.open(file, { ...options, inlineBudget: 0 })
   t.after(() => Promise.all([on.close(), off.close()]))
   return { on, off }
-}
-
-/** What a call settles with, comparable across the two paths. */
-async function outcome(promise) {
-  try {
-    return { value: await promise }
-  } catch (error) {
-    return { error: { class: error.constructor.name, code: error.code, message: error.message } }
-  }
-}
-
-// A random value of every kind SQLite stores, the awkward ones often.
-function randomValue(rand, safeIntegers) {
-  const r = rand()
-  if (r < 0.1) return null
-  if (r < 0.25) return Math.floor((rand() - 0.5) * 2 ** 40)
-  if (r < 0.3) return safeIntegers ? 2n ** 62n - BigInt(Math.floor(rand() * 1000)) : 2 ** 53 - 1
-  if (r < 0.45) return [0, -0, 1.5, -1e300, 5e-324, (rand() - 0.5) * 1e6][Math.floor(rand() * 6)]
-  if (r < 0.75) {
-    const pieces = ['a', 'é', '日本', '🎉', '\0', ' ', '"', '\\', 'x'.repeat(40)]
-    let s = ''
-    for (let i = Math.floor(rand() * 8); i > 0; i--) s += pieces[Math.floor(rand() * pieces.length)]
-    return s
-  }
-  return Buffer.from(Array.from({ length: Math.floor(rand() * 20) }, () => Math.floor(rand() * 256)))
 }
 
 const QUERIES = [
