@@ -25,7 +25,7 @@ import type { BackupProgress } from './types'
 const INLINE_BURST = 4
 
 /** A control statement that ran inline: nothing to wait for. */
-const RESOLVED: Promise<void> = Promise.resolve()
+export const RESOLVED: Promise<void> = Promise.resolve()
 
 /** No first run of a live query waiting to be delivered. */
 const NO_FIRST_RUN: { kind: Done; a: unknown; b: unknown } = { kind: Done.LiveError, a: undefined, b: undefined }

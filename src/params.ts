@@ -93,7 +93,7 @@ function writeSet(params: unknown, what: string): void {
     buf[pos] = 1
     view.setUint32(pos + 1, params.length, true)
     pos += 5
-    for (let i = 0; i < params.length; i++) writeValue(params[i], `parameter ${i + 1}`)
+    for (let i = 0; i < params.length; i++) writeValue(params[i], i + 1)
     return
   }
   if (isPlainObject(params)) {
@@ -104,7 +104,7 @@ function writeSet(params: unknown, what: string): void {
     pos += 5
     for (const key of keys) {
       writeText(key)
-      writeValue((params as Record<string, unknown>)[key], `parameter '${key}'`)
+      writeValue((params as Record<string, unknown>)[key], key)
     }
     return
   }
@@ -118,7 +118,13 @@ function writeText(s: string): void {
   pos += 4 + n
 }
 
-function writeValue(v: unknown, name: string): void {
+/** What an error calls parameter `which`: a position (1-based) or a name. Made only on error:
+ * formatting it for every value was measurable on small writes. */
+function parameterName(which: number | string): string {
+  return typeof which === 'number' ? `parameter ${which}` : `parameter '${which}'`
+}
+
+function writeValue(v: unknown, which: number | string): void {
   switch (typeof v) {
     case 'number':
       ensure(9)
@@ -128,7 +134,10 @@ function writeValue(v: unknown, name: string): void {
         view.setUint32(pos + 1, v - hi * TWO_32, true)
         view.setInt32(pos + 5, hi, true)
       } else if (Number.isNaN(v)) {
-        throw typeError(`${name} is NaN, which SQLite would store as NULL; pass null for NULL`, 'ERR_INVALID_ARG_VALUE')
+        throw typeError(
+          `${parameterName(which)} is NaN, which SQLite would store as NULL; pass null for NULL`,
+          'ERR_INVALID_ARG_VALUE',
+        )
       } else {
         buf[pos] = 2
         view.setFloat64(pos + 1, v, true)
@@ -138,7 +147,7 @@ function writeValue(v: unknown, name: string): void {
     case 'string':
       if (!v.isWellFormed()) {
         throw typeError(
-          `${name} is a string with a lone surrogate, which is not valid Unicode and cannot be stored as UTF-8 text`,
+          `${parameterName(which)} is a string with a lone surrogate, which is not valid Unicode and cannot be stored as UTF-8 text`,
           'ERR_INVALID_ARG_VALUE',
         )
       }
@@ -147,7 +156,8 @@ function writeValue(v: unknown, name: string): void {
       writeText(v)
       return
     case 'bigint':
-      if (v < INT64_MIN || v > INT64_MAX) throw rangeError(`${name} is a bigint outside the 64-bit integer range`)
+      if (v < INT64_MIN || v > INT64_MAX)
+        throw rangeError(`${parameterName(which)} is a bigint outside the 64-bit integer range`)
       ensure(9)
       buf[pos] = 1
       view.setBigInt64(pos + 1, v, true)
@@ -171,8 +181,8 @@ function writeValue(v: unknown, name: string): void {
   }
   throw typeError(
     v === undefined
-      ? `${name} is undefined; pass null for NULL`
-      : `${name} has an unsupported type (${describe(v)}); use null, a number, a bigint, a string or a Uint8Array`,
+      ? `${parameterName(which)} is undefined; pass null for NULL`
+      : `${parameterName(which)} has an unsupported type (${describe(v)}); use null, a number, a bigint, a string or a Uint8Array`,
   )
 }
 

@@ -4,7 +4,7 @@
 // transaction level, so its statements reach the writer's queue in the order they were called.
 import type { AsyncLocalStorage } from 'node:async_hooks'
 import { type CallKind, checkBody, checkNestedOptions, prepareCall } from './arguments'
-import type { Engine } from './engine'
+import { type Engine, RESOLVED } from './engine'
 import { abortError, describe, ResqliteError, typeError } from './errors'
 import { iteration, type RowIterator } from './iterate'
 import { JobKind } from './native'
@@ -115,6 +115,26 @@ interface Ends {
 }
 
 export const OUTERMOST: Ends = { commit: 'COMMIT', rollback: 'ROLLBACK' }
+
+/** A savepoint level's statements, made once per depth. */
+interface Level extends Ends {
+  begin: string
+}
+
+const LEVELS: Level[] = []
+
+function savepoint(depth: number): Level {
+  let level = LEVELS[depth]
+  if (level === undefined) {
+    const name = `resqlite_sp${depth}`
+    level = { begin: `SAVEPOINT ${name}`, commit: `RELEASE ${name}`, rollback: `ROLLBACK TO ${name}; RELEASE ${name}` }
+    LEVELS[depth] = level
+  }
+  return level
+}
+
+/** A level that began. */
+const BEGUN = { failed: false }
 
 /** An open transaction, or a savepoint nested in one: the `tx` a transaction body receives
  * (docs/transactions.md). Its query methods ({@link Queryable}) run on the writer inside the
@@ -250,15 +270,18 @@ export class Transaction implements Queryable {
     begun: Promise<unknown>,
     signal?: AbortSignal,
   ): Promise<T> {
-    let begin: { failed: boolean; error?: unknown } | undefined
-    const beginFailure = begun.then(
-      () => {
-        begin = { failed: false }
-      },
-      (error: unknown) => {
-        begin = { failed: true, error }
-      },
-    )
+    // A BEGIN or SAVEPOINT run inline has already succeeded: nothing to wait for.
+    let begin: { failed: boolean; error?: unknown } | undefined = begun === RESOLVED ? BEGUN : undefined
+    const beginFailure =
+      begin ??
+      begun.then(
+        () => {
+          begin = BEGUN
+        },
+        (error: unknown) => {
+          begin = { failed: true, error }
+        },
+      )
     let outcome: Outcome<T>
     if (signal) {
       outcome = await this.#runBodyWithSignal(body, signal)
@@ -298,8 +321,9 @@ export class Transaction implements Queryable {
     }
     try {
       // A nested level's RELEASE writes nothing: it may run at once; so may a COMMIT with little
-      // to write.
-      await (this.#depth > 0 ? this.#control(ends.commit) : this.#commit())
+      // to write (then there is nothing to wait for).
+      const ended = this.#depth > 0 ? this.#control(ends.commit) : this.#commit()
+      if (ended !== RESOLVED) await ended
     } catch (error) {
       await this.#send(ends.rollback).catch(() => {})
       throw error
@@ -311,7 +335,7 @@ export class Transaction implements Queryable {
   #startBody<T>(body: (tx: Transaction) => Promise<T>): PromiseLike<T> | Outcome<T> {
     let result: unknown
     try {
-      result = this.#context.run(this, () => body(this))
+      result = this.#context.run(this, body, this)
     } catch (error) {
       return { ok: false, error }
     }
@@ -347,17 +371,13 @@ export class Transaction implements Queryable {
   }
 
   async #nest<T>(body: (tx: Transaction) => Promise<T>): Promise<T> {
-    await this.#turns.acquire()
+    if (!this.#turns.tryAcquire()) await this.#turns.acquire()
     try {
       const depth = this.#depth + 1
-      const name = `resqlite_sp${depth}`
-      const begun = this.#control(`SAVEPOINT ${name}`)
-      const child = new Transaction(this.#engine, this.#context, this.#root, depth)
-      return await child.run(
-        body,
-        { commit: `RELEASE ${name}`, rollback: `ROLLBACK TO ${name}; RELEASE ${name}` },
-        begun,
-      )
+      const level = savepoint(depth)
+      const begun = this.#control(level.begin)
+      // A nested level ends nothing of the transaction's: its #runLevel needs no `run` around it.
+      return await new Transaction(this.#engine, this.#context, this.#root, depth).#runLevel(body, level, begun)
     } finally {
       this.#turns.release()
     }
@@ -431,7 +451,8 @@ export class Transaction implements Queryable {
   }
 
   /** A control statement that takes no lock and writes nothing (SAVEPOINT, a nested RELEASE):
-   * run at once on the idle writer's connection when it can be, else sent to the writer. */
+   * run at once on the idle writer's connection when it can be (then RESOLVED), else sent to
+   * the writer. */
   #control(sql: string): Promise<unknown> {
     if (this.#failure() === undefined) {
       const done = this.#engine.controlInline(sql, true)

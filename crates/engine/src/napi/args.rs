@@ -14,27 +14,65 @@ pub unsafe fn u32_arg(env: sys::napi_env, value: sys::napi_value) -> Result<u32,
 }
 
 pub unsafe fn string_arg(env: sys::napi_env, value: sys::napi_value) -> Result<String, &'static str> {
+    let mut text = String::new();
+    read_string(env, value, &mut text)?;
+    Ok(text)
+}
+
+/// Reads a JS string into `text` (replacing what it held), reusing its capacity.
+unsafe fn read_string(env: sys::napi_env, value: sys::napi_value, text: &mut String) -> Result<(), &'static str> {
     // Most SQL fits a first guess: one pass, without measuring the string first.
     const GUESS: usize = 256;
-    let mut bytes = Vec::<u8>::with_capacity(GUESS);
+    let mut bytes = std::mem::take(text).into_bytes();
+    bytes.clear();
+    bytes.reserve(GUESS);
+    let capacity = bytes.capacity();
     let mut len = 0;
-    if sys::napi_get_value_string_utf8(env, value, bytes.as_mut_ptr() as *mut _, GUESS, &mut len)
+    if sys::napi_get_value_string_utf8(env, value, bytes.as_mut_ptr() as *mut _, capacity, &mut len)
         != sys::Status::napi_ok
     {
         return Err("sql: expected a string");
     }
     // N-API stops early only at the end of the buffer, before a character of up to 4 bytes.
-    if len + 4 < GUESS {
-        bytes.set_len(len);
-        // SAFETY: N-API writes UTF-8 (lone surrogates become U+FFFD).
-        return Ok(String::from_utf8_unchecked(bytes));
+    if len + 4 >= capacity {
+        sys::napi_get_value_string_utf8(env, value, ptr::null_mut(), 0, &mut len);
+        bytes.reserve(len + 1);
+        sys::napi_get_value_string_utf8(env, value, bytes.as_mut_ptr() as *mut _, len + 1, &mut len);
     }
-    sys::napi_get_value_string_utf8(env, value, ptr::null_mut(), 0, &mut len);
-    let mut bytes = Vec::<u8>::with_capacity(len + 1);
-    sys::napi_get_value_string_utf8(env, value, bytes.as_mut_ptr() as *mut _, len + 1, &mut len);
     bytes.set_len(len);
     // SAFETY: N-API writes UTF-8 (lone surrogates become U+FFFD).
-    Ok(String::from_utf8_unchecked(bytes))
+    *text = String::from_utf8_unchecked(bytes);
+    Ok(())
+}
+
+thread_local! {
+    /// The SQL of the running per-job call, kept between calls for its capacity.
+    static SQL: std::cell::Cell<String> = const { std::cell::Cell::new(String::new()) };
+}
+
+/// A call's SQL text, read into a buffer the JS thread reuses (a call made while another runs,
+/// from a handler it calls, gets a buffer of its own).
+pub struct SqlText(String);
+
+impl SqlText {
+    pub unsafe fn read(env: sys::napi_env, value: sys::napi_value) -> Result<SqlText, &'static str> {
+        let mut text = SqlText(SQL.take());
+        read_string(env, value, &mut text.0)?;
+        Ok(text)
+    }
+}
+
+impl std::ops::Deref for SqlText {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl Drop for SqlText {
+    fn drop(&mut self) {
+        SQL.set(std::mem::take(&mut self.0));
+    }
 }
 
 /// The first `len` bytes of a Uint8Array, copied.

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use napi::sys;
 
-use super::args::{bytes_view, string_arg, throw, u32_arg};
+use super::args::{bytes_view, throw, u32_arg, SqlText};
 use super::database::NativeDatabase;
 use super::protocol::{
     DONE_LIVE_ERROR, INLINE_DONE as DONE, INLINE_MOVED as MOVED, INLINE_RESULT_CHANGES as CHANGES,
@@ -98,7 +98,7 @@ pub(super) unsafe extern "C" fn read_inline(env: sys::napi_env, info: sys::napi_
     let db = &*(data as *const NativeDatabase);
     let args = (|| {
         let kind = u32_arg(env, argv[0])?;
-        let sql = string_arg(env, argv[1])?;
+        let sql = SqlText::read(env, argv[1])?;
         let params = bytes_view(env, argv[2], u32_arg(env, argv[3])? as usize)?;
         let budget = Duration::from_micros(u32_arg(env, argv[4])? as u64);
         let mut on_writer = false;
@@ -196,7 +196,7 @@ pub(super) unsafe extern "C" fn control_inline(env: sys::napi_env, info: sys::na
     if argc < argv.len() || sys::napi_get_value_bool(env, argv[1], &mut in_transaction) != sys::Status::napi_ok {
         return throw(env, "expected (sql, inTransaction)");
     }
-    let sql = match string_arg(env, argv[0]) {
+    let sql = match SqlText::read(env, argv[0]) {
         Ok(sql) => sql,
         Err(message) => return throw(env, message),
     };
@@ -231,7 +231,7 @@ pub(super) unsafe extern "C" fn write_inline(env: sys::napi_env, info: sys::napi
     }
     let args = (|| {
         let kind = u32_arg(env, argv[0])?;
-        let sql = string_arg(env, argv[1])?;
+        let sql = SqlText::read(env, argv[1])?;
         let params = bytes_view(env, argv[2], u32_arg(env, argv[3])? as usize)?;
         let budget = Duration::from_micros(u32_arg(env, argv[4])? as u64);
         Ok::<_, &'static str>((kind, sql, params, budget))
@@ -255,12 +255,17 @@ pub(super) unsafe extern "C" fn write_inline(env: sys::napi_env, info: sys::napi
         let ran = catch_unwind(AssertUnwindSafe(|| match kind {
             JOB_KIND_EXECUTE => inline::write(worker, &sql, params, budget)
                 .map(|ran| ran.map(|(changes, rowid)| Wrote::Changes(changes, rowid))),
-            JOB_KIND_CONTROL if sql == "COMMIT" => inline::commit(worker).map(|ran| ran.map(Wrote::Committed)),
-            _ => Err(DbError::new("ERR_INTERNAL", format!("writeInline: cannot run job kind {kind} ({sql})"))),
+            JOB_KIND_CONTROL if &*sql == "COMMIT" => inline::commit(worker).map(|ran| ran.map(Wrote::Committed)),
+            _ => Err(DbError::new("ERR_INTERNAL", format!("writeInline: cannot run job kind {kind} ({})", &*sql))),
         }))
         .unwrap_or_else(|_| Err(DbError::new("ERR_INTERNAL", "internal error in the engine (a Rust panic)")));
-        shared.publish_committed(worker, tracking);
-        (ran, worker.conn.autocommit())
+        // Inside the transaction nothing was committed: only a COMMIT (or an error that ended
+        // the transaction) can have anything to publish.
+        let ended = worker.conn.autocommit();
+        if ended || kind == JOB_KIND_CONTROL {
+            shared.publish_committed(worker, tracking);
+        }
+        (ran, ended)
     };
     // The lock is released: JS may run now.
     let args = match ran {
@@ -332,7 +337,7 @@ pub(super) unsafe extern "C" fn live_start_inline(
     }
     let args = (|| {
         let id = u32_arg(env, argv[0])?;
-        let sql = string_arg(env, argv[1])?;
+        let sql = SqlText::read(env, argv[1])?;
         let params = bytes_view(env, argv[2], u32_arg(env, argv[3])? as usize)?;
         let budget = Duration::from_micros(u32_arg(env, argv[4])? as u64);
         Ok::<_, &'static str>((id, sql, params, budget))
@@ -346,10 +351,10 @@ pub(super) unsafe extern "C" fn live_start_inline(
     let mut slot = shared.inline.lock().unwrap();
     let Some(worker) = slot.as_mut() else {
         drop(slot);
-        db.pool.live_start(id, sql, params.to_vec());
+        db.pool.live_start(id, sql.to_string(), params.to_vec());
         return number(env, UNAVAILABLE);
     };
-    db.pool.live_start_inline(id, sql.clone(), params.to_vec());
+    db.pool.live_start_inline(id, sql.to_string(), params.to_vec());
     let (outcome, overran) =
         catch_unwind(AssertUnwindSafe(|| worker.run_live_within(&sql, params, shared.safe_integers, budget)))
             .unwrap_or_else(|_| {
