@@ -6,6 +6,7 @@
 import { arrayResult, type Row, rowLiteral } from './decode'
 import { ResqliteError } from './errors'
 import { Inline, InlineResult, type JobCalls, JobKind } from './native'
+import type { Diagnostics } from './types'
 
 type MakeRow = (cells: unknown[], k: number) => Row
 
@@ -28,16 +29,8 @@ function rowMaker(names: string, columns: number, arrays: boolean): MakeRow {
   return make
 }
 
-/** Counts for `diagnostics().inline`. */
-export interface InlineCounters {
-  runs: number
-  moved: number
-  skipped: number
-  control: number
-  writes: number
-  commits: number
-  live: number
-}
+/** Counts for `diagnostics().inline` (types.ts `Diagnostics`). */
+export type InlineCounters = Diagnostics['inline']
 
 export const NO_INLINE_COUNTS: Readonly<InlineCounters> = {
   runs: 0,

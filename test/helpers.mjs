@@ -101,3 +101,14 @@ export function randomValue(rand, safeIntegers) {
   }
   return Buffer.from(Array.from({ length: Math.floor(rand() * 20) }, () => Math.floor(rand() * 256)))
 }
+
+/** `diagnostics().inline` when nothing ran on the JS thread. */
+export const NO_INLINE_RUNS = Object.freeze({
+  runs: 0,
+  moved: 0,
+  skipped: 0,
+  control: 0,
+  writes: 0,
+  commits: 0,
+  live: 0,
+})

@@ -7,7 +7,7 @@ import { test } from 'node:test'
 import v8 from 'node:v8'
 import vm from 'node:vm'
 import { Database, ResqliteError } from '../dist/esm/index.mjs'
-import { calibrate, expectReject, outcome, prng, randomValue, SLOW_SQL, tempDir } from './helpers.mjs'
+import { calibrate, expectReject, NO_INLINE_RUNS, outcome, prng, randomValue, SLOW_SQL, tempDir } from './helpers.mjs'
 import { collect } from './live-helpers.mjs'
 import { deferred, outsideContext } from './tx-helpers.mjs'
 
@@ -61,15 +61,7 @@ for (const safeIntegers of [false, true]) {
     }
     const counts = await inlineCounts(on)
     assert.ok(counts.runs > 100, `reads ran inline (${JSON.stringify(counts)})`)
-    assert.deepStrictEqual(await inlineCounts(off), {
-      runs: 0,
-      moved: 0,
-      skipped: 0,
-      control: 0,
-      writes: 0,
-      commits: 0,
-      live: 0,
-    })
+    assert.deepStrictEqual(await inlineCounts(off), NO_INLINE_RUNS)
   })
 }
 
@@ -193,15 +185,7 @@ test('inlineBudget: 0 runs no SQLite on the JS thread; the reads still work ever
   const c = collect(db.stream('SELECT v FROM o ORDER BY id'))
   assert.deepStrictEqual(await c.next(), [{ v: 'a' }, { v: 'b' }])
   c.stop()
-  assert.deepStrictEqual(await inlineCounts(db), {
-    runs: 0,
-    moved: 0,
-    skipped: 0,
-    control: 0,
-    writes: 0,
-    commits: 0,
-    live: 0,
-  })
+  assert.deepStrictEqual(await inlineCounts(db), NO_INLINE_RUNS)
 })
 
 test("a live query's first run: on the JS thread when it fits the budget, delivered once and after subscribe returns; past the budget on a reader", async (t) => {
