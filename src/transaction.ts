@@ -37,7 +37,8 @@ const CALLS: Partial<Record<JobKind, CallKind>> = {
 export class Turns {
   #held = false
   #queue: { hold: boolean; start: () => void }[] = []
-  #idle: (() => void)[] = []
+  /** Made when someone waits for idle (rarely: `close()`); one less array per transaction level. */
+  #idle: (() => void)[] | undefined
 
   /** True when a write would be sent at once. */
   get free(): boolean {
@@ -86,17 +87,22 @@ export class Turns {
       next.start()
       if (next.hold) return
     }
-    for (const resolve of this.#idle.splice(0)) resolve()
+    const idle = this.#idle
+    if (idle === undefined) return
+    this.#idle = undefined
+    for (const resolve of idle) resolve()
   }
 
   /** Resolves once nothing holds or waits for the writer. */
   idle(): Promise<void> {
-    return this.free ? Promise.resolve() : new Promise((resolve) => this.#idle.push(resolve))
+    return this.free ? Promise.resolve() : new Promise((resolve) => (this.#idle ??= []).push(resolve))
   }
 }
 
 /** What every level of one transaction shares. */
 interface Root {
+  /** Told of an error that left the writer outside any transaction (sets `rolledBack`). */
+  onNoTransaction: (error: ResqliteError) => void
   /** SQLite rolled the transaction back on its own after this error. */
   rolledBack?: ResqliteError
   /** The transaction's signal aborted. */
@@ -104,6 +110,15 @@ interface Root {
   /** The outermost level has ended: nothing of this transaction may reach the writer any more
    * (it would land in whatever runs next there). */
   ended?: boolean
+}
+
+function newRoot(): Root {
+  const root: Root = {
+    onNoTransaction: (error) => {
+      root.rolledBack ??= error
+    },
+  }
+  return root
 }
 
 type Outcome<T> = { ok: true; value: T } | { ok: false; error: unknown; aborted?: boolean }
@@ -150,10 +165,10 @@ export class Transaction implements Queryable {
   #finished = false
 
   /** @internal Made by `Database.transaction` and `Transaction.transaction`. */
-  constructor(engine: Engine, context: AsyncLocalStorage<Transaction>, root: Root = {}, depth = 0) {
+  constructor(engine: Engine, context: AsyncLocalStorage<Transaction>, root?: Root, depth = 0) {
     this.#engine = engine
     this.#context = context
-    this.#root = root
+    this.#root = root ?? newRoot()
     this.#depth = depth
   }
 
@@ -198,7 +213,7 @@ export class Transaction implements Queryable {
       sql,
       params,
       options,
-      (packed, pageRows, arrays) => this.#engine.iterate<R>(sql, packed, pageRows, this.#onNoTransaction, arrays),
+      (packed, pageRows, arrays) => this.#engine.iterate<R>(sql, packed, pageRows, this.#root.onNoTransaction, arrays),
       () => this.#unusable() ?? this.#failure(),
     )
   }
@@ -269,66 +284,72 @@ export class Transaction implements Queryable {
     ends: Ends,
     begun: Promise<unknown>,
     signal?: AbortSignal,
+    parentTurns?: Turns,
   ): Promise<T> {
-    // A BEGIN or SAVEPOINT run inline has already succeeded: nothing to wait for.
-    let begin: { failed: boolean; error?: unknown } | undefined = begun === RESOLVED ? BEGUN : undefined
-    const beginFailure =
-      begin ??
-      begun.then(
-        () => {
-          begin = BEGUN
-        },
-        (error: unknown) => {
-          begin = { failed: true, error }
-        },
-      )
-    let outcome: Outcome<T>
-    if (signal) {
-      outcome = await this.#runBodyWithSignal(body, signal)
-    } else {
-      const started = this.#startBody(body)
-      if (isPromiseLike(started)) {
-        try {
-          outcome = { ok: true, value: await started }
-        } catch (error) {
-          outcome = { ok: false, error }
-        }
-      } else {
-        outcome = started
-      }
-    }
-    this.#finished = true
-    if (!outcome.ok && outcome.aborted) {
-      // Don't wait for the body: stop the statement it is running (the writer is this
-      // transaction's), roll back behind what it already sent, refuse the rest.
-      this.#root.aborted = outcome.error as ResqliteError
-      this.#engine.interruptWriter()
-      await this.#engine.write(JobKind.Control, ends.rollback, NO_PARAMS, () => {}).catch(() => {})
-      throw outcome.error
-    }
-    // A level that never began has nothing to commit or roll back; its error is the answer.
-    // (Awaits are skipped when there is nothing to wait for: each costs a turn of the
-    // microtask queue on every transaction; experiments/021.)
-    if (begin === undefined) await beginFailure
-    if (begin!.failed) throw begin!.error
-    // Statements and nested transactions the body started before it finished go first.
-    if (!this.#turns.tryAcquire()) await this.#turns.acquire()
-    const failure = this.#root.aborted ?? this.#rolledBackError()
-    if (failure) throw failure
-    if (!outcome.ok) {
-      await this.#send(ends.rollback).catch(() => {})
-      throw outcome.error
-    }
     try {
-      // A nested level's RELEASE writes nothing: it may run at once; so may a COMMIT with little
-      // to write (then there is nothing to wait for).
-      const ended = this.#depth > 0 ? this.#control(ends.commit) : this.#commit()
-      if (ended !== RESOLVED) await ended
-    } catch (error) {
-      await this.#send(ends.rollback).catch(() => {})
-      throw error
+      // A BEGIN or SAVEPOINT run inline has already succeeded: nothing to wait for.
+      let begin: { failed: boolean; error?: unknown } | undefined = begun === RESOLVED ? BEGUN : undefined
+      const beginFailure =
+        begin ??
+        begun.then(
+          () => {
+            begin = BEGUN
+          },
+          (error: unknown) => {
+            begin = { failed: true, error }
+          },
+        )
+      let outcome: Outcome<T>
+      if (signal) {
+        outcome = await this.#runBodyWithSignal(body, signal)
+      } else {
+        const started = this.#startBody(body)
+        if (isPromiseLike(started)) {
+          try {
+            outcome = { ok: true, value: await started }
+          } catch (error) {
+            outcome = { ok: false, error }
+          }
+        } else {
+          outcome = started
+        }
+      }
+      this.#finished = true
+      if (!outcome.ok && outcome.aborted) {
+        // Don't wait for the body: stop the statement it is running (the writer is this
+        // transaction's), roll back behind what it already sent, refuse the rest.
+        this.#root.aborted = outcome.error as ResqliteError
+        this.#engine.interruptWriter()
+        await this.#engine.write(JobKind.Control, ends.rollback, NO_PARAMS, () => {}).catch(() => {})
+        throw outcome.error
+      }
+      // A level that never began has nothing to commit or roll back; its error is the answer.
+      // (Awaits are skipped when there is nothing to wait for: each costs a turn of the
+      // microtask queue on every transaction; experiments/021.)
+      if (begin === undefined) await beginFailure
+      if (begin!.failed) throw begin!.error
+      // Statements and nested transactions the body started before it finished go first.
+      if (!this.#turns.tryAcquire()) await this.#turns.acquire()
+      const failure = this.#root.aborted ?? this.#rolledBackError()
+      if (failure) throw failure
+      if (!outcome.ok) {
+        await this.#send(ends.rollback).catch(() => {})
+        throw outcome.error
+      }
+      try {
+        // A nested level's RELEASE writes nothing: it may run at once; so may a COMMIT with little
+        // to write (then there is nothing to wait for).
+        const ended = this.#depth > 0 ? this.#control(ends.commit) : this.#commit()
+        if (ended !== RESOLVED) await ended
+      } catch (error) {
+        await this.#send(ends.rollback).catch(() => {})
+        throw error
+      }
+      return outcome.value
+    } finally {
+      // A nested level holds its parent's writer from SAVEPOINT to RELEASE.
+      parentTurns?.release()
     }
-    return outcome.value
   }
 
   /** Calls the body in this level's context: its promise, or the outcome if it has none. */
@@ -370,17 +391,31 @@ export class Transaction implements Queryable {
     })
   }
 
-  async #nest<T>(body: (tx: Transaction) => Promise<T>): Promise<T> {
-    if (!this.#turns.tryAcquire()) await this.#turns.acquire()
+  /** Runs `body` as a savepoint nested in this level, once this level's writer is free; the
+   * nested level gives it back when it ends. */
+  #nest<T>(body: (tx: Transaction) => Promise<T>): Promise<T> {
+    if (!this.#turns.tryAcquire()) return this.#turns.acquire().then(() => this.#nestNow(body))
+    return this.#nestNow(body)
+  }
+
+  #nestNow<T>(body: (tx: Transaction) => Promise<T>): Promise<T> {
+    const depth = this.#depth + 1
+    const level = savepoint(depth)
+    let begun: Promise<unknown>
     try {
-      const depth = this.#depth + 1
-      const level = savepoint(depth)
-      const begun = this.#control(level.begin)
-      // A nested level ends nothing of the transaction's: its #runLevel needs no `run` around it.
-      return await new Transaction(this.#engine, this.#context, this.#root, depth).#runLevel(body, level, begun)
-    } finally {
+      begun = this.#control(level.begin)
+    } catch (error) {
       this.#turns.release()
+      return Promise.reject(error)
     }
+    // A nested level ends nothing of the transaction's: its #runLevel needs no `run` around it.
+    return new Transaction(this.#engine, this.#context, this.#root, depth).#runLevel(
+      body,
+      level,
+      begun,
+      undefined,
+      this.#turns,
+    )
   }
 
   #op<T>(
@@ -408,7 +443,7 @@ export class Transaction implements Queryable {
         if (failure) return Promise.reject(failure)
         const done =
           kind === JobKind.Execute
-            ? this.#engine.writeInTransaction<T>(sql, packed, this.#onNoTransaction)
+            ? this.#engine.writeInTransaction<T>(sql, packed, this.#root.onNoTransaction)
             : this.#engine.readInTransaction<T>(kind, sql, packed, arrays)
         if (done !== undefined) return done
       }
@@ -432,19 +467,14 @@ export class Transaction implements Queryable {
   #send<T>(sql: string, kind = JobKind.Control, packed = NO_PARAMS, arrays = false): Promise<T> {
     const failure = this.#failure()
     if (failure) return Promise.reject(failure)
-    return this.#engine.write<T>(kind, sql, packed, this.#onNoTransaction, arrays)
-  }
-
-  /** An error left the writer outside any transaction: SQLite rolled this one back. */
-  readonly #onNoTransaction = (error: ResqliteError): void => {
-    this.#root.rolledBack ??= error
+    return this.#engine.write<T>(kind, sql, packed, this.#root.onNoTransaction, arrays)
   }
 
   /** The outermost COMMIT: at once on the JS thread when the transaction wrote little, there
    * (experiments/036), else sent to the writer. */
   #commit(): Promise<unknown> {
     if (this.#failure() === undefined) {
-      const done = this.#engine.commitInline(this.#onNoTransaction)
+      const done = this.#engine.commitInline(this.#root.onNoTransaction)
       if (done !== undefined) return done
     }
     return this.#send(OUTERMOST.commit)
