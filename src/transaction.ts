@@ -95,7 +95,10 @@ export class Turns {
 
   /** Resolves once nothing holds or waits for the writer. */
   idle(): Promise<void> {
-    return this.free ? Promise.resolve() : new Promise((resolve) => (this.#idle ??= []).push(resolve))
+    if (this.free) return Promise.resolve()
+    this.#idle ??= []
+    const idle = this.#idle
+    return new Promise((resolve) => idle.push(resolve))
   }
 }
 
