@@ -56,9 +56,11 @@ fn slot_pair(start: usize, len: usize) -> DbResult<u64> {
 /// A large result's first rows cross to JS in parts of about this many cells (or arena bytes),
 /// each decoded on the JS thread while the reader steps the next; after MAX_EARLY_PARTS parts
 /// the rest comes as one last part, decoded when the reader is done, so a huge result does not
-/// keep a core busy while the JS thread's GC needs it (experiments/009, 033).
+/// keep a core busy while the JS thread's GC needs it (experiments/009, 033). Arena bytes: text
+/// rows fill 64 KB long before 8,192 cells, and their last part then held most of the result
+/// (experiments/039).
 pub const PART_CELLS: usize = 8192;
-const PART_BYTES: usize = 64 * 1024;
+const PART_BYTES: usize = 192 * 1024;
 const MAX_EARLY_PARTS: usize = 3;
 
 /// Encodes the rows of `statement`; with `emit_part`, every full part but the last goes to it
@@ -457,15 +459,16 @@ mod tests {
 
     #[test]
     fn a_result_of_long_values_comes_in_parts_by_bytes() {
-        // 40 rows of 10,000-byte texts: a part is full once its arena holds PART_BYTES.
-        let sql = "WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 39) \
+        // 100 rows of 10,000-byte texts: a part is full once its arena holds PART_BYTES.
+        let sql = "WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 99) \
                    SELECT i, printf('%.*c', 10000, 'x') AS t FROM n";
         let parts = encode(sql, usize::MAX, false, true).unwrap();
         let rows: Vec<usize> = parts.iter().map(|p| p.row_count() as usize).collect();
         let per_part = PART_BYTES.div_ceil(10_000);
-        assert_eq!(rows, vec![per_part, per_part, per_part, 40 - 3 * per_part], "three early parts, then the rest");
+        assert!(4 * per_part < 100, "enough rows for three early parts and a last one");
+        assert_eq!(rows, vec![per_part, per_part, per_part, 100 - 3 * per_part], "three early parts, then the rest");
         let ids: Vec<D> = parts.iter().flat_map(|p| decode(p).rows).map(|mut r| r.remove(0)).collect();
-        assert_eq!(ids, (0..40).map(|i| number(i as f64)).collect::<Vec<_>>(), "in order, none lost");
+        assert_eq!(ids, (0..100).map(|i| number(i as f64)).collect::<Vec<_>>(), "in order, none lost");
     }
 
     #[test]
