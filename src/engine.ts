@@ -7,7 +7,6 @@ import type { Page, PageSource } from './iterate'
 import {
   binding,
   Done,
-  Inline,
   IterateStep,
   type JobCalls,
   JobKind,
@@ -26,9 +25,6 @@ const INLINE_BURST = 4
 
 /** A control statement that ran inline: nothing to wait for. */
 export const RESOLVED: Promise<void> = Promise.resolve()
-
-/** No first run of a live query waiting to be delivered. */
-const NO_FIRST_RUN: { kind: Done; a: unknown; b: unknown } = { kind: Done.LiveError, a: undefined, b: undefined }
 
 /** What SQLite's automatic checkpoint runs, for a commit made on the JS thread (the checkpoint
  * itself is work for the writer thread). */
@@ -301,32 +297,15 @@ export class Engine {
     this.#keepAlive()
     this.#live.set(id, { sql, sink })
     // Its first run on the JS thread when it fits the budget (experiments/037), under the same
-    // rules as a read; delivered in a microtask, before any later run's completion.
+    // rules as a read (else the engine started it on the readers); delivered in a microtask,
+    // before any later run's completion.
     if (this.#inline !== undefined && this.#mayRunInline()) {
-      const how = this.#calls.liveStartInline(
-        id,
-        sql,
-        packed.bytes,
-        packed.length,
-        this.#inline.budgetMicros,
-        this.#onFirstRun,
-      )
-      if (how === Inline.Done) {
-        this.#inline.counters.live++
-        const { kind, a, b } = this.#firstRun
-        this.#firstRun = NO_FIRST_RUN
-        queueMicrotask(() => this.#deliver(id, kind, a, b))
-      }
+      const first = this.#inline.liveStart(id, sql, packed.bytes, packed.length)
+      if (first !== undefined) queueMicrotask(() => this.#deliver(id, first.kind, first.a, first.b))
       return id
     }
     this.#native.liveStart(id, sql, packed.bytes, packed.length)
     return id
-  }
-
-  /** What `liveStartInline` handed over, until it is queued for delivery. */
-  #firstRun = NO_FIRST_RUN
-  readonly #onFirstRun = (kind: Done, a: unknown, b: unknown): void => {
-    this.#firstRun = { kind, a, b }
   }
 
   liveStop(id: number): void {

@@ -5,7 +5,7 @@
 // column-name set, as in decode.ts, so every row of a shape shares one hidden class.
 import { arrayResult, type Row, rowLiteral } from './decode'
 import { ResqliteError } from './errors'
-import { Inline, InlineResult, type JobCalls, JobKind } from './native'
+import { type Done, Inline, InlineResult, type JobCalls, JobKind } from './native'
 import type { Diagnostics } from './types'
 
 type MakeRow = (cells: unknown[], k: number) => Row
@@ -42,12 +42,20 @@ export const NO_INLINE_COUNTS: Readonly<InlineCounters> = {
   live: 0,
 }
 
+/** What a live query's first run on the JS thread delivers, as a completion would (engine.ts
+ * `#deliver`). */
+export interface FirstRun {
+  kind: Done
+  a: unknown
+  b: unknown
+}
+
 /** What a transaction's COMMIT on the JS thread did: committed (and whether a checkpoint is
  * due, for the writer thread), or failed. */
 export type Committed = { checkpointDue: boolean } | { error: ResqliteError; ended: boolean }
 
-/** SQLite work on the JS thread through the engine's `readInline`, `controlInline` and
- * `writeInline`: turns the handler's call into a settled promise, and counts what ran where.
+/** SQLite work on the JS thread through the engine's `readInline`, `controlInline`,
+ * `writeInline` and `liveStartInline`: turns the handler's call into a settled promise, and counts what ran where.
  * One per engine, made only when the budget is above 0; the handler is a field so it is
  * created once. */
 export class InlineRunner {
@@ -55,7 +63,8 @@ export class InlineRunner {
   readonly #readInline: JobCalls['readInline']
   readonly #controlInline: JobCalls['controlInline']
   readonly #writeInline: JobCalls['writeInline']
-  readonly budgetMicros: number
+  readonly #liveStartInline: JobCalls['liveStartInline']
+  readonly #budgetMicros: number
   readonly #safeIntegers: boolean
   #kind: JobKind = JobKind.Select
   #arrays = false
@@ -64,6 +73,8 @@ export class InlineRunner {
   #error: ResqliteError | undefined
   /** The write's error ended the transaction (SQLite rolled it back). */
   #ended = false
+  /** What `liveStartInline` handed over. */
+  #firstRun: FirstRun | undefined
   /** The last result's shape and its row maker. */
   #lastNames = ''
   #lastArrays = false
@@ -73,7 +84,8 @@ export class InlineRunner {
     this.#readInline = calls.readInline
     this.#controlInline = calls.controlInline
     this.#writeInline = calls.writeInline
-    this.budgetMicros = budgetMicros
+    this.#liveStartInline = calls.liveStartInline
+    this.#budgetMicros = budgetMicros
     this.#safeIntegers = safeIntegers
   }
 
@@ -122,13 +134,10 @@ export class InlineRunner {
     this.#kind = kind
     this.#arrays = arrays
     this.#sql = sql
-    const how = this.#readInline(kind, sql, params, length, this.budgetMicros, this.handle, inTransaction)
+    const how = this.#readInline(kind, sql, params, length, this.#budgetMicros, this.handle, inTransaction)
     if (how === Inline.Done) {
       this.counters.runs++
-      const error = this.#error
-      const value = this.#value
-      this.#error = undefined
-      this.#value = undefined
+      const { value, error } = this.#take()
       return error === undefined ? Promise.resolve(value as T) : Promise.reject(error)
     }
     if (how === Inline.Moved) this.counters.moved++
@@ -162,17 +171,32 @@ export class InlineRunner {
 
   #runWrite(kind: JobKind, sql: string, params: Uint8Array, length: number): boolean {
     this.#sql = sql
-    return this.#writeInline(kind, sql, params, length, this.budgetMicros, this.handle) === Inline.Done
+    return this.#writeInline(kind, sql, params, length, this.#budgetMicros, this.handle) === Inline.Done
   }
 
   /** The handler's result, cleared; an error that ended the transaction goes to `onEnded`. */
-  #take(onEnded: (error: ResqliteError) => void): { value: unknown; error: ResqliteError | undefined } {
+  #take(onEnded?: (error: ResqliteError) => void): { value: unknown; error: ResqliteError | undefined } {
     const value = this.#value
     const error = this.#error
     this.#value = undefined
     this.#error = undefined
-    if (error !== undefined && this.#ended) onEnded(error)
+    if (error !== undefined && this.#ended) onEnded?.(error)
     return { value, error }
+  }
+
+  /** Starts live query `id` with its first run here when it fits the budget: what that run
+   * delivers, or undefined when the engine started it on the readers instead. */
+  liveStart(id: number, sql: string, params: Uint8Array, length: number): FirstRun | undefined {
+    const how = this.#liveStartInline(id, sql, params, length, this.#budgetMicros, this.#onFirstRun)
+    if (how !== Inline.Done) return undefined
+    this.counters.live++
+    const first = this.#firstRun
+    this.#firstRun = undefined
+    return first
+  }
+
+  readonly #onFirstRun = (kind: Done, a: unknown, b: unknown): void => {
+    this.#firstRun = { kind, a, b }
   }
 
   /** A cheap control statement run here on the idle writer's connection: whether it ran. */

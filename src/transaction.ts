@@ -440,14 +440,13 @@ export class Transaction implements Queryable {
     // Nothing ahead and nothing to abort: the engine's own promise is the answer; a read, or a
     // bounded write, may run at once on the JS thread (crates/engine/src/inline.rs).
     if (this.#turns.free && !signal) {
-      const inline = kind === JobKind.Execute || kind === JobKind.Select || kind === JobKind.SelectOne
-      if (inline || kind === JobKind.SelectBytes) {
+      const read = kind === JobKind.Select || kind === JobKind.SelectOne || kind === JobKind.SelectBytes
+      if (read || kind === JobKind.Execute) {
         const failure = this.#failure()
         if (failure) return Promise.reject(failure)
-        const done =
-          kind === JobKind.Execute
-            ? this.#engine.writeInTransaction<T>(sql, packed, this.#root.onNoTransaction)
-            : this.#engine.readInTransaction<T>(kind, sql, packed, arrays)
+        const done = read
+          ? this.#engine.readInTransaction<T>(kind, sql, packed, arrays)
+          : this.#engine.writeInTransaction<T>(sql, packed, this.#root.onNoTransaction)
         if (done !== undefined) return done
       }
       return this.#send<T>(sql, kind, packed, arrays)

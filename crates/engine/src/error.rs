@@ -20,6 +20,17 @@ impl DbError {
     pub fn sqlite(code: i32, message: impl Into<String>) -> Self {
         DbError { code: Cow::Borrowed(result_code_name(code)), message: message.into(), no_transaction: false }
     }
+
+    /// A bug inside the engine: a Rust panic caught around one job (`catch_unwind`'s payload),
+    /// which fails that job alone.
+    pub fn panicked(payload: Box<dyn std::any::Any + Send>) -> Self {
+        let what = payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        DbError::new("ERR_INTERNAL", format!("internal error in the engine (a Rust panic: {what})"))
+    }
 }
 
 pub type DbResult<T> = Result<T, DbError>;

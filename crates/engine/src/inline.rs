@@ -31,7 +31,7 @@ use crate::sqlite::connection::Connection;
 use crate::sqlite::params::{bind, Reader};
 use crate::sqlite::statement_cache::{ResetOnDrop, Statement};
 use crate::sqlite::step::{cell, step, Cell};
-use crate::threads::worker::{counting_changes, Worker};
+use crate::threads::worker::{run_write, Worker};
 
 /// How many runs a statement skips the JS thread for after its first overrun; doubled after each further
 /// overrun, up to MAX_SKIP, and halved after each inline run that fits.
@@ -194,14 +194,12 @@ pub fn write(worker: &mut Worker, sql: &str, params: &[u8], budget: Duration) ->
     // Refused only inside SQLite's steps: the hooks compile their own queries around them.
     let mut refused = false;
     let result = conn.without_busy_wait(|| {
-        counting_changes(conn, || {
-            hooks.run_statement(conn, &stmt.effects, || loop {
-                let (stepped, denied) = hooks.refusing_compilation(|| step(conn, raw));
-                refused |= denied;
-                if !stepped? {
-                    return Ok(());
-                }
-            })
+        run_write(conn, hooks, &stmt.effects, || loop {
+            let (stepped, denied) = hooks.refusing_compilation(|| step(conn, raw));
+            refused |= denied;
+            if !stepped? {
+                return Ok(());
+            }
         })
     });
     let busy = matches!(&result, Err(e) if e.code.starts_with("SQLITE_BUSY"));

@@ -17,6 +17,7 @@ use std::sync::Weak;
 use napi::sys;
 
 use crate::encode::rows::EncodedRows;
+use crate::napi::js::{bigint, string};
 use crate::napi::protocol::{
     DONE_CHANGES, DONE_CHANGES_BIG, DONE_ERROR, DONE_ERROR_NO_TRANSACTION, DONE_JSON, DONE_LIVE_ERROR, DONE_LIVE_ROWS,
     DONE_PAGE, DONE_PROGRESS, DONE_RETURNED, DONE_ROWS, DONE_ROWS_PART, DONE_VOID, MAILBOX_BYTES, MAILBOX_COUNT,
@@ -201,8 +202,8 @@ unsafe fn hand_over(env: sys::napi_env, mailbox: Mailbox, completions: Vec<Compl
         let (kind, a, b) = match values(env, c.outcome, &mut push) {
             Ok(v) => v,
             Err(message) => {
-                push(js_str(env, "ERR_RESULT_TOO_LARGE"));
-                push(js_str(env, &message));
+                push(string(env, "ERR_RESULT_TOO_LARGE"));
+                push(string(env, &message));
                 (DONE_ERROR, 0.0, 0.0)
             }
         };
@@ -245,13 +246,13 @@ pub(crate) unsafe fn values(
         Outcome::Done => DONE_VOID,
         Outcome::Progress { remaining, total } => return Ok((DONE_PROGRESS, remaining as f64, total as f64)),
         Outcome::LiveError(e) => {
-            push(js_str(env, &e.code));
-            push(js_str(env, &e.message));
+            push(string(env, &e.code));
+            push(string(env, &e.message));
             DONE_LIVE_ERROR
         }
         Outcome::Error(e) => {
-            push(js_str(env, &e.code));
-            push(js_str(env, &e.message));
+            push(string(env, &e.code));
+            push(string(env, &e.message));
             if e.no_transaction {
                 DONE_ERROR_NO_TRANSACTION
             } else {
@@ -273,7 +274,7 @@ unsafe fn push_rows(
 ) -> Result<(), String> {
     let buffer = array_buffer(env, rows.buffer)?;
     push(buffer);
-    push(js_str(env, &rows.names));
+    push(string(env, &rows.names));
     Ok(())
 }
 
@@ -312,16 +313,4 @@ unsafe fn array_buffer(env: sys::napi_env, bytes: Vec<u8>) -> Result<sys::napi_v
         }
     }
     Ok(value)
-}
-
-unsafe fn bigint(env: sys::napi_env, value: i64) -> sys::napi_value {
-    let mut out = ptr::null_mut();
-    sys::napi_create_bigint_int64(env, value, &mut out);
-    out
-}
-
-unsafe fn js_str(env: sys::napi_env, s: &str) -> sys::napi_value {
-    let mut out = ptr::null_mut();
-    sys::napi_create_string_utf8(env, s.as_ptr() as _, s.len() as isize, &mut out);
-    out
 }

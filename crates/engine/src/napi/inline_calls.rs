@@ -15,6 +15,7 @@ use napi::sys;
 
 use super::args::{bytes_view, throw, u32_arg, SqlText};
 use super::database::NativeDatabase;
+use super::js::{ascii_or_utf8, bigint, boolean, double, number, string};
 use super::protocol::{
     DONE_LIVE_ERROR, INLINE_DONE as DONE, INLINE_MOVED as MOVED, INLINE_RESULT_CHANGES as CHANGES,
     INLINE_RESULT_COMMITTED as COMMITTED, INLINE_RESULT_ERROR as ERROR, INLINE_RESULT_JSON as JSON,
@@ -131,7 +132,7 @@ pub(super) unsafe extern "C" fn read_inline(env: sys::napi_env, info: sys::napi_
             JOB_KIND_SELECT_BYTES => inline::select_json(worker, &sql, params, budget).map(|ran| ran.map(Some)),
             _ => Err(DbError::new("ERR_INTERNAL", format!("readInline: unknown job kind {kind}"))),
         }))
-        .unwrap_or_else(|_| Err(DbError::new("ERR_INTERNAL", "internal error in the engine (a Rust panic)")))
+        .unwrap_or_else(|payload| Err(DbError::panicked(payload)))
     };
     // The lock is released and the statement reset: JS may run now.
     let mut args = Vec::with_capacity(4 + values.cells.len());
@@ -157,28 +158,6 @@ pub(super) unsafe extern "C" fn read_inline(env: sys::napi_env, info: sys::napi_
         Err(e) => args.extend([number(env, ERROR), string(env, &e.code), string(env, &e.message)]),
     }
     call_handler(env, argv[5], &args)
-}
-
-unsafe fn number(env: sys::napi_env, n: u32) -> sys::napi_value {
-    let mut value = ptr::null_mut();
-    sys::napi_create_uint32(env, n, &mut value);
-    value
-}
-
-/// As `string`, skipping V8's UTF-8 decoder for ASCII (column names nearly always are).
-unsafe fn ascii_or_utf8(env: sys::napi_env, s: &str) -> sys::napi_value {
-    if !s.is_ascii() {
-        return string(env, s);
-    }
-    let mut value = ptr::null_mut();
-    sys::napi_create_string_latin1(env, s.as_ptr() as _, s.len() as isize, &mut value);
-    value
-}
-
-unsafe fn string(env: sys::napi_env, s: &str) -> sys::napi_value {
-    let mut value = ptr::null_mut();
-    sys::napi_create_string_utf8(env, s.as_ptr() as _, s.len() as isize, &mut value);
-    value
 }
 
 /// `controlInline(sql, inTransaction)`: runs one of the library's cheap transaction-control
@@ -258,7 +237,7 @@ pub(super) unsafe extern "C" fn write_inline(env: sys::napi_env, info: sys::napi
             JOB_KIND_CONTROL if &*sql == "COMMIT" => inline::commit(worker).map(|ran| ran.map(Wrote::Committed)),
             _ => Err(DbError::new("ERR_INTERNAL", format!("writeInline: cannot run job kind {kind} ({})", &*sql))),
         }))
-        .unwrap_or_else(|_| Err(DbError::new("ERR_INTERNAL", "internal error in the engine (a Rust panic)")));
+        .unwrap_or_else(|payload| Err(DbError::panicked(payload)));
         // Inside the transaction nothing was committed: only a COMMIT (or an error that ended
         // the transaction) can have anything to publish.
         let ended = worker.conn.autocommit();
@@ -271,13 +250,8 @@ pub(super) unsafe extern "C" fn write_inline(env: sys::napi_env, info: sys::napi
     let args = match ran {
         Ok(Ran::Moved | Ran::Skipped) => return number(env, SKIPPED),
         Ok(Ran::Done(Wrote::Changes(changes, rowid))) => {
-            let rowid = if (-MAX_SAFE..=MAX_SAFE).contains(&rowid) {
-                double(env, rowid as f64)
-            } else {
-                let mut value = ptr::null_mut();
-                sys::napi_create_bigint_int64(env, rowid, &mut value);
-                value
-            };
+            let rowid =
+                if (-MAX_SAFE..=MAX_SAFE).contains(&rowid) { double(env, rowid as f64) } else { bigint(env, rowid) };
             vec![number(env, CHANGES), double(env, changes as f64), rowid]
         }
         Ok(Ran::Done(Wrote::Committed(checkpoint_due))) => vec![number(env, COMMITTED), boolean(env, checkpoint_due)],
@@ -304,18 +278,6 @@ unsafe fn call_handler(env: sys::napi_env, handler: sys::napi_value, args: &[sys
         return ptr::null_mut(); // the handler threw: the exception stays pending for the caller
     }
     number(env, DONE)
-}
-
-unsafe fn double(env: sys::napi_env, n: f64) -> sys::napi_value {
-    let mut value = ptr::null_mut();
-    sys::napi_create_double(env, n, &mut value);
-    value
-}
-
-unsafe fn boolean(env: sys::napi_env, b: bool) -> sys::napi_value {
-    let mut value = ptr::null_mut();
-    sys::napi_get_boolean(env, b, &mut value);
-    value
 }
 
 /// `liveStartInline(id, sql, params, paramsLength, budgetMicros, handler)`: starts live query
@@ -357,9 +319,8 @@ pub(super) unsafe extern "C" fn live_start_inline(
     db.pool.live_start_inline(id, sql.to_string(), params.to_vec());
     let (outcome, overran) =
         catch_unwind(AssertUnwindSafe(|| worker.run_live_within(&sql, params, shared.safe_integers, budget)))
-            .unwrap_or_else(|_| {
-                let panicked = DbError::new("ERR_INTERNAL", "internal error in the engine (a Rust panic)");
-                (Outcome::LiveRan { result: Err(panicked), reads: None }, false)
+            .unwrap_or_else(|payload| {
+                (Outcome::LiveRan { result: Err(DbError::panicked(payload)), reads: None }, false)
             });
     drop(slot);
     if overran {

@@ -18,10 +18,9 @@ use super::connection::Connection;
 use super::step::step;
 use crate::error::DbResult;
 
-/// Opcodes whose own work is bounded (a jump's target is checked apart).
-const BOUNDED: &[&str] = &[
+/// Opcodes that do not jump and whose own work is bounded.
+const STEPS: &[&str] = &[
     "Init",
-    "Goto",
     "Halt",
     "HaltIfNull",
     "Transaction",
@@ -51,26 +50,10 @@ const BOUNDED: &[&str] = &[
     "IdxInsert",
     "Delete",
     "IdxDelete",
-    "NotExists",
-    "SeekRowid",
-    "NotNull",
-    "IsNull",
-    "MustBeInt",
     "Noop",
     "Column",
     "Rowid",
     "IdxRowid",
-    "NoConflict",
-    "Found",
-    "NotFound",
-    "SeekGE",
-    "SeekGT",
-    "SeekLE",
-    "SeekLT",
-    "IdxGT",
-    "IdxGE",
-    "IdxLT",
-    "IdxLE",
     "DeferredSeek",
     "FinishSeek",
     "Add",
@@ -88,33 +71,17 @@ const BOUNDED: &[&str] = &[
     "And",
     "Or",
     "IsTrue",
-    "IsType",
-    "Eq",
-    "Ne",
-    "Lt",
-    "Le",
-    "Gt",
-    "Ge",
-    "ElseEq",
-    "If",
-    "IfNot",
-    "IfPos",
-    "Once",
     "Cast",
     "FkCounter",
-    "FkIfZero",
     "AddImm",
     "MemMax",
     "ZeroOrNull",
-    "IfNullRow",
     "NullRow",
     "CollSeq",
     "Compare",
-    "Jump",
     "Permutation",
     "ReleaseReg",
     "CursorHint",
-    "Gosub",
     "BeginSubrtn",
     "Return",
     "Function",
@@ -164,7 +131,7 @@ const BOUNDED_FUNCTIONS: &[&str] = &[
     "json_object",
 ];
 
-/// Opcodes whose P2 is a jump target (`Jump` has three: P1, P2, P3).
+/// Opcodes that jump, to P2 (`Jump` to P1, P2 or P3), and whose own work is bounded.
 const JUMPS: &[&str] = &[
     "Goto",
     "Gosub",
@@ -214,7 +181,8 @@ pub fn is_bounded(conn: &Connection, sql: &str) -> DbResult<bool> {
             (int(0), int(2), int(3), int(4))
         };
         let opcode = unsafe { text(raw, 1) };
-        if !BOUNDED.contains(&opcode.as_str()) {
+        let jumps = JUMPS.contains(&opcode.as_str());
+        if !jumps && !STEPS.contains(&opcode.as_str()) {
             return Ok(false);
         }
         if opcode == "Function" || opcode == "PureFunc" {
@@ -230,7 +198,7 @@ pub fn is_bounded(conn: &Connection, sql: &str) -> DbResult<bool> {
         }
         let back = |target: c_int| target != 0 && target <= addr;
         let into_program = opcode == "Goto" && addr >= start_up && p2 == 1;
-        if JUMPS.contains(&opcode.as_str()) && back(p2) && !into_program {
+        if jumps && back(p2) && !into_program {
             return Ok(false);
         }
         if opcode == "Jump" && (back(p1) || back(p3)) {

@@ -40,9 +40,8 @@ fn ended() -> DbError {
 
 /// A step of an iteration outside a transaction, on a reader thread.
 pub(super) fn on_reader(opts: &PoolOptions, shared: &Shared, job: Job) {
-    let outcome = catch_unwind(AssertUnwindSafe(|| step_on_reader(opts, shared, &job))).unwrap_or_else(|_| {
-        Outcome::Error(DbError::new("ERR_INTERNAL", "internal error in the engine (a Rust panic in an iteration)"))
-    });
+    let outcome = catch_unwind(AssertUnwindSafe(|| step_on_reader(opts, shared, &job)))
+        .unwrap_or_else(|payload| Outcome::Error(DbError::panicked(payload)));
     shared.complete(job.id, outcome);
 }
 

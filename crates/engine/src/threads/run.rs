@@ -38,12 +38,5 @@ pub(super) fn run(worker: &mut Worker, job: &Job, shared: &Shared) -> Outcome {
         };
         r.unwrap_or_else(Outcome::Error)
     }));
-    result.unwrap_or_else(|payload| {
-        let what = payload
-            .downcast_ref::<&str>()
-            .map(|s| s.to_string())
-            .or_else(|| payload.downcast_ref::<String>().cloned())
-            .unwrap_or_default();
-        Outcome::Error(DbError::new("ERR_INTERNAL", format!("internal error in the engine (a Rust panic: {what})")))
-    })
+    result.unwrap_or_else(|payload| Outcome::Error(DbError::panicked(payload)))
 }

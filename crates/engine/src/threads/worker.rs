@@ -217,9 +217,10 @@ impl Worker {
     ) -> (Outcome, bool) {
         let clock = self.budget.take().unwrap_or_else(|| Budget::install(&self.conn));
         let (mut outcome, overran) = clock.within(budget, || self.run_live(sql, params, safe_integers));
-        self.budget = Some(clock); // the box, not the budget, moves: SQLite's pointer stays valid
-                                   // As on a reader (reader.rs `run_read`): BEGIN and the like count as read-only, but must
-                                   // not leave the connection inside a transaction.
+        // The box, not the budget, moves: SQLite's pointer to it stays valid.
+        self.budget = Some(clock);
+        // As on a reader (reader.rs `run_read`): BEGIN and the like count as read-only, but must
+        // not leave the connection inside a transaction.
         if !self.conn.autocommit() {
             let _ = self.exec("ROLLBACK");
             outcome = Outcome::LiveRan { result: Err(transaction_control_refused()), reads: None };
@@ -268,11 +269,9 @@ impl Worker {
         // Its rows are stepped under the same change tracking as any write's, so live queries
         // see what it changed; all in one part: a write's result is not decoded in pieces.
         let mut rows = None;
-        let changes = counting_changes(&self.conn, || {
-            self.hooks.run_statement(&self.conn, &stmt.effects, || {
-                rows = Some(encode_rows(&self.conn, stmt, usize::MAX, safe_integers, None)?);
-                Ok(())
-            })
+        let changes = run_write(&self.conn, &self.hooks, &stmt.effects, || {
+            rows = Some(encode_rows(&self.conn, stmt, usize::MAX, safe_integers, None)?);
+            Ok(())
         })?;
         Ok(Outcome::Returned { rows: rows.expect("encoded"), changes, last_insert_rowid: self.last_insert_rowid() })
     }
@@ -386,24 +385,26 @@ impl Worker {
     }
 }
 
-/// Steps a statement to its end, discarding rows; returns the rows it changed (0 for a
-/// statement that is not INSERT/UPDATE/DELETE, where sqlite3_changes would repeat an old count).
-/// On the writer, what it did is recorded for live queries (`effects`: learned at prepare).
+/// Steps a statement to its end, discarding rows; returns the rows it changed, as `run_write`.
 fn run_to_end(conn: &Connection, hooks: &Hooks, stmt: *mut ffi::sqlite3_stmt, effects: &WriteEffects) -> DbResult<i64> {
-    counting_changes(conn, || {
-        hooks.run_statement(conn, effects, || {
-            while step(conn, stmt)? {}
-            Ok(())
-        })
+    run_write(conn, hooks, effects, || {
+        while step(conn, stmt)? {}
+        Ok(())
     })
 }
 
-/// Runs `statement` (one statement stepped to its end); returns the rows it changed, as
-/// `run_to_end` counts them.
-pub fn counting_changes(conn: &Connection, statement: impl FnOnce() -> DbResult<()>) -> DbResult<i64> {
+/// Runs one statement's `steps` on the writer's connection, with what it does recorded for
+/// live queries (`effects`: learned at prepare); returns the rows it changed (0 for a statement
+/// that is not INSERT/UPDATE/DELETE, where sqlite3_changes would repeat an old count).
+pub fn run_write(
+    conn: &Connection,
+    hooks: &Hooks,
+    effects: &WriteEffects,
+    steps: impl FnOnce() -> DbResult<()>,
+) -> DbResult<i64> {
     // SAFETY: valid handle.
     let before = unsafe { ffi::sqlite3_total_changes64(conn.raw()) };
-    statement()?;
+    hooks.run_statement(conn, effects, steps)?;
     // SAFETY: valid handle.
     unsafe {
         Ok(if ffi::sqlite3_total_changes64(conn.raw()) == before { 0 } else { ffi::sqlite3_changes64(conn.raw()) })
