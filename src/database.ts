@@ -459,7 +459,11 @@ export class Database implements Queryable {
       return Promise.reject(error)
     }
     if (this.readonly) return Promise.reject(readonlyError(sql))
-    if (this.#turns.free) return this.#engine.write(kind, sql, packed, undefined, arrays)
+    if (this.#turns.free) {
+      // Nothing holds or waits for the writer: a bounded execute may run on the JS thread.
+      const done = kind === JobKind.Execute ? this.#engine.writeInline<T>(sql, packed, undefined) : undefined
+      return done ?? this.#engine.write(kind, sql, packed, undefined, arrays)
+    }
     const queued = copyPacked(packed)
     return new Promise<T>((resolve, reject) => {
       this.#turns.write(() => this.#engine.write<T>(kind, sql, queued, undefined, arrays).then(resolve, reject))

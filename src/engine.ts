@@ -2,7 +2,7 @@
 // their promises when the engine hands back a batch of completions.
 import { arrayResult, DIRECT_DECODE_CELLS, type Row, RowsAssembler, RowsResult } from './decode'
 import { abortError, closedError, ResqliteError } from './errors'
-import { type InlineCounters, InlineRunner, NO_INLINE_COUNTS } from './inline'
+import { type InlineCounters, InlineRunner, NO_INLINE_COUNTS, RESOLVED } from './inline'
 import type { Page, PageSource } from './iterate'
 import {
   binding,
@@ -14,6 +14,7 @@ import {
   type NativeDatabase,
   type NativeDiagnostics,
   type NativeExtension,
+  ReadOn,
 } from './native'
 import { NO_PARAMS, type Packed } from './params'
 import type { BackupProgress } from './types'
@@ -22,9 +23,6 @@ import type { BackupProgress } from './types'
  * (experiments/032: with 64 point queries in flight, all inline ran at 0.84 × better-sqlite3's
  * rate, on the readers 1.36 ×: batched completions cost the JS thread less than inline runs). */
 const INLINE_BURST = 4
-
-/** A control statement that ran inline: nothing to wait for. */
-export const RESOLVED: Promise<void> = Promise.resolve()
 
 /** What SQLite's automatic checkpoint runs, for a commit made on the JS thread (the checkpoint
  * itself is work for the writer thread). */
@@ -146,7 +144,9 @@ export class Engine {
     this.#calls = this.#native.jobCalls()
     this.#inline =
       options.inlineBudgetMicros > 0
-        ? new InlineRunner(this.#calls, options.inlineBudgetMicros, options.safeIntegers)
+        ? new InlineRunner(this.#calls, options.inlineBudgetMicros, options.safeIntegers, () => {
+            this.write(JobKind.Control, CHECKPOINT, NO_PARAMS).catch(() => {})
+          })
         : undefined
     this.opened = new Promise((resolve, reject) =>
       this.#track(openId, { kind: undefined, sql: undefined, resolve, reject }),
@@ -161,7 +161,10 @@ export class Engine {
     // INLINE_BURST, and reads issued while others are on the readers (a pool of reads in
     // flight), go to the readers, which run them in parallel and hand them back in batches.
     if (this.#inline !== undefined && kind !== JobKind.Serialize && kind !== JobKind.Columns && this.#mayRunInline()) {
-      const done = this.#inline.read<T>(kind, sql, packed.bytes, packed.length, false, arrays)
+      // On the writer's connection when it is idle: after a write, its page cache is warm where
+      // the JS thread's own connection's was dropped (experiments/040).
+      const on = this.#words[Mailbox.WritesInFlight] === 0 ? ReadOn.IdleWriter : ReadOn.Own
+      const done = this.#inline.read<T>(kind, sql, packed.bytes, packed.length, on, arrays)
       if (done !== undefined) return done
     }
     return new Promise<T>((resolve, reject) => {
@@ -194,7 +197,7 @@ export class Engine {
    * idle (nothing in flight: every writer job now is the transaction's own, so none is ahead of
    * it); undefined when it must go to the writer thread. */
   readInTransaction<T>(kind: JobKind, sql: string, packed: Packed, arrays: boolean): Promise<T> | undefined {
-    return this.#writerIdle()?.read<T>(kind, sql, packed.bytes, packed.length, true, arrays)
+    return this.#writerIdle()?.read<T>(kind, sql, packed.bytes, packed.length, ReadOn.Transaction, arrays)
   }
 
   /** A transaction's cheap control statement (a deferred BEGIN, SAVEPOINT, a nested RELEASE),
@@ -205,13 +208,14 @@ export class Engine {
     return this.#writerIdle()?.control(sql, inTransaction) ? RESOLVED : undefined
   }
 
-  /** A transaction's execute, run on the JS thread on the idle writer's connection when its
-   * statement is bounded (crates/engine/src/sqlite/bounded.rs; experiments/036); undefined when
-   * it must go to the writer thread. */
-  writeInTransaction<T>(
+  /** An execute run on the JS thread on the idle writer's connection when its statement is
+   * bounded (crates/engine/src/sqlite/bounded.rs): a transaction's (experiments/036), or, without
+   * `onNoTransaction`, one alone that nothing holding or waiting for the writer is ahead of
+   * (experiments/040). Undefined when it must go to the writer thread. */
+  writeInline<T>(
     sql: string,
     packed: Packed,
-    onNoTransaction: (error: ResqliteError) => void,
+    onNoTransaction: ((error: ResqliteError) => void) | undefined,
   ): Promise<T> | undefined {
     return this.#writerIdle()?.write<T>(sql, packed.bytes, packed.length, onNoTransaction)
   }
@@ -220,11 +224,7 @@ export class Engine {
    * there were few (experiments/036); undefined when it must go to the writer thread. A
    * checkpoint it made due is sent to the writer thread, ahead of anything sent later. */
   commitInline(onNoTransaction: (error: ResqliteError) => void): Promise<void> | undefined {
-    const committed = this.#writerIdle()?.commit(onNoTransaction)
-    if (committed === undefined) return undefined
-    if ('error' in committed) return Promise.reject(committed.error)
-    if (committed.checkpointDue) this.write(JobKind.Control, CHECKPOINT, NO_PARAMS).catch(() => {})
-    return RESOLVED
+    return this.#writerIdle()?.commit(onNoTransaction)
   }
 
   /** The inline runner when the writer has no job in flight (its connection may then be used

@@ -5,12 +5,14 @@
 // column-name set, as in decode.ts, so every row of a shape shares one hidden class.
 import { arrayResult, type Row, rowLiteral } from './decode'
 import { ResqliteError } from './errors'
-import { type Done, Inline, InlineResult, type JobCalls, JobKind } from './native'
+import { type Done, Inline, InlineResult, type JobCalls, JobKind, type ReadOn } from './native'
 import type { Diagnostics } from './types'
 
 type MakeRow = (cells: unknown[], k: number) => Row
 
 const EMPTY = new Uint8Array(0)
+/** The promise of what ran at once here (a transaction compares against it to skip an await). */
+export const RESOLVED: Promise<void> = Promise.resolve()
 
 const rowMakers = new Map<string, MakeRow>()
 const MAX_ROW_MAKERS = 512
@@ -50,14 +52,11 @@ export interface FirstRun {
   b: unknown
 }
 
-/** What a transaction's COMMIT on the JS thread did: committed (and whether a checkpoint is
- * due, for the writer thread), or failed. */
-export type Committed = { checkpointDue: boolean } | { error: ResqliteError; ended: boolean }
-
 /** SQLite work on the JS thread through the engine's `readInline`, `controlInline`,
- * `writeInline` and `liveStartInline`: turns the handler's call into a settled promise, and counts what ran where.
- * One per engine, made only when the budget is above 0; the handler is a field so it is
- * created once. */
+ * `writeInline` and `liveStartInline`: turns the handler's call into a settled promise, and
+ * counts what ran where. One per engine, made only when the budget is above 0; the handler is
+ * a field so it is created once. A commit here that makes a checkpoint due calls
+ * `onCheckpointDue` (the checkpoint is the writer thread's work). */
 export class InlineRunner {
   readonly counters: InlineCounters = { ...NO_INLINE_COUNTS }
   readonly #readInline: JobCalls['readInline']
@@ -66,6 +65,7 @@ export class InlineRunner {
   readonly #liveStartInline: JobCalls['liveStartInline']
   readonly #budgetMicros: number
   readonly #safeIntegers: boolean
+  readonly #onCheckpointDue: () => void
   #kind: JobKind = JobKind.Select
   #arrays = false
   #sql = ''
@@ -80,13 +80,14 @@ export class InlineRunner {
   #lastArrays = false
   #lastMake: MakeRow = rowMaker('', 0, false)
 
-  constructor(calls: JobCalls, budgetMicros: number, safeIntegers: boolean) {
+  constructor(calls: JobCalls, budgetMicros: number, safeIntegers: boolean, onCheckpointDue: () => void) {
     this.#readInline = calls.readInline
     this.#controlInline = calls.controlInline
     this.#writeInline = calls.writeInline
     this.#liveStartInline = calls.liveStartInline
     this.#budgetMicros = budgetMicros
     this.#safeIntegers = safeIntegers
+    this.#onCheckpointDue = onCheckpointDue
   }
 
   readonly handle = (what: InlineResult, a: unknown, b: unknown, c: unknown, ...cells: unknown[]): void => {
@@ -113,7 +114,10 @@ export class InlineRunner {
       }
     } else if (what === InlineResult.Changes) {
       this.#value = { changes: a, lastInsertRowid: this.#safeIntegers ? BigInt(b as number | bigint) : b }
-    } else if (what === InlineResult.Json || what === InlineResult.Committed) {
+      if (c === true) this.#onCheckpointDue()
+    } else if (what === InlineResult.Committed) {
+      if (a === true) this.#onCheckpointDue()
+    } else if (what === InlineResult.Json) {
       this.#value = a
     } else {
       this.#error = new ResqliteError(a as string, b as string, this.#sql)
@@ -121,20 +125,20 @@ export class InlineRunner {
     }
   }
 
-  /** A read run here: the settled promise, or undefined when it must go to a thread. With
-   * `inTransaction` it runs on the writer's connection (the caller checked the writer is idle). */
+  /** A read run here, on the connection `on` names (the caller checked the writer is idle for
+   * one of the writer's): the settled promise, or undefined when it must go to a thread. */
   read<T>(
     kind: JobKind,
     sql: string,
     params: Uint8Array,
     length: number,
-    inTransaction: boolean,
+    on: ReadOn,
     arrays: boolean,
   ): Promise<T> | undefined {
     this.#kind = kind
     this.#arrays = arrays
     this.#sql = sql
-    const how = this.#readInline(kind, sql, params, length, this.#budgetMicros, this.handle, inTransaction)
+    const how = this.#readInline(kind, sql, params, length, this.#budgetMicros, this.handle, on)
     if (how === Inline.Done) {
       this.counters.runs++
       const { value, error } = this.#take()
@@ -145,16 +149,17 @@ export class InlineRunner {
     return undefined
   }
 
-  /** A transaction's execute run here, on the idle writer's connection inside the transaction,
-   * when its statement is bounded: the settled promise, or undefined when it must go to the
-   * writer thread. `onEnded` hears of an error that ended the transaction. */
+  /** An execute run here on the idle writer's connection when its statement is bounded: inside
+   * the transaction, whose errors that end it go to `onEnded`, or without one, alone (it
+   * commits as it ends; experiments/040). The settled promise, or undefined when it must go to
+   * the writer thread. */
   write<T>(
     sql: string,
     params: Uint8Array,
     length: number,
-    onEnded: (error: ResqliteError) => void,
+    onEnded: ((error: ResqliteError) => void) | undefined,
   ): Promise<T> | undefined {
-    if (!this.#runWrite(JobKind.Execute, sql, params, length)) return undefined
+    if (!this.#runWrite(JobKind.Execute, sql, params, length, onEnded !== undefined)) return undefined
     this.counters.writes++
     const { value, error } = this.#take(onEnded)
     return error === undefined ? Promise.resolve(value as T) : Promise.reject(error)
@@ -162,16 +167,17 @@ export class InlineRunner {
 
   /** The transaction's COMMIT run here, when it has little to write; undefined when it must go
    * to the writer thread. */
-  commit(onEnded: (error: ResqliteError) => void): Committed | undefined {
-    if (!this.#runWrite(JobKind.Control, 'COMMIT', EMPTY, 0)) return undefined
+  commit(onEnded: (error: ResqliteError) => void): Promise<void> | undefined {
+    if (!this.#runWrite(JobKind.Control, 'COMMIT', EMPTY, 0, true)) return undefined
     this.counters.commits++
-    const { value, error } = this.#take(onEnded)
-    return error === undefined ? { checkpointDue: value === true } : { error, ended: this.#ended }
+    const { error } = this.#take(onEnded)
+    return error === undefined ? RESOLVED : Promise.reject(error)
   }
 
-  #runWrite(kind: JobKind, sql: string, params: Uint8Array, length: number): boolean {
+  #runWrite(kind: JobKind, sql: string, params: Uint8Array, length: number, inTransaction: boolean): boolean {
     this.#sql = sql
-    return this.#writeInline(kind, sql, params, length, this.#budgetMicros, this.handle) === Inline.Done
+    const how = this.#writeInline(kind, sql, params, length, this.#budgetMicros, this.handle, inTransaction)
+    return how === Inline.Done
   }
 
   /** The handler's result, cleared; an error that ended the transaction goes to `onEnded`. */

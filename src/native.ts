@@ -66,12 +66,19 @@ export const enum Inline {
   Unavailable = 3, // no inline connection now (closing, a rekey in progress, or the writer busy)
 }
 
+/** Which connection `readInline` runs a read on (crates/engine/src/napi/protocol.rs). */
+export const enum ReadOn {
+  Own = 0, // the JS thread's own read-only connection
+  Transaction = 1, // the writer's, inside the caller's transaction
+  IdleWriter = 2, // the writer's when it is idle outside any transaction (warm cache; experiments/040), else Own
+}
+
 /** The first argument of `readInline`'s and `writeInline`'s handler: what the others hold. */
 export const enum InlineResult {
   Rows = 0, // (names joined by NUL, columns, rows, ...cells)
   Error = 1, // (code, message, and for a write whether it ended the transaction)
   Json = 2, // (Buffer)
-  Changes = 3, // (changes, lastInsertRowid: a bigint beyond ±(2^53−1))
+  Changes = 3, // (changes, lastInsertRowid: a bigint beyond ±(2^53−1), whether a checkpoint is due)
   Committed = 4, // (whether a checkpoint is due)
 }
 
@@ -83,8 +90,8 @@ export interface JobCalls {
    * on the idle writer's connection from the JS thread: `Done`, `Moved` (it failed: send it to
    * the writer) or `Unavailable` (the writer is busy). */
   controlInline(sql: string, inTransaction: boolean): Inline
-  /** Runs a read on the JS thread within `budgetMicros` (crates/engine/src/inline.rs): on the
-   * JS thread's connection, or, `inTransaction`, on the idle writer's inside its transaction. */
+  /** Runs a read on the JS thread within `budgetMicros` (crates/engine/src/inline.rs), on the
+   * connection `on` names. */
   readInline(
     kind: JobKind,
     sql: string,
@@ -92,11 +99,11 @@ export interface JobCalls {
     paramsLength: number,
     budgetMicros: number,
     handler: unknown,
-    inTransaction: boolean,
+    on: ReadOn,
   ): Inline
-  /** Inside the caller's transaction, on the idle writer's connection: an execute whose
-   * statement is bounded (`JobKind.Execute`), or its COMMIT (`JobKind.Control`, 'COMMIT') when
-   * it has little to write (crates/engine/src/inline.rs). */
+  /** On the idle writer's connection: an execute whose statement is bounded (`JobKind.Execute`),
+   * inside the caller's transaction or, not `inTransaction`, alone; or the transaction's COMMIT
+   * (`JobKind.Control`, 'COMMIT') when it has little to write (crates/engine/src/inline.rs). */
   writeInline(
     kind: JobKind,
     sql: string,
@@ -104,6 +111,7 @@ export interface JobCalls {
     paramsLength: number,
     budgetMicros: number,
     handler: unknown,
+    inTransaction: boolean,
   ): Inline
   /** Starts live query `id` with its first run on the JS thread within `budgetMicros`
    * (crates/engine/src/inline.rs): `Done` after calling `handler(kind, a, b)` as a completion

@@ -4,8 +4,9 @@
 // transaction level, so its statements reach the writer's queue in the order they were called.
 import type { AsyncLocalStorage } from 'node:async_hooks'
 import { type CallKind, checkBody, checkNestedOptions, prepareCall } from './arguments'
-import { type Engine, RESOLVED } from './engine'
+import type { Engine } from './engine'
 import { abortError, describe, ResqliteError, typeError } from './errors'
+import { RESOLVED } from './inline'
 import { iteration, type RowIterator } from './iterate'
 import { JobKind } from './native'
 import { copyPacked, encodeBatch, encodeParams, NO_PARAMS, type Packed, type Params } from './params'
@@ -446,7 +447,7 @@ export class Transaction implements Queryable {
         if (failure) return Promise.reject(failure)
         const done = read
           ? this.#engine.readInTransaction<T>(kind, sql, packed, arrays)
-          : this.#engine.writeInTransaction<T>(sql, packed, this.#root.onNoTransaction)
+          : this.#engine.writeInline<T>(sql, packed, this.#root.onNoTransaction)
         if (done !== undefined) return done
       }
       return this.#send<T>(sql, kind, packed, arrays)

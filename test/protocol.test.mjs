@@ -11,11 +11,11 @@ import { tempDir } from './helpers.mjs'
 
 const require = createRequire(import.meta.url)
 // Internal modules: their const enums are emitted as objects too (tsconfig preserveConstEnums).
-const { binding, Done, Inline, InlineResult, JobKind, Mailbox } = require('../dist/cjs/native.js')
+const { binding, Done, Inline, InlineResult, JobKind, Mailbox, ReadOn } = require('../dist/cjs/native.js')
 const { Tag } = require('../dist/cjs/decode.js')
 
 /** The TypeScript enums, by the group name the engine uses. */
-const typescript = { Done, Inline, InlineResult, JobKind, Mailbox, Tag }
+const typescript = { Done, Inline, InlineResult, JobKind, Mailbox, ReadOn, Tag }
 
 /** `WritesInFlight` → `WRITES_IN_FLIGHT`: how a TypeScript name is spelled in protocol.rs. */
 const upperSnake = (name) => name.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase()

@@ -158,13 +158,19 @@ fn skips(stmt: &Statement) -> bool {
     skip > 0
 }
 
-/// A transaction's execute of one bounded statement that returns no rows, on the writer's
-/// connection (inside the transaction): its changes and last insert rowid. A write that turns
-/// out to need more (a re-prepare after a schema change, a lock another process holds) stops
-/// before it changed anything and is skipped, to run on the writer thread; so is one that
-/// returns rows, has large parameters, or overran `budget` recently (a bounded program still
-/// grows with the rows it rewrites).
-pub fn write(worker: &mut Worker, sql: &str, params: &[u8], budget: Duration) -> DbResult<Ran<(i64, i64)>> {
+/// An execute of one bounded statement that returns no rows, on the writer's connection:
+/// inside the open transaction (`in_transaction`), or alone, committing as it ends. Its changes
+/// and last insert rowid. A write that turns out to need more (a re-prepare after a schema
+/// change, a lock another process holds) stops before it changed anything and is skipped, to
+/// run on the writer thread; so is one that returns rows, has large parameters, or overran
+/// `budget` recently (a bounded program still grows with the rows it rewrites).
+pub fn write(
+    worker: &mut Worker,
+    sql: &str,
+    params: &[u8],
+    budget: Duration,
+    in_transaction: bool,
+) -> DbResult<Ran<(i64, i64)>> {
     if params.len() > MAX_WRITE_PARAMS {
         return Ok(Ran::Skipped);
     }
@@ -202,25 +208,53 @@ pub fn write(worker: &mut Worker, sql: &str, params: &[u8], budget: Duration) ->
             }
         })
     });
+    // Busy, a write alone changed nothing; inside a transaction, SQLite ended it only when it
+    // is out of it now (then the error reports that).
     let busy = matches!(&result, Err(e) if e.code.starts_with("SQLITE_BUSY"));
-    if refused || (busy && !conn.autocommit()) {
+    if refused || (busy && (!in_transaction || !conn.autocommit())) {
         return Ok(Ran::Skipped);
     }
     back_off(stmt, started.elapsed() > budget);
     let changes = result?;
     // SAFETY: valid handle.
     let rowid = unsafe { ffi::sqlite3_last_insert_rowid(conn.raw()) };
-    worker.tx_writes.inline += 1;
+    if in_transaction {
+        worker.tx_writes.inline += 1;
+    }
     Ok(Ran::Done((changes, rowid)))
+}
+
+/// A bounded write alone (`write`), committing as it ends: a few pages appended to the WAL.
+/// Also returns whether its commit made a checkpoint due, which is left to the writer thread
+/// (experiments/040).
+pub fn write_alone(worker: &mut Worker, sql: &str, params: &[u8], budget: Duration) -> DbResult<Ran<(i64, i64, bool)>> {
+    if !commit_only_appends(worker)? {
+        return Ok(Ran::Skipped);
+    }
+    let (result, due) = deferring_checkpoint(worker, |worker| write(worker, sql, params, budget, false))?;
+    Ok(result?.map(|(changes, rowid)| (changes, rowid, due)))
 }
 
 /// The open transaction's COMMIT on the writer's connection, when it has little to write: no
 /// write of it ran on the writer thread, and at most MAX_COMMIT_WRITES ran here. A checkpoint
 /// the commit makes due is left to the writer thread: returns whether one is.
 pub fn commit(worker: &mut Worker) -> DbResult<Ran<bool>> {
-    if worker.tx_writes.on_thread || worker.tx_writes.inline > MAX_COMMIT_WRITES {
+    if worker.tx_writes.on_thread || worker.tx_writes.inline > MAX_COMMIT_WRITES || !commit_only_appends(worker)? {
         return Ok(Ran::Skipped);
     }
+    let (result, due) = deferring_checkpoint(worker, |worker| worker.control("COMMIT"))?;
+    result.map(|_| Ran::Done(due))
+}
+
+/// Whether a commit would only append a few pages to the WAL: not sync it (`synchronous` above
+/// NORMAL), nor start the WAL over, which writes its header and syncs it (experiments/040).
+fn commit_only_appends(worker: &mut Worker) -> DbResult<bool> {
+    Ok(!worker.conn.wal_starts_over() && !worker.syncs_on_commit()?)
+}
+
+/// Runs `commits` with SQLite's auto-checkpoint replaced by a note of whether one became due
+/// (a checkpoint copies pages into the database file: the writer thread's work).
+fn deferring_checkpoint<T>(worker: &mut Worker, commits: impl FnOnce(&mut Worker) -> T) -> DbResult<(T, bool)> {
     let pages = match worker.checkpoint_pages {
         Some(pages) => pages,
         None => *worker.checkpoint_pages.insert(worker.conn.query_int("PRAGMA wal_autocheckpoint")? as i32),
@@ -229,10 +263,10 @@ pub fn commit(worker: &mut Worker) -> DbResult<Ran<bool>> {
     let deferred = DeferredCheckpoint { pages, due: Flag::new(false) };
     // SAFETY: valid handle; `deferred` outlives the hook, which is replaced before it drops.
     unsafe { ffi::sqlite3_wal_hook(db, Some(defer_checkpoint), &deferred as *const _ as *mut c_void) };
-    let result = worker.control("COMMIT");
+    let result = commits(worker);
     // SAFETY: valid handle; back to SQLite's own hook (none when pages is 0).
     unsafe { ffi::sqlite3_wal_autocheckpoint(db, pages) };
-    result.map(|_| Ran::Done(deferred.due.get()))
+    Ok((result, deferred.due.get()))
 }
 
 /// What the WAL hook of a commit on the JS thread needs: when a checkpoint is due (as

@@ -1,6 +1,6 @@
 //! Hand-written declarations for the part of the SQLite C API resqlite uses.
 //! Signatures follow sqlite3.h of the pinned SQLite3 Multiple Ciphers release.
-#![allow(non_camel_case_types)]
+#![allow(non_camel_case_types, non_snake_case)]
 
 use std::os::raw::{c_char, c_int, c_uchar, c_void};
 
@@ -287,4 +287,46 @@ extern "C" {
     pub fn sqlite3_wal_hook(db: *mut sqlite3, callback: sqlite3_wal_callback, arg: *mut c_void) -> *mut c_void;
     pub fn sqlite3_wal_autocheckpoint(db: *mut sqlite3, pages: c_int) -> c_int;
     pub fn sqlite3_wal_checkpoint(db: *mut sqlite3, db_name: *const c_char) -> c_int;
+}
+
+// Whether a commit would start the WAL over (the engine's Connection::wal_starts_over): the
+// database file's VFS object, to map its wal-index, whose header format is documented
+// (sqlite.org/walformat.html).
+pub const SQLITE_FCNTL_FILE_POINTER: c_int = 7;
+
+#[repr(C)]
+pub struct sqlite3_file {
+    pub pMethods: *const sqlite3_io_methods,
+}
+
+/// `sqlite3_io_methods` up to its version 2 members; only `xShmMap` is called, the others are
+/// there for the layout.
+#[repr(C)]
+pub struct sqlite3_io_methods {
+    pub iVersion: c_int,
+    pub xClose: *const c_void,
+    pub xRead: *const c_void,
+    pub xWrite: *const c_void,
+    pub xTruncate: *const c_void,
+    pub xSync: *const c_void,
+    pub xFileSize: *const c_void,
+    pub xLock: *const c_void,
+    pub xUnlock: *const c_void,
+    pub xCheckReservedLock: *const c_void,
+    pub xFileControl: *const c_void,
+    pub xSectorSize: *const c_void,
+    pub xDeviceCharacteristics: *const c_void,
+    pub xShmMap: Option<
+        unsafe extern "C" fn(
+            file: *mut sqlite3_file,
+            page: c_int,
+            size: c_int,
+            extend: c_int,
+            out: *mut *mut c_void,
+        ) -> c_int,
+    >,
+}
+
+extern "C" {
+    pub fn sqlite3_file_control(db: *mut sqlite3, db_name: *const c_char, op: c_int, arg: *mut c_void) -> c_int;
 }

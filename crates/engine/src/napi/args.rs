@@ -13,6 +13,14 @@ pub unsafe fn u32_arg(env: sys::napi_env, value: sys::napi_value) -> Result<u32,
     }
 }
 
+pub unsafe fn bool_arg(env: sys::napi_env, value: sys::napi_value) -> Result<bool, &'static str> {
+    let mut out = false;
+    match sys::napi_get_value_bool(env, value, &mut out) {
+        sys::Status::napi_ok => Ok(out),
+        _ => Err("expected a boolean"),
+    }
+}
+
 pub unsafe fn string_arg(env: sys::napi_env, value: sys::napi_value) -> Result<String, &'static str> {
     let mut text = String::new();
     read_string(env, value, &mut text)?;

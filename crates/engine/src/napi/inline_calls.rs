@@ -13,14 +13,15 @@ use std::time::Duration;
 
 use napi::sys;
 
-use super::args::{bytes_view, throw, u32_arg, SqlText};
+use super::args::{bool_arg, bytes_view, throw, u32_arg, SqlText};
 use super::database::NativeDatabase;
 use super::js::{ascii_or_utf8, bigint, boolean, double, number, string};
 use super::protocol::{
     DONE_LIVE_ERROR, INLINE_DONE as DONE, INLINE_MOVED as MOVED, INLINE_RESULT_CHANGES as CHANGES,
     INLINE_RESULT_COMMITTED as COMMITTED, INLINE_RESULT_ERROR as ERROR, INLINE_RESULT_JSON as JSON,
     INLINE_RESULT_ROWS as ROWS, INLINE_SKIPPED as SKIPPED, INLINE_UNAVAILABLE as UNAVAILABLE, JOB_KIND_CONTROL,
-    JOB_KIND_EXECUTE, JOB_KIND_SELECT, JOB_KIND_SELECT_BYTES, JOB_KIND_SELECT_ONE,
+    JOB_KIND_EXECUTE, JOB_KIND_SELECT, JOB_KIND_SELECT_BYTES, JOB_KIND_SELECT_ONE, READ_ON_IDLE_WRITER, READ_ON_OWN,
+    READ_ON_TRANSACTION,
 };
 use crate::error::DbError;
 use crate::handoff::mailbox::values;
@@ -83,18 +84,18 @@ impl RowSink for Values {
     }
 }
 
-/// `readInline(kind, sql, params, paramsLength, budgetMicros, handler, inTransaction)`: runs a
-/// select, selectOne or selectBytes on the JS thread within the budget: on
-/// the JS thread's connection, or with `inTransaction` on the writer's, which must be idle
-/// inside the caller's transaction. Returns DONE after calling `handler` with the result, or
-/// why it did not run here.
+/// `readInline(kind, sql, params, paramsLength, budgetMicros, handler, on)`: runs a select,
+/// selectOne or selectBytes on the JS thread within the budget, on the connection `on` names
+/// (protocol.rs `READ_ON_*`): the JS thread's own; the writer's, idle inside the caller's
+/// transaction; or the writer's when it is idle outside any transaction, else the JS thread's
+/// own. Returns DONE after calling `handler` with the result, or why it did not run here.
 pub(super) unsafe extern "C" fn read_inline(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
     let mut argv = [ptr::null_mut(); 7];
     let mut argc = argv.len();
     let mut data = ptr::null_mut();
     sys::napi_get_cb_info(env, info, &mut argc, argv.as_mut_ptr(), ptr::null_mut(), &mut data);
     if argc < argv.len() {
-        return throw(env, "expected (kind, sql, params, paramsLength, budgetMicros, handler, inTransaction)");
+        return throw(env, "expected (kind, sql, params, paramsLength, budgetMicros, handler, on)");
     }
     let db = &*(data as *const NativeDatabase);
     let args = (|| {
@@ -102,13 +103,9 @@ pub(super) unsafe extern "C" fn read_inline(env: sys::napi_env, info: sys::napi_
         let sql = SqlText::read(env, argv[1])?;
         let params = bytes_view(env, argv[2], u32_arg(env, argv[3])? as usize)?;
         let budget = Duration::from_micros(u32_arg(env, argv[4])? as u64);
-        let mut on_writer = false;
-        if sys::napi_get_value_bool(env, argv[6], &mut on_writer) != sys::Status::napi_ok {
-            return Err("inTransaction: expected a boolean");
-        }
-        Ok::<_, &'static str>((kind, sql, params, budget, on_writer))
+        Ok::<_, &'static str>((kind, sql, params, budget, u32_arg(env, argv[6])?))
     })();
-    let (kind, sql, params, budget, on_writer) = match args {
+    let (kind, sql, params, budget, on) = match args {
         Ok(args) => args,
         Err(message) => return throw(env, message),
     };
@@ -116,14 +113,16 @@ pub(super) unsafe extern "C" fn read_inline(env: sys::napi_env, info: sys::napi_
     let mut values =
         Values { env, safe_integers: shared.safe_integers, names: String::new(), columns: 0, cells: vec![] };
     let ran = {
-        // The writer thread holds its lock while it runs a job: then the read goes to it.
-        let slot = if on_writer { shared.writer.try_lock().ok() } else { Some(shared.inline.lock().unwrap()) };
-        let Some(mut slot) = slot else { return number(env, UNAVAILABLE) };
+        // The writer thread holds its lock while it runs a job.
+        let writer = if on == READ_ON_OWN { None } else { shared.writer.try_lock().ok() };
+        let mut slot = match writer {
+            // Inside the transaction (else SQLite rolled it back: the writer's checks report it),
+            // or outside any.
+            Some(slot) if slot.as_ref().is_some_and(|w| w.conn.autocommit() == (on == READ_ON_IDLE_WRITER)) => slot,
+            _ if on == READ_ON_TRANSACTION => return number(env, UNAVAILABLE),
+            _ => shared.inline.lock().unwrap(),
+        };
         let Some(worker) = slot.as_mut() else { return number(env, UNAVAILABLE) };
-        // Outside a transaction now (SQLite rolled it back): the writer's checks report it.
-        if on_writer && worker.conn.autocommit() {
-            return number(env, UNAVAILABLE);
-        }
         catch_unwind(AssertUnwindSafe(|| match kind {
             JOB_KIND_SELECT | JOB_KIND_SELECT_ONE => {
                 let max_rows = if kind == JOB_KIND_SELECT_ONE { 1 } else { usize::MAX };
@@ -171,10 +170,8 @@ pub(super) unsafe extern "C" fn control_inline(env: sys::napi_env, info: sys::na
     let mut argc = argv.len();
     let mut data = ptr::null_mut();
     sys::napi_get_cb_info(env, info, &mut argc, argv.as_mut_ptr(), ptr::null_mut(), &mut data);
-    let mut in_transaction = false;
-    if argc < argv.len() || sys::napi_get_value_bool(env, argv[1], &mut in_transaction) != sys::Status::napi_ok {
-        return throw(env, "expected (sql, inTransaction)");
-    }
+    let in_transaction = if argc < argv.len() { Err("") } else { bool_arg(env, argv[1]) };
+    let Ok(in_transaction) = in_transaction else { return throw(env, "expected (sql, inTransaction)") };
     let sql = match SqlText::read(env, argv[0]) {
         Ok(sql) => sql,
         Err(message) => return throw(env, message),
@@ -193,29 +190,30 @@ pub(super) unsafe extern "C" fn control_inline(env: sys::napi_env, info: sys::na
     }
 }
 
-/// `writeInline(kind, sql, params, paramsLength, budgetMicros, handler)`: inside the caller's
-/// transaction, on the idle writer's connection, runs an execute (`kind` EXECUTE) whose
-/// statement is bounded (inline.rs `write`), or the transaction's COMMIT (`kind` CONTROL, `sql`
-/// "COMMIT") when it has little to write. Returns DONE after calling `handler` with
-/// (CHANGES, changes, lastInsertRowid), (COMMITTED, checkpointDue) or (ERROR, code, message,
-/// endedTransaction); SKIPPED when the statement must run on the writer thread; UNAVAILABLE
-/// when the writer is busy or the connection is outside a transaction.
+/// `writeInline(kind, sql, params, paramsLength, budgetMicros, handler, inTransaction)`, on the
+/// idle writer's connection: an execute (`kind` EXECUTE) whose statement is bounded (inline.rs
+/// `write`), inside the caller's transaction or, not `inTransaction`, alone (committing as it
+/// ends); or the transaction's COMMIT (`kind` CONTROL, `sql` "COMMIT") when it has little to
+/// write. Returns DONE after calling `handler` with (CHANGES, changes, lastInsertRowid,
+/// checkpointDue), (COMMITTED, checkpointDue) or (ERROR, code, message, endedTransaction);
+/// SKIPPED when the statement must run on the writer thread; UNAVAILABLE when the writer is
+/// busy, or the connection is outside a transaction (`inTransaction`) or inside one (not).
 pub(super) unsafe extern "C" fn write_inline(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
-    let mut argv = [ptr::null_mut(); 6];
+    let mut argv = [ptr::null_mut(); 7];
     let mut argc = argv.len();
     let mut data = ptr::null_mut();
     sys::napi_get_cb_info(env, info, &mut argc, argv.as_mut_ptr(), ptr::null_mut(), &mut data);
     if argc < argv.len() {
-        return throw(env, "expected (kind, sql, params, paramsLength, budgetMicros, handler)");
+        return throw(env, "expected (kind, sql, params, paramsLength, budgetMicros, handler, inTransaction)");
     }
     let args = (|| {
         let kind = u32_arg(env, argv[0])?;
         let sql = SqlText::read(env, argv[1])?;
         let params = bytes_view(env, argv[2], u32_arg(env, argv[3])? as usize)?;
         let budget = Duration::from_micros(u32_arg(env, argv[4])? as u64);
-        Ok::<_, &'static str>((kind, sql, params, budget))
+        Ok::<_, &'static str>((kind, sql, params, budget, bool_arg(env, argv[6])?))
     })();
-    let (kind, sql, params, budget) = match args {
+    let (kind, sql, params, budget, in_transaction) = match args {
         Ok(args) => args,
         Err(message) => return throw(env, message),
     };
@@ -225,34 +223,40 @@ pub(super) unsafe extern "C" fn write_inline(env: sys::napi_env, info: sys::napi
         // The writer thread holds its lock while it runs a job.
         let Ok(mut slot) = shared.writer.try_lock() else { return number(env, UNAVAILABLE) };
         let Some(worker) = slot.as_mut() else { return number(env, UNAVAILABLE) };
-        if worker.conn.autocommit() {
-            return number(env, UNAVAILABLE); // SQLite rolled it back: the writer's checks report it
+        // Out of the transaction, SQLite rolled it back: the writer's checks report it. In one
+        // (a BEGIN run through execute), a write alone would join it: the writer runs it.
+        if worker.conn.autocommit() == in_transaction {
+            return number(env, UNAVAILABLE);
         }
         // As the writer thread does around each job: its hooks match whether live queries exist,
         // and what a commit changed reaches them before JS hears of the commit.
         let tracking = worker.sync_tracking(shared.tracking.load(std::sync::atomic::Ordering::SeqCst));
         let ran = catch_unwind(AssertUnwindSafe(|| match kind {
-            JOB_KIND_EXECUTE => inline::write(worker, &sql, params, budget)
-                .map(|ran| ran.map(|(changes, rowid)| Wrote::Changes(changes, rowid))),
-            JOB_KIND_CONTROL if &*sql == "COMMIT" => inline::commit(worker).map(|ran| ran.map(Wrote::Committed)),
+            JOB_KIND_EXECUTE if in_transaction => inline::write(worker, &sql, params, budget, true)
+                .map(|ran| ran.map(|(changes, rowid)| Wrote::Changes(changes, rowid, false))),
+            JOB_KIND_EXECUTE => inline::write_alone(worker, &sql, params, budget)
+                .map(|ran| ran.map(|(changes, rowid, due)| Wrote::Changes(changes, rowid, due))),
+            JOB_KIND_CONTROL if in_transaction && &*sql == "COMMIT" => {
+                inline::commit(worker).map(|ran| ran.map(Wrote::Committed))
+            }
             _ => Err(DbError::new("ERR_INTERNAL", format!("writeInline: cannot run job kind {kind} ({})", &*sql))),
         }))
         .unwrap_or_else(|payload| Err(DbError::panicked(payload)));
-        // Inside the transaction nothing was committed: only a COMMIT (or an error that ended
-        // the transaction) can have anything to publish.
+        // Inside the transaction nothing was committed: only a COMMIT, a write alone, or an
+        // error that ended the transaction can have anything to publish.
         let ended = worker.conn.autocommit();
         if ended || kind == JOB_KIND_CONTROL {
             shared.publish_committed(worker, tracking);
         }
-        (ran, ended)
+        (ran, ended && in_transaction)
     };
     // The lock is released: JS may run now.
     let args = match ran {
         Ok(Ran::Moved | Ran::Skipped) => return number(env, SKIPPED),
-        Ok(Ran::Done(Wrote::Changes(changes, rowid))) => {
+        Ok(Ran::Done(Wrote::Changes(changes, rowid, checkpoint_due))) => {
             let rowid =
                 if (-MAX_SAFE..=MAX_SAFE).contains(&rowid) { double(env, rowid as f64) } else { bigint(env, rowid) };
-            vec![number(env, CHANGES), double(env, changes as f64), rowid]
+            vec![number(env, CHANGES), double(env, changes as f64), rowid, boolean(env, checkpoint_due)]
         }
         Ok(Ran::Done(Wrote::Committed(checkpoint_due))) => vec![number(env, COMMITTED), boolean(env, checkpoint_due)],
         Err(e) => vec![number(env, ERROR), string(env, &e.code), string(env, &e.message), boolean(env, ended)],
@@ -262,8 +266,8 @@ pub(super) unsafe extern "C" fn write_inline(env: sys::napi_env, info: sys::napi
 
 /// What a write on the JS thread did.
 enum Wrote {
-    /// Changes and last insert rowid.
-    Changes(i64, i64),
+    /// Changes, last insert rowid, and (a write alone) whether its commit made a checkpoint due.
+    Changes(i64, i64, bool),
     /// Committed; whether a checkpoint is due.
     Committed(bool),
 }

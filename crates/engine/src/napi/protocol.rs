@@ -112,6 +112,17 @@ protocol! {
         INLINE_UNAVAILABLE = 3;
     }
 
+    // Which connection `readInline` runs a read on (napi/inline_calls.rs).
+    ReadOn: u32 {
+        /// The JS thread's own read-only connection.
+        READ_ON_OWN = 0;
+        /// The writer's, inside the caller's transaction (which the writer must be in).
+        READ_ON_TRANSACTION = 1;
+        /// The writer's when it is idle outside any transaction (its page cache holds what it
+        /// last wrote: experiments/040); else the JS thread's own.
+        READ_ON_IDLE_WRITER = 2;
+    }
+
     // The first argument of `readInline`'s and `writeInline`'s handler: what the others hold.
     InlineResult: u32 {
         /// Names joined by NUL, columns, rows, then every cell.
@@ -120,7 +131,8 @@ protocol! {
         INLINE_RESULT_ERROR = 1;
         /// A Buffer holding the JSON text.
         INLINE_RESULT_JSON = 2;
-        /// `writeInline`: changes, last insert rowid (a bigint beyond ±(2^53−1)).
+        /// `writeInline`: changes, last insert rowid (a bigint beyond ±(2^53−1)), and whether the
+        /// commit of a write alone made a checkpoint due.
         INLINE_RESULT_CHANGES = 3;
         /// `writeInline`'s COMMIT: whether a checkpoint is due (for the writer thread).
         INLINE_RESULT_COMMITTED = 4;

@@ -3,7 +3,7 @@
 //! live-query hooks on it are in live/hooks.rs.
 
 use std::ffi::{CStr, CString};
-use std::os::raw::c_int;
+use std::os::raw::{c_int, c_void};
 use std::ptr;
 
 use sqlite3mc_sys as ffi;
@@ -53,6 +53,45 @@ impl Connection {
     pub fn autocommit(&self) -> bool {
         // SAFETY: valid handle.
         unsafe { ffi::sqlite3_get_autocommit(self.db) != 0 }
+    }
+
+    /// Whether this connection's next commit may start the WAL over — every frame of it
+    /// checkpointed, or none written yet — and so write the WAL header and sync it to disk
+    /// (`sqlite3WalFrames`), whatever `synchronous` says: that is the writer thread's work
+    /// (inline.rs). Read from the wal-index header (its format is documented:
+    /// sqlite.org/walformat.html) without its lock, so another process's checkpoint may still
+    /// complete in between. False without a wal-index (not in WAL mode, or in memory).
+    pub fn wal_starts_over(&self) -> bool {
+        /// Bytes into the wal-index: the header's `mxFrame` (the WAL's last valid frame) and,
+        /// after the header's two copies, `nBackfill` (how many frames are checkpointed).
+        const MX_FRAME: usize = 16;
+        const N_BACKFILL: usize = 96;
+        /// The size of a wal-index region (wal.c WALINDEX_PGSZ).
+        const REGION: c_int = 32768;
+        let mut file: *mut ffi::sqlite3_file = ptr::null_mut();
+        // SAFETY: valid handle; FILE_POINTER writes the main database's file object, which
+        // lives as long as the connection; region 0 is mapped while the WAL is open, and a
+        // map that is not there yet (extend 0) leaves `region` null.
+        unsafe {
+            let op = ffi::SQLITE_FCNTL_FILE_POINTER;
+            if ffi::sqlite3_file_control(self.db, c"main".as_ptr(), op, &mut file as *mut _ as *mut c_void)
+                != ffi::SQLITE_OK
+                || file.is_null()
+                || (*file).pMethods.is_null()
+                || (*(*file).pMethods).iVersion < 2
+            {
+                return false;
+            }
+            let Some(map) = (*(*file).pMethods).xShmMap else { return false };
+            let mut region: *mut c_void = ptr::null_mut();
+            if map(file, 0, REGION, 0, &mut region) != ffi::SQLITE_OK || region.is_null() {
+                return false;
+            }
+            std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
+            let word = |at: usize| ptr::read_volatile((region as *const u8).add(at) as *const u32);
+            let last = word(MX_FRAME);
+            last == 0 || word(N_BACKFILL) >= last
+        }
     }
 
     /// Runs `f` with the busy timeout off: a lock another process holds fails at once with

@@ -22,6 +22,9 @@ use crate::sqlite::setup::Role;
 use crate::sqlite::statement_cache::{prepare, ResetOnDrop, Statement, StatementCache};
 use crate::sqlite::step::{column_names, step};
 
+/// `PRAGMA synchronous = NORMAL`'s number: in WAL mode a commit appends without syncing.
+const SYNCHRONOUS_NORMAL: i64 = 1;
+
 /// A connection with its statement cache and its live-query hooks: what a pool thread owns.
 /// Declared in drop order: the cache's statements are finalized before the connection closes,
 /// and the hooks and the budget, which SQLite may call while it closes, outlive it.
@@ -158,8 +161,18 @@ impl Worker {
         Ok((stmt, &self.conn, budget))
     }
 
-    /// For a transaction's write on the JS thread (inline.rs): the cached statement, the
-    /// connection and its hooks.
+    /// Whether a commit syncs the WAL to disk (`PRAGMA synchronous` above NORMAL, as a user may
+    /// set it): such a commit stays off the JS thread (inline.rs).
+    pub fn syncs_on_commit(&mut self) -> DbResult<bool> {
+        let stmt = self.cache.get(&self.conn, &self.hooks, "PRAGMA synchronous")?;
+        let _reset = ResetOnDrop(stmt.raw);
+        step(&self.conn, stmt.raw)?;
+        // SAFETY: the statement is on its row.
+        Ok(unsafe { ffi::sqlite3_column_int64(stmt.raw, 0) } > SYNCHRONOUS_NORMAL)
+    }
+
+    /// For a write on the JS thread (inline.rs): the cached statement, the connection and its
+    /// hooks.
     pub fn write_statement(&mut self, sql: &str) -> DbResult<(&Statement, &Connection, &Hooks)> {
         let stmt = self.cache.get(&self.conn, &self.hooks, sql)?;
         Ok((stmt, &self.conn, &self.hooks))
