@@ -238,6 +238,7 @@ pub const SQLITE_READ: c_int = 20;
 pub const SQLITE_UPDATE: c_int = 23;
 pub const SQLITE_ALTER_TABLE: c_int = 26;
 pub const SQLITE_SAVEPOINT: c_int = 32;
+pub const SQLITE_PRAGMA: c_int = 19;
 
 // sqlite3_db_status verbs.
 pub const SQLITE_DBSTATUS_CACHE_USED: c_int = 1;

@@ -32,11 +32,14 @@ pub struct Capture {
     pub deny: bool,
     /// A compilation was refused since `deny` was set.
     pub denied: bool,
+    /// A PRAGMA was compiled since this was last taken: it may have changed a setting SQLite
+    /// applies as it compiles the PRAGMA, such as `synchronous` (inline.rs).
+    pub pragma: bool,
 }
 
 impl Capture {
     pub fn new(role: Role) -> Capture {
-        Capture { role, events: Vec::new(), overflow: false, deny: false, denied: false }
+        Capture { role, events: Vec::new(), overflow: false, deny: false, denied: false, pragma: false }
     }
 
     pub fn clear(&mut self) {
@@ -90,6 +93,9 @@ pub unsafe extern "C" fn authorize(
     if capture.deny {
         capture.denied = true;
         return ffi::SQLITE_DENY;
+    }
+    if action == ffi::SQLITE_PRAGMA {
+        capture.pragma = true;
     }
     if !capture.wants(action) {
         return ffi::SQLITE_OK;

@@ -73,6 +73,11 @@ impl Hooks {
         (result, std::mem::take(&mut capture.denied))
     }
 
+    /// Whether a PRAGMA was compiled since the last call.
+    pub fn take_pragma(&self) -> bool {
+        std::mem::take(&mut self.state.capture.borrow_mut().pragma)
+    }
+
     /// Forgets what the authorizer recorded so far: call before preparing or running.
     pub fn clear_capture(&self) {
         self.state.capture.borrow_mut().clear();

@@ -45,6 +45,8 @@ pub struct Worker {
     pub tx_writes: TxWrites,
     /// `PRAGMA wal_autocheckpoint` as set up (setup.rs), read on first need (inline.rs).
     pub checkpoint_pages: Option<i32>,
+    /// Whether a commit syncs the WAL, as last read (`syncs_on_commit`).
+    syncs_on_commit: Option<bool>,
 }
 
 /// Where the open transaction's writes ran: its COMMIT may run on the JS thread only when it
@@ -101,6 +103,7 @@ impl Worker {
             data_version,
             tx_writes: TxWrites::default(),
             checkpoint_pages: None,
+            syncs_on_commit: None,
         }
     }
 
@@ -162,13 +165,16 @@ impl Worker {
     }
 
     /// Whether a commit syncs the WAL to disk (`PRAGMA synchronous` above NORMAL, as a user may
-    /// set it): such a commit stays off the JS thread (inline.rs).
+    /// set it): such a commit stays off the JS thread (inline.rs). SQLite changes the setting,
+    /// and reads it, as it compiles a PRAGMA, so it is read again (compiled afresh) only after
+    /// the authorizer saw a PRAGMA compiled.
     pub fn syncs_on_commit(&mut self) -> DbResult<bool> {
-        let stmt = self.cache.get(&self.conn, &self.hooks, "PRAGMA synchronous")?;
-        let _reset = ResetOnDrop(stmt.raw);
-        step(&self.conn, stmt.raw)?;
-        // SAFETY: the statement is on its row.
-        Ok(unsafe { ffi::sqlite3_column_int64(stmt.raw, 0) } > SYNCHRONOUS_NORMAL)
+        if let (false, Some(syncs)) = (self.hooks.take_pragma(), self.syncs_on_commit) {
+            return Ok(syncs);
+        }
+        let syncs = self.conn.query_int("PRAGMA synchronous")? > SYNCHRONOUS_NORMAL;
+        self.hooks.take_pragma(); // this one
+        Ok(*self.syncs_on_commit.insert(syncs))
     }
 
     /// For a write on the JS thread (inline.rs): the cached statement, the connection and its
