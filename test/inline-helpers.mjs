@@ -1,8 +1,11 @@
 // Helpers for the tests of writes on the JS thread (not a test file itself: npm test runs
-// test/*.test.mjs): two files written alike, one inline and one not, and random statements.
+// test/*.test.mjs): two files written alike, one inline and one not, random statements, and a
+// write lock another connection holds.
+import assert from 'node:assert/strict'
 import path from 'node:path'
 import { Database } from '../dist/esm/index.mjs'
 import { randomValue, tempDir } from './helpers.mjs'
+import { deferred, INSERT, track, turns } from './tx-helpers.mjs'
 
 /** `diagnostics().inline`. */
 export const inlineCounts = async (db) => (await db.diagnostics()).inline
@@ -71,3 +74,51 @@ export const ROWS = 'SELECT CAST(id AS TEXT) AS id, u, v, n, p, b FROM w ORDER B
 
 /** JSON with bigints shown as `<n>n`. */
 export const stringify = (x) => JSON.stringify(x, (_, v) => (typeof v === 'bigint' ? `${v}n` : v))
+
+/** The constraints the random writes violate. */
+export const CONSTRAINT_CODES = [
+  'SQLITE_CONSTRAINT_UNIQUE',
+  'SQLITE_CONSTRAINT_PRIMARYKEY',
+  'SQLITE_CONSTRAINT_NOTNULL',
+  'SQLITE_CONSTRAINT_CHECK',
+  'SQLITE_CONSTRAINT_FOREIGNKEY',
+]
+
+/** After the same random writes on both files: the same rows in each, and the writes met every
+ * error of `expected` (the errors they are meant to compare) among the `codes` they met. */
+export async function assertSameEnd(on, off, codes, expected) {
+  for (const sql of [ROWS, 'SELECT * FROM p ORDER BY id']) {
+    assert.deepStrictEqual(await on.select(sql), await off.select(sql), sql)
+  }
+  for (const code of expected) assert.ok(codes.has(code), `${code} among ${[...codes].join(', ')}`)
+}
+
+/** Runs `write()` while another Database on `file` holds the write lock (an immediate
+ * transaction that inserted 'holder' into t): checks the write waits for it, then lets the
+ * holder commit. What the write settled with and how many writes ran inline meanwhile. */
+export async function writeWhileLocked(t, db, file, write) {
+  const holder = await Database.open(file)
+  t.after(() => holder.close())
+  const held = deferred()
+  const release = deferred()
+  const holding = holder.transaction(
+    async (tx) => {
+      await tx.execute(INSERT, ['holder'])
+      held.resolve()
+      await release.promise
+    },
+    { mode: 'immediate' },
+  )
+  await held.promise
+  const before = await inlineCounts(db)
+  const waiting = track(write())
+  try {
+    await turns(20)
+    assert.equal(waiting.settled, false, `it waits for the lock (${waiting.error?.code ?? 'resolved'})`)
+  } finally {
+    release.resolve()
+    await holding
+  }
+  const result = await waiting.promise
+  return { result, writes: (await inlineCounts(db)).writes - before.writes }
+}

@@ -12,7 +12,17 @@ import fs from 'node:fs'
 import { test } from 'node:test'
 import { Database, ResqliteError } from '../dist/esm/index.mjs'
 import { expectReject, NO_INLINE_RUNS, outcome, prng } from './helpers.mjs'
-import { inlineCounts, ROWS, randomStatements, SCHEMA, stringify, twoFiles } from './inline-helpers.mjs'
+import {
+  assertSameEnd,
+  CONSTRAINT_CODES,
+  inlineCounts,
+  ROWS,
+  randomStatements,
+  SCHEMA,
+  stringify,
+  twoFiles,
+  writeWhileLocked,
+} from './inline-helpers.mjs'
 import { collect, counters } from './live-helpers.mjs'
 import { deferred, INSERT, openTxDb, outsideContext, T, tdb, track, turns, values } from './tx-helpers.mjs'
 
@@ -54,21 +64,7 @@ for (const [safeIntegers, seed] of [
         for (const { error } of inline) if (error) codes.add(error.code)
         if (rand() < 0.1) assert.deepStrictEqual(await on.select(ROWS), await off.select(ROWS), `step ${i}`)
       }
-      for (const sql of [ROWS, 'SELECT * FROM p ORDER BY id']) {
-        assert.deepStrictEqual(await on.select(sql), await off.select(sql), sql)
-      }
-      // the random writes met the errors they are meant to compare
-      for (const code of [
-        'SQLITE_CONSTRAINT_UNIQUE',
-        'SQLITE_CONSTRAINT_PRIMARYKEY',
-        'SQLITE_CONSTRAINT_NOTNULL',
-        'SQLITE_CONSTRAINT_CHECK',
-        'SQLITE_CONSTRAINT_FOREIGNKEY',
-        'ERR_PARAMETER_COUNT',
-        'SQLITE_ERROR',
-      ]) {
-        assert.ok(codes.has(code), `${code} among ${[...codes].join(', ')}`)
-      }
+      await assertSameEnd(on, off, codes, [...CONSTRAINT_CODES, 'ERR_PARAMETER_COUNT', 'SQLITE_ERROR'])
       const counts = await inlineCounts(on)
       assert.ok(counts.writes > issued / 2, `most of ${issued} writes ran inline (${stringify(counts)})`)
       assert.equal(counts.commits, 0, 'no transaction COMMIT')
@@ -238,31 +234,11 @@ test(
     const { db, file } = await openTxDb(t, { busyTimeout: 20_000 })
     await db.execute('CREATE TABLE t (id INTEGER PRIMARY KEY, v)')
     assert.equal((await ranInline(db, () => db.execute(INSERT, ['warm']))).writes, 1, 'the insert runs inline')
-    const holder = await Database.open(file)
-    t.after(() => holder.close())
-    const held = deferred()
-    const release = deferred()
-    const holding = holder.transaction(
-      async (tx) => {
-        await tx.execute(INSERT, ['holder'])
-        held.resolve()
-        await release.promise
-      },
-      { mode: 'immediate' },
-    )
-    await held.promise
-    const before = await inlineCounts(db)
-    const waiting = track(db.execute(INSERT, ['waiter']))
-    try {
-      await turns(20)
-      assert.equal(waiting.settled, false, `it waits for the lock (${waiting.error?.code ?? 'resolved'})`)
-    } finally {
-      release.resolve()
-      await holding
-    }
-    assert.deepStrictEqual(await waiting.promise, { changes: 1, lastInsertRowid: 3 })
+    assert.deepStrictEqual(await writeWhileLocked(t, db, file, () => db.execute(INSERT, ['waiter'])), {
+      result: { changes: 1, lastInsertRowid: 3 },
+      writes: 0, // on the writer thread
+    })
     assert.deepStrictEqual(await values(db), ['warm', 'holder', 'waiter'])
-    assert.equal((await inlineCounts(db)).writes, before.writes, 'the insert ran on the writer thread')
   },
 )
 

@@ -8,9 +8,19 @@ import fs from 'node:fs'
 import { test } from 'node:test'
 import { Database } from '../dist/esm/index.mjs'
 import { NO_INLINE_RUNS, outcome, prng } from './helpers.mjs'
-import { inlineCounts, ROWS, randomStatements, SCHEMA, stringify, twoFiles } from './inline-helpers.mjs'
+import {
+  assertSameEnd,
+  CONSTRAINT_CODES,
+  inlineCounts,
+  ROWS,
+  randomStatements,
+  SCHEMA,
+  stringify,
+  twoFiles,
+  writeWhileLocked,
+} from './inline-helpers.mjs'
 import { collect, counters } from './live-helpers.mjs'
-import { deferred, INSERT, openTxDb, outsideContext, T, tdb, track, turns, values } from './tx-helpers.mjs'
+import { INSERT, openTxDb, outsideContext, T, tdb, values } from './tx-helpers.mjs'
 
 /** A random transaction body: its statements (a few reads and savepoints among them) and
  * whether it throws. */
@@ -72,19 +82,7 @@ for (const [safeIntegers, seed] of [
         assert.deepStrictEqual(inline, threads, `seed ${seed}, transaction ${i}: ${stringify(body)}`)
         if (inline.value) errorCodes(inline.value, errors)
       }
-      for (const sql of [ROWS, 'SELECT * FROM p ORDER BY id']) {
-        assert.deepStrictEqual(await on.select(sql), await off.select(sql), sql)
-      }
-      // the random transactions met the errors they are meant to compare
-      for (const code of [
-        'SQLITE_CONSTRAINT_UNIQUE',
-        'SQLITE_CONSTRAINT_PRIMARYKEY',
-        'SQLITE_CONSTRAINT_NOTNULL',
-        'SQLITE_CONSTRAINT_CHECK',
-        'SQLITE_CONSTRAINT_FOREIGNKEY',
-      ]) {
-        assert.ok(errors.has(code), `${code} among ${[...errors].join(', ')}`)
-      }
+      await assertSameEnd(on, off, errors, CONSTRAINT_CODES)
       const counts = await inlineCounts(on)
       assert.ok(counts.writes > 100, `writes ran inline (${stringify(counts)})`)
       assert.ok(counts.commits > 10, `commits ran inline (${stringify(counts)})`)
@@ -191,31 +189,9 @@ test(
     const { db, file } = await openTxDb(t, { busyTimeout: 20_000 })
     await db.execute('CREATE TABLE t (id INTEGER PRIMARY KEY, v)')
     await db.transaction((tx) => tx.execute(INSERT, ['warm'])) // the insert's statement is known bounded
-    const holder = await Database.open(file)
-    t.after(() => holder.close())
-    const held = deferred()
-    const release = deferred()
-    const holding = holder.transaction(
-      async (tx) => {
-        await tx.execute(INSERT, ['holder'])
-        held.resolve()
-        await release.promise
-      },
-      { mode: 'immediate' },
-    )
-    await held.promise
-    const before = await inlineCounts(db)
-    const waiting = track(db.transaction((tx) => tx.execute(INSERT, ['waiter'])))
-    try {
-      await turns(20)
-      assert.equal(waiting.settled, false, `it waits for the lock (${waiting.error?.code ?? 'resolved'})`)
-    } finally {
-      release.resolve()
-      await holding
-    }
-    await waiting.promise
+    const waited = await writeWhileLocked(t, db, file, () => db.transaction((tx) => tx.execute(INSERT, ['waiter'])))
+    assert.equal(waited.writes, 0, 'the insert ran on the writer thread')
     assert.deepStrictEqual(await values(db), ['warm', 'holder', 'waiter'])
-    assert.equal((await inlineCounts(db)).writes, before.writes, 'the insert ran on the writer thread')
   },
 )
 
