@@ -5,73 +5,22 @@
 // COMMIT when a transaction wrote much or elsewhere, and live queries.
 import assert from 'node:assert/strict'
 import fs from 'node:fs'
-import path from 'node:path'
 import { test } from 'node:test'
 import { Database } from '../dist/esm/index.mjs'
-import { NO_INLINE_RUNS, outcome, prng, randomValue, tempDir } from './helpers.mjs'
+import { NO_INLINE_RUNS, outcome, prng } from './helpers.mjs'
+import {
+  assertSameEnd,
+  CONSTRAINT_CODES,
+  inlineCounts,
+  ROWS,
+  randomStatements,
+  SCHEMA,
+  stringify,
+  twoFiles,
+  writeWhileLocked,
+} from './inline-helpers.mjs'
 import { collect, counters } from './live-helpers.mjs'
-import { deferred, INSERT, openTxDb, outsideContext, T, tdb, track, turns, values } from './tx-helpers.mjs'
-
-const inlineCounts = async (db) => (await db.diagnostics()).inline
-
-/** Two databases, each on its own file (the same writes must find the same rows): writes
- * inline where bounded (the default budget), and never inline. */
-async function twoFiles(t, options = {}) {
-  const dir = tempDir(t)
-  const on = await Database.open(path.join(dir, 'on.db'), options)
-  const off = await Database.open(path.join(dir, 'off.db'), { ...options, inlineBudget: 0 })
-  t.after(() => Promise.all([on.close(), off.close()]))
-  return { on, off }
-}
-
-const SCHEMA = `
-  CREATE TABLE p (id INTEGER PRIMARY KEY, name TEXT NOT NULL);
-  INSERT INTO p (id, name) VALUES (1, 'one'), (2, 'two'), (3, 'three');
-  CREATE TABLE w (
-    id INTEGER PRIMARY KEY,
-    u TEXT UNIQUE,
-    v,
-    n INTEGER NOT NULL CHECK (n >= 0),
-    p INTEGER REFERENCES p (id),
-    b BLOB
-  );
-  CREATE INDEX w_p ON w (p);
-`
-
-/** Random statements of a transaction (each a function of the prng): most are bounded and run
- * inline; some scan or check FK children and run on the writer thread; many violate a
- * constraint (UNIQUE, PRIMARY KEY, NOT NULL, CHECK, FK) or are wrong in another way. */
-function randomStatements(safeIntegers) {
-  const pick = (rand, list) => list[Math.floor(rand() * list.length)]
-  const u = (rand) => pick(rand, ['a', 'b', 'c', 'd', 'e\0f', 'é', null])
-  const n = (rand) => (rand() < 0.1 ? null : rand() < 0.1 ? -1 : Math.floor(rand() * 5))
-  const fk = (rand) => (rand() < 0.15 ? 99 : rand() < 0.2 ? null : 1 + Math.floor(rand() * 3))
-  const id = (rand) => 1 + Math.floor(rand() * 15)
-  const blob = (rand) => (rand() < 0.3 ? null : Buffer.from([0, Math.floor(rand() * 256), 0]))
-  const bigId = (rand) => pick(rand, [2n ** 53n + 1n, 2n ** 62n + BigInt(Math.floor(rand() * 9)), -(2n ** 53n) - 7n])
-  const v = (rand) => randomValue(rand, safeIntegers)
-  return [
-    ['INSERT INTO w (u, v, n, p, b) VALUES (?, ?, ?, ?, ?)', (r) => [u(r), v(r), n(r), fk(r), blob(r)]],
-    ['INSERT INTO w (u, v, n, p, b) VALUES (?, ?, ?, ?, ?)', (r) => [u(r), v(r), n(r), fk(r), blob(r)]],
-    ['INSERT INTO w (id, u, v, n) VALUES (?, ?, ?, ?)', (r) => [id(r), u(r), v(r), n(r)]],
-    ['INSERT INTO w (id, v, n) VALUES (?, ?, 0)', (r) => [bigId(r), v(r)]],
-    [
-      'INSERT INTO w (id, u, v, n) VALUES (?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET v = excluded.v, n = excluded.n',
-      (r) => [id(r), u(r), v(r), n(r)],
-    ],
-    ['INSERT OR REPLACE INTO w (id, u, v, n) VALUES (?, ?, ?, 1)', (r) => [id(r), u(r), v(r)]],
-    ['UPDATE w SET v = ?, n = ? WHERE id = ?', (r) => [v(r), n(r), id(r)]],
-    ['UPDATE w SET u = ? WHERE u = ?', (r) => [u(r), u(r)]],
-    ['UPDATE w SET p = ?, b = ? WHERE id = ?', (r) => [fk(r), blob(r), id(r)]],
-    ['DELETE FROM w WHERE id = ?', (r) => [id(r)]],
-    ['INSERT INTO p (id, name) VALUES (?, ?)', (r) => [1 + Math.floor(r() * 5), u(r)]],
-    ['DELETE FROM p WHERE id = ?', (r) => [1 + Math.floor(r() * 5)]], // FK children: writer thread
-    ['UPDATE w SET v = ? WHERE n = ?', (r) => [v(r), n(r)]], // a scan: writer thread
-    ['INSERT INTO w (u) VALUES (?)', (r) => [u(r), u(r)]], // wrong parameter count
-    ['INSERT INTO missing (x) VALUES (?)', (r) => [v(r)]],
-    ['INSERT OR ROLLBACK INTO w (id, n) VALUES (?, 0)', (r) => [id(r)]], // a conflict ends the transaction
-  ]
-}
+import { INSERT, openTxDb, outsideContext, T, tdb, values } from './tx-helpers.mjs'
 
 /** A random transaction body: its statements (a few reads and savepoints among them) and
  * whether it throws. */
@@ -90,9 +39,6 @@ function randomBody(rand, statements, depth = 0) {
   }
   return { steps, throws: rand() < (depth === 0 ? 0.15 : 0.3) }
 }
-
-/** The rows of w; ids as text, since some are beyond ±(2^53−1) (safeIntegers or not). */
-const ROWS = 'SELECT CAST(id AS TEXT) AS id, u, v, n, p, b FROM w ORDER BY w.id'
 
 /** Runs a random body in `tx`: what each step settled with, or a throw that carries them. */
 async function runBody(tx, { steps, throws }) {
@@ -115,8 +61,6 @@ function errorCodes(seen, codes) {
   return codes
 }
 
-const stringify = (x) => JSON.stringify(x, (_, v) => (typeof v === 'bigint' ? `${v}n` : v))
-
 for (const [safeIntegers, seed] of [
   [false, 0x13a1],
   [true, 0x13b2],
@@ -138,19 +82,7 @@ for (const [safeIntegers, seed] of [
         assert.deepStrictEqual(inline, threads, `seed ${seed}, transaction ${i}: ${stringify(body)}`)
         if (inline.value) errorCodes(inline.value, errors)
       }
-      for (const sql of [ROWS, 'SELECT * FROM p ORDER BY id']) {
-        assert.deepStrictEqual(await on.select(sql), await off.select(sql), sql)
-      }
-      // the random transactions met the errors they are meant to compare
-      for (const code of [
-        'SQLITE_CONSTRAINT_UNIQUE',
-        'SQLITE_CONSTRAINT_PRIMARYKEY',
-        'SQLITE_CONSTRAINT_NOTNULL',
-        'SQLITE_CONSTRAINT_CHECK',
-        'SQLITE_CONSTRAINT_FOREIGNKEY',
-      ]) {
-        assert.ok(errors.has(code), `${code} among ${[...errors].join(', ')}`)
-      }
+      await assertSameEnd(on, off, errors, CONSTRAINT_CODES)
       const counts = await inlineCounts(on)
       assert.ok(counts.writes > 100, `writes ran inline (${stringify(counts)})`)
       assert.ok(counts.commits > 10, `commits ran inline (${stringify(counts)})`)
@@ -257,31 +189,9 @@ test(
     const { db, file } = await openTxDb(t, { busyTimeout: 20_000 })
     await db.execute('CREATE TABLE t (id INTEGER PRIMARY KEY, v)')
     await db.transaction((tx) => tx.execute(INSERT, ['warm'])) // the insert's statement is known bounded
-    const holder = await Database.open(file)
-    t.after(() => holder.close())
-    const held = deferred()
-    const release = deferred()
-    const holding = holder.transaction(
-      async (tx) => {
-        await tx.execute(INSERT, ['holder'])
-        held.resolve()
-        await release.promise
-      },
-      { mode: 'immediate' },
-    )
-    await held.promise
-    const before = await inlineCounts(db)
-    const waiting = track(db.transaction((tx) => tx.execute(INSERT, ['waiter'])))
-    try {
-      await turns(20)
-      assert.equal(waiting.settled, false, `it waits for the lock (${waiting.error?.code ?? 'resolved'})`)
-    } finally {
-      release.resolve()
-      await holding
-    }
-    await waiting.promise
+    const waited = await writeWhileLocked(t, db, file, () => db.transaction((tx) => tx.execute(INSERT, ['waiter'])))
+    assert.equal(waited.writes, 0, 'the insert ran on the writer thread')
     assert.deepStrictEqual(await values(db), ['warm', 'holder', 'waiter'])
-    assert.equal((await inlineCounts(db)).writes, before.writes, 'the insert ran on the writer thread')
   },
 )
 
