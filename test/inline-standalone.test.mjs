@@ -380,17 +380,46 @@ test('inlineBudget: 0: nothing runs on the JS thread, with the same workload', T
   assert.deepStrictEqual(await inlineCounts(db), NO_INLINE_RUNS)
 })
 
-// Fails with 8e6f2d3: a read on the idle writer's connection sees that connection's temp schema
-// (a temp table shadows the main one), where the same read on the JS thread's own connection or
-// a reader, a moment later or with inlineBudget: 0, does not. Marked todo until it is fixed.
-test("reads never see the writer's temp tables (docs/api.md, Limits), whether the writer is idle or not", {
-  ...T,
-  todo: 'reads on the idle writer see its temp schema (issue 13 report)',
-}, async (t) => {
-  const db = await tdb(t)
-  await db.execute(`INSERT INTO t (v) VALUES ('main');
+// A read outside a transaction may run on the idle writer's connection in a reader's stead, so
+// nothing that makes that connection differ from a reader's may show: its temp schema, a
+// database it alone attached, a PRAGMA that changes results, its own last_insert_rowid() and
+// changes(). Each read is compared with the same read on a database whose reads never run on
+// the JS thread (inlineBudget: 0), and with the writer busy.
+test(
+  "reads never see the writer's temp tables (docs/api.md, Limits), whether the writer is idle or not",
+  T,
+  async (t) => {
+    const db = await tdb(t)
+    await db.execute(`INSERT INTO t (v) VALUES ('main');
       CREATE TEMP TABLE t (id INTEGER PRIMARY KEY, v); INSERT INTO temp.t (v) VALUES ('temp');
       CREATE TEMP TABLE only_temp (v)`)
-  assert.deepStrictEqual(await values(db), ['main'], 'the main table, not the temp one that shadows it')
-  await expectReject(() => db.select('SELECT v FROM only_temp'), ResqliteError, 'SQLITE_ERROR', /no such table/)
+    assert.deepStrictEqual(await values(db), ['main'], 'the main table, not the temp one that shadows it')
+    await expectReject(() => db.select('SELECT v FROM only_temp'), ResqliteError, 'SQLITE_ERROR', /no such table/)
+    const before = (await inlineCounts(db)).runs
+    await db.select('SELECT v FROM t')
+    assert.equal((await inlineCounts(db)).runs, before + 1, 'reads still run on the JS thread, on its own connection')
+  },
+)
+
+test("a database attached through execute, and PRAGMAs that change results, stay the writer's", T, async (t) => {
+  const { db, dir } = await openTxDb(t)
+  await db.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, v); INSERT INTO t (v) VALUES ('a'), ('B'), ('c')")
+  const like = "SELECT v FROM t WHERE v LIKE 'b' ORDER BY id"
+  assert.deepStrictEqual(await db.select(like), [{ v: 'B' }], 'LIKE ignores case')
+  await db.execute('PRAGMA case_sensitive_like = ON')
+  assert.deepStrictEqual(await db.select(like), [{ v: 'B' }], 'a read does not take the setting from the writer')
+  const other = `${dir}/other.db`
+  await db.execute(`ATTACH DATABASE '${other}' AS other; CREATE TABLE other.o (x); INSERT INTO other.o VALUES (1)`)
+  await expectReject(() => db.select('SELECT x FROM other.o'), ResqliteError, 'SQLITE_ERROR', /no such table/)
+})
+
+test("last_insert_rowid() and changes() in a read are a reader's (0), never the writer's", T, async (t) => {
+  const db = await tdb(t)
+  const read = 'SELECT last_insert_rowid() AS id, changes() AS n, total_changes() AS total'
+  for (let i = 0; i < 5; i++) {
+    const wrote = await db.execute(INSERT, [`v${i}`])
+    assert.ok(wrote.lastInsertRowid > 0)
+    assert.deepStrictEqual(await db.selectOne(read), { id: 0, n: 0, total: 0 }, `after insert ${i}`)
+    assert.deepStrictEqual(await db.selectOne('SELECT count(*) AS n FROM t'), { n: i + 1 }, 'read-your-writes')
+  }
 })

@@ -62,6 +62,9 @@ pub enum Ran<T> {
     /// Not run: the statement overran recently, or it returns no rows (transaction control
     /// and the like: its thread's checks apply); run it on a thread.
     Skipped,
+    /// Not run: on the writer's connection in a reader's stead, it would read that
+    /// connection's own state (`last_insert_rowid()` and the like); run it on a read-only one.
+    NotOnWriter,
 }
 
 impl<T> Ran<T> {
@@ -70,20 +73,31 @@ impl<T> Ran<T> {
             Ran::Done(v) => Ran::Done(f(v)),
             Ran::Moved => Ran::Moved,
             Ran::Skipped => Ran::Skipped,
+            Ran::NotOnWriter => Ran::NotOnWriter,
         }
     }
+}
+
+/// Where a read runs: on a read-only connection, on the writer's inside the caller's
+/// transaction, or on the writer's in a reader's stead (outside any transaction).
+#[derive(Clone, Copy, PartialEq)]
+pub enum ReadsOn {
+    ReadOnly,
+    Transaction,
+    WriterAsReader,
 }
 
 /// select / selectOne: the rows go to `sink` as they are stepped.
 pub fn select(
     worker: &mut Worker,
+    on: ReadsOn,
     sql: &str,
     params: &[u8],
     max_rows: usize,
     budget: Duration,
     sink: &mut dyn RowSink,
 ) -> DbResult<Ran<usize>> {
-    run(worker, sql, params, budget, |stmt, conn| {
+    run(worker, on, sql, params, budget, |stmt, conn| {
         let raw = stmt.raw;
         let mut more = step(conn, raw)?;
         let columns = stmt.column_names();
@@ -107,20 +121,30 @@ pub fn select(
 }
 
 /// selectBytes: the result's JSON text.
-pub fn select_json(worker: &mut Worker, sql: &str, params: &[u8], budget: Duration) -> DbResult<Ran<Vec<u8>>> {
-    run(worker, sql, params, budget, |stmt, conn| encode_json(conn, stmt, usize::MAX).map(Ran::Done))
+pub fn select_json(
+    worker: &mut Worker,
+    on: ReadsOn,
+    sql: &str,
+    params: &[u8],
+    budget: Duration,
+) -> DbResult<Ran<Vec<u8>>> {
+    run(worker, on, sql, params, budget, |stmt, conn| encode_json(conn, stmt, usize::MAX).map(Ran::Done))
 }
 
 /// Runs `body` on `sql`'s bound statement within `budget`. An overrun (or a result too large
 /// for the JS thread) moves the read and makes the statement skip the JS thread for a while.
 fn run<T>(
     worker: &mut Worker,
+    on: ReadsOn,
     sql: &str,
     params: &[u8],
     budget: Duration,
     body: impl FnOnce(&Statement, &Connection) -> DbResult<Ran<T>>,
 ) -> DbResult<Ran<T>> {
     let (stmt, conn, clock) = worker.budgeted_read(sql)?;
+    if on == ReadsOn::WriterAsReader && stmt.connection_state {
+        return Ok(Ran::NotOnWriter);
+    }
     // SAFETY: valid statement.
     if unsafe { ffi::sqlite3_column_count(stmt.raw) } == 0 || skips(stmt) {
         return Ok(Ran::Skipped);

@@ -239,6 +239,12 @@ pub const SQLITE_UPDATE: c_int = 23;
 pub const SQLITE_ALTER_TABLE: c_int = 26;
 pub const SQLITE_SAVEPOINT: c_int = 32;
 pub const SQLITE_PRAGMA: c_int = 19;
+pub const SQLITE_CREATE_TEMP_INDEX: c_int = 3;
+pub const SQLITE_CREATE_TEMP_VIEW: c_int = 6;
+pub const SQLITE_ATTACH: c_int = 24;
+pub const SQLITE_DETACH: c_int = 25;
+pub const SQLITE_CREATE_VTABLE: c_int = 29;
+pub const SQLITE_FUNCTION: c_int = 31;
 
 // sqlite3_db_status verbs.
 pub const SQLITE_DBSTATUS_CACHE_USED: c_int = 1;

@@ -35,16 +35,34 @@ pub struct Capture {
     /// A PRAGMA was compiled since this was last taken: it may have changed a setting SQLite
     /// applies as it compiles the PRAGMA, such as `synchronous` (inline.rs).
     pub pragma: bool,
+    /// Something was compiled here that makes a read on this connection differ from one on a
+    /// reader's: a temp table, view, index or trigger, an ATTACH or DETACH, or a PRAGMA that
+    /// changes what a query returns. Never cleared: reads outside transactions then stay off
+    /// the writer's connection (experiments/040).
+    pub diverged: bool,
+    /// The statement compiled since `clear` calls a function that returns this connection's
+    /// own state (`last_insert_rowid()`, `changes()`, `total_changes()`).
+    pub connection_state: bool,
 }
 
 impl Capture {
     pub fn new(role: Role) -> Capture {
-        Capture { role, events: Vec::new(), overflow: false, deny: false, denied: false, pragma: false }
+        Capture {
+            role,
+            events: Vec::new(),
+            overflow: false,
+            deny: false,
+            denied: false,
+            pragma: false,
+            diverged: false,
+            connection_state: false,
+        }
     }
 
     pub fn clear(&mut self) {
         self.events.clear();
         self.overflow = false;
+        self.connection_state = false;
     }
 
     fn wants(&self, action: c_int) -> bool {
@@ -65,6 +83,36 @@ pub fn is_schema_change(action: c_int) -> bool {
     ((ffi::SQLITE_CREATE_INDEX..=17).contains(&action) && action != ffi::SQLITE_DELETE)
         || action == ffi::SQLITE_ALTER_TABLE
         || (29..=ffi::SQLITE_DROP_VTABLE).contains(&action)
+}
+
+/// PRAGMAs whose setting changes what a query returns (its rows, their order, its column
+/// names, or which functions a schema may call).
+const RESULT_PRAGMAS: &[&str] = &[
+    "case_sensitive_like",
+    "reverse_unordered_selects",
+    "full_column_names",
+    "short_column_names",
+    "trusted_schema",
+    "writable_schema",
+];
+
+/// Functions whose result is the connection's own state.
+const CONNECTION_STATE_FUNCTIONS: &[&str] = &["last_insert_rowid", "changes", "total_changes"];
+
+/// Whether `action` makes this connection's reads differ from a reader's (see `diverged`).
+///
+/// # Safety
+/// The authorizer's arguments: NUL-terminated strings or null.
+unsafe fn diverges(action: c_int, arg1: *const c_char, arg2: *const c_char, db: *const c_char) -> bool {
+    let is = |p: *const c_char, list: &[&str]| {
+        !p.is_null() && CStr::from_ptr(p).to_str().is_ok_and(|s| list.iter().any(|l| l.eq_ignore_ascii_case(s)))
+    };
+    match action {
+        ffi::SQLITE_CREATE_TEMP_INDEX..=ffi::SQLITE_CREATE_TEMP_VIEW | ffi::SQLITE_ATTACH | ffi::SQLITE_DETACH => true,
+        ffi::SQLITE_CREATE_VTABLE => is(db, &["temp"]),
+        ffi::SQLITE_PRAGMA => !arg2.is_null() && is(arg1, RESULT_PRAGMAS),
+        _ => false,
+    }
 }
 
 fn text(p: *const c_char) -> Box<str> {
@@ -94,9 +142,15 @@ pub unsafe extern "C" fn authorize(
         capture.denied = true;
         return ffi::SQLITE_DENY;
     }
-    if action == ffi::SQLITE_PRAGMA {
-        capture.pragma = true;
+    match action {
+        ffi::SQLITE_PRAGMA => capture.pragma = true,
+        ffi::SQLITE_FUNCTION if !arg2.is_null() => {
+            let name = CStr::from_ptr(arg2).to_str().unwrap_or("");
+            capture.connection_state |= CONNECTION_STATE_FUNCTIONS.iter().any(|f| f.eq_ignore_ascii_case(name));
+        }
+        _ => {}
     }
+    capture.diverged |= diverges(action, arg1, arg2, db);
     if !capture.wants(action) {
         return ffi::SQLITE_OK;
     }

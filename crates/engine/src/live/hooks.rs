@@ -73,6 +73,17 @@ impl Hooks {
         (result, std::mem::take(&mut capture.denied))
     }
 
+    /// Whether something compiled here made this connection's reads differ from a reader's
+    /// (capture.rs `diverged`).
+    pub fn diverged(&self) -> bool {
+        self.state.capture.borrow().diverged
+    }
+
+    /// Whether the statement compiled since `clear_capture` reads the connection's own state.
+    pub fn captured_connection_state(&self) -> bool {
+        self.state.capture.borrow().connection_state
+    }
+
     /// Whether a PRAGMA was compiled since the last call.
     pub fn take_pragma(&self) -> bool {
         std::mem::take(&mut self.state.capture.borrow_mut().pragma)

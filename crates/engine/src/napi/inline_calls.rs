@@ -25,9 +25,10 @@ use super::protocol::{
 };
 use crate::error::DbError;
 use crate::handoff::mailbox::values;
-use crate::inline::{self, Ran, RowSink};
+use crate::inline::{self, Ran, ReadsOn, RowSink};
 use crate::sqlite::step::Cell;
 use crate::threads::job::Outcome;
+use crate::threads::worker::Worker;
 
 /// More cells than this go to a reader: one call's arguments live on the JS thread's stack.
 const MAX_CELLS: usize = 4096;
@@ -112,32 +113,52 @@ pub(super) unsafe extern "C" fn read_inline(env: sys::napi_env, info: sys::napi_
     let shared = &db.pool.shared;
     let mut values =
         Values { env, safe_integers: shared.safe_integers, names: String::new(), columns: 0, cells: vec![] };
-    let ran = {
-        // The writer thread holds its lock while it runs a job.
-        let writer = if on == READ_ON_OWN { None } else { shared.writer.try_lock().ok() };
-        let mut slot = match writer {
-            // Inside the transaction (else SQLite rolled it back: the writer's checks report it),
-            // or outside any.
-            Some(slot) if slot.as_ref().is_some_and(|w| w.conn.autocommit() == (on == READ_ON_IDLE_WRITER)) => slot,
-            _ if on == READ_ON_TRANSACTION => return number(env, UNAVAILABLE),
-            _ => shared.inline.lock().unwrap(),
-        };
-        let Some(worker) = slot.as_mut() else { return number(env, UNAVAILABLE) };
+    let mut run_on = |worker: &mut Worker, reads_on: ReadsOn| {
         catch_unwind(AssertUnwindSafe(|| match kind {
             JOB_KIND_SELECT | JOB_KIND_SELECT_ONE => {
                 let max_rows = if kind == JOB_KIND_SELECT_ONE { 1 } else { usize::MAX };
-                inline::select(worker, &sql, params, max_rows, budget, &mut values).map(|ran| ran.map(|_| None))
+                inline::select(worker, reads_on, &sql, params, max_rows, budget, &mut values)
+                    .map(|ran| ran.map(|_| None))
             }
-            JOB_KIND_SELECT_BYTES => inline::select_json(worker, &sql, params, budget).map(|ran| ran.map(Some)),
+            JOB_KIND_SELECT_BYTES => {
+                inline::select_json(worker, reads_on, &sql, params, budget).map(|ran| ran.map(Some))
+            }
             _ => Err(DbError::new("ERR_INTERNAL", format!("readInline: unknown job kind {kind}"))),
         }))
         .unwrap_or_else(|payload| Err(DbError::panicked(payload)))
+    };
+    let ran = 'ran: {
+        // The writer thread holds its lock while it runs a job.
+        if on != READ_ON_OWN {
+            if let Ok(mut slot) = shared.writer.try_lock() {
+                match slot.as_mut() {
+                    // Inside the transaction (else SQLite rolled it back: the writer's checks
+                    // report it).
+                    Some(w) if on == READ_ON_TRANSACTION && !w.conn.autocommit() => {
+                        break 'ran run_on(w, ReadsOn::Transaction);
+                    }
+                    Some(w) if on == READ_ON_IDLE_WRITER && w.reads_as_a_reader() => {
+                        let ran = run_on(w, ReadsOn::WriterAsReader);
+                        if !matches!(ran, Ok(Ran::NotOnWriter)) {
+                            break 'ran ran;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            if on == READ_ON_TRANSACTION {
+                return number(env, UNAVAILABLE);
+            }
+        }
+        let mut slot = shared.inline.lock().unwrap();
+        let Some(worker) = slot.as_mut() else { return number(env, UNAVAILABLE) };
+        run_on(worker, ReadsOn::ReadOnly)
     };
     // The lock is released and the statement reset: JS may run now.
     let mut args = Vec::with_capacity(4 + values.cells.len());
     match ran {
         Ok(Ran::Moved) => return number(env, MOVED),
-        Ok(Ran::Skipped) => return number(env, SKIPPED),
+        Ok(Ran::Skipped | Ran::NotOnWriter) => return number(env, SKIPPED),
         Ok(Ran::Done(Some(json))) => {
             let mut buffer = ptr::null_mut();
             let mut at = ptr::null_mut();
@@ -252,7 +273,7 @@ pub(super) unsafe extern "C" fn write_inline(env: sys::napi_env, info: sys::napi
     };
     // The lock is released: JS may run now.
     let args = match ran {
-        Ok(Ran::Moved | Ran::Skipped) => return number(env, SKIPPED),
+        Ok(Ran::Moved | Ran::Skipped | Ran::NotOnWriter) => return number(env, SKIPPED),
         Ok(Ran::Done(Wrote::Changes(changes, rowid, checkpoint_due))) => {
             let rowid =
                 if (-MAX_SAFE..=MAX_SAFE).contains(&rowid) { double(env, rowid as f64) } else { bigint(env, rowid) };

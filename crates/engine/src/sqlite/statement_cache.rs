@@ -47,6 +47,9 @@ pub struct Statement {
     pub bounded: Cell<Option<(i32, bool)>>,
     /// Its column names, for runs on the JS thread (inline.rs), read again after a re-prepare.
     names: RefCell<Option<Rc<ColumnNames>>>,
+    /// It calls a function that returns the connection's own state (`last_insert_rowid()` and
+    /// the like): a read that must not run on the writer's connection in a reader's stead.
+    pub connection_state: bool,
 }
 
 /// A statement's column names, and joined by NUL (as a result's names reach JS).
@@ -148,6 +151,7 @@ pub fn prepare(conn: &Connection, hooks: &Hooks, sql: &str) -> DbResult<Statemen
         .ok_or_else(|| DbError::new("ERR_EMPTY_STATEMENT", "the SQL holds no statement"))?;
     let reads = Arc::new(hooks.captured_reads().unwrap_or_else(Dependencies::none));
     let effects = hooks.captured_effects(conn);
+    let connection_state = hooks.captured_connection_state();
     // Anything but whitespace and comments after the first statement is another statement
     // (one that fails to prepare now, e.g. on a table the first creates, counts too).
     let has_tail = conn.prepare_at(&bytes[consumed..], 0).map_or(true, |next| next.is_some());
@@ -184,6 +188,7 @@ pub fn prepare(conn: &Connection, hooks: &Hooks, sql: &str) -> DbResult<Statemen
         inline_backoff: Cell::new(0),
         bounded: Cell::new(None),
         names: RefCell::new(None),
+        connection_state,
     })
 }
 

@@ -164,6 +164,13 @@ impl Worker {
         Ok((stmt, &self.conn, budget))
     }
 
+    /// Whether a read outside any transaction sees here what it would see on a reader's
+    /// connection: the writer's connection is outside a transaction, and nothing compiled on
+    /// it made it differ (a temp table, an ATTACH, a PRAGMA changing results: capture.rs).
+    pub fn reads_as_a_reader(&self) -> bool {
+        self.conn.autocommit() && !self.hooks.diverged()
+    }
+
     /// Whether a commit syncs the WAL to disk (`PRAGMA synchronous` above NORMAL, as a user may
     /// set it): such a commit stays off the JS thread (inline.rs). SQLite changes the setting,
     /// and reads it, as it compiles a PRAGMA, so it is read again (compiled afresh) only after
