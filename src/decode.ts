@@ -2,6 +2,8 @@
 // objects. This is the JS-thread cost of `select`, so it is built for speed:
 // - one generated function per column-name set builds each row as an object literal, so every
 //   row of a shape shares one hidden class (what made better-sqlite3 fast; see experiments/);
+//   where a column holds only numbers (or only NULLs) in a result, a variant reads them
+//   straight from the slots instead of asking `cell` (experiments/041);
 // - cells are read through typed-array views over one buffer; each TEXT cell is its own string,
 //   made natively a range of cells at a time (`texts`), so a value a user keeps keeps only itself
 //   alive — slices of one string per result kept all of it (experiments/033);
@@ -12,8 +14,9 @@ import { rangeError } from './errors'
 /** One decoded row: a plain object with a property per column, in column order. The public
  * type, with what each SQLite type becomes, is `Row` in types.ts (an alias of this one). */
 export type Row = Record<string, unknown>
-/** Makes one row: an object, or with `rowMode: 'array'` an array of the cells. */
-type MakeRow = (cell: (k: number) => unknown, k: number) => Row
+/** Makes one row from cell k on: an object, or with `rowMode: 'array'` an array of the cells;
+ * `numbers` are the result's slots, read straight for a column of numbers. */
+type MakeRow = (cell: (k: number) => unknown, k: number, numbers: Float64Array, text: (k: number) => string) => Row
 
 /** A cell's type in the result's tags (`TAG_*` in crates/engine/src/napi/protocol.rs, whose
  * names and values test/protocol.test.mjs checks against these). */
@@ -26,8 +29,20 @@ export const enum Tag {
   ShortText = 5, // as Text: ASCII of at most 12 characters, sliced from one string (`texts`)
 }
 
-const rowMakers = new Map<string, { names: string[]; make: MakeRow }>()
+/** A column-name set's row makers: the general one, and variants by column kinds. */
+interface RowMakers {
+  names: string[]
+  make: MakeRow
+  /** By `kinds`: a character per column, `n` numbers only, `z` NULLs only, `t` texts only,
+   * `c` anything. */
+  variants: Map<string, MakeRow>
+}
+const rowMakers = new Map<string, RowMakers>()
 const MAX_ROW_MAKERS = 512
+/** A result (part) of this many rows or more is made by a variant for its column kinds. */
+const VARIANT_ROWS = 8
+/** The tag bits of TEXT cells. */
+const TEXT_TAGS = (1 << Tag.Text) | (1 << Tag.ShortText)
 
 /** Makes the TEXT cells of a result's cells [from, to) into strings and calls `collect` with
  * them (crates/engine/src/napi/texts.rs): first the short cells' texts joined in one string,
@@ -57,30 +72,65 @@ let R: RowsResult | undefined
 function cell(k: number): unknown {
   const tag = T[k]
   if (tag === Tag.Number) return F[k]
-  if (tag === Tag.ShortText) {
-    // Under 13 characters V8 copies a slice (SlicedString::kMinLength): it keeps X[0] nothing.
-    const start = XS
-    XS += U[2 * k + 1]!
-    return X[0]!.slice(start, XS)
-  }
-  if (tag === Tag.Text) return X[XI++]
+  if (tag === Tag.ShortText || tag === Tag.Text) return text(k)
   if (tag === Tag.Null) return null
   if (tag === Tag.Blob) return R!.blob(k)
   return R!.int64(k) // Tag.Int64
 }
 
-/** The row maker for a result's column names, joined by NUL (a name cannot hold one). */
-function rowMaker(names: string, cols: number, arrays: boolean): { names: string[]; make: MakeRow } {
-  const key = arrays ? `\0${names}` : names // a leading NUL keeps array makers apart
-  let maker = rowMakers.get(key)
-  if (maker === undefined) {
-    const list = cols === 0 ? [] : names.split('\0')
-    const make = new Function('c', 'k', `return ${rowLiteral(list, (i) => `c(k + ${i})`, arrays)}`) as MakeRow
-    if (rowMakers.size >= MAX_ROW_MAKERS) rowMakers.clear()
-    maker = { names: list, make }
-    rowMakers.set(key, maker)
+/** Cell k, a TEXT cell. */
+function text(k: number): string {
+  if (T[k] === Tag.ShortText) {
+    // Under 13 characters V8 copies a slice (SlicedString::kMinLength): it keeps X[0] nothing.
+    const start = XS
+    XS += U[2 * k + 1]!
+    return X[0]!.slice(start, XS)
   }
-  return maker
+  return X[XI++]!
+}
+
+/** The row makers for a result's column names, joined by NUL (a name cannot hold one). */
+function makersFor(names: string, cols: number, arrays: boolean): RowMakers {
+  const key = arrays ? `\0${names}` : names // a leading NUL keeps array makers apart
+  let makers = rowMakers.get(key)
+  if (makers === undefined) {
+    const list = cols === 0 ? [] : names.split('\0')
+    if (rowMakers.size >= MAX_ROW_MAKERS) rowMakers.clear()
+    makers = { names: list, make: makeRowFunction(list, '', arrays), variants: new Map() }
+    rowMakers.set(key, makers)
+  }
+  return makers
+}
+
+/** The variant of `makers` for column `kinds` (see RowMakers). */
+function variant(makers: RowMakers, kinds: string, arrays: boolean): MakeRow {
+  let make = makers.variants.get(kinds)
+  if (make === undefined) {
+    make = makeRowFunction(makers.names, kinds, arrays)
+    makers.variants.set(kinds, make)
+  }
+  return make
+}
+
+function makeRowFunction(names: string[], kinds: string, arrays: boolean): MakeRow {
+  const sources: Record<string, (i: number) => string> = {
+    n: (i) => `f[k + ${i}]`,
+    z: () => 'null',
+    t: (i) => `t(k + ${i})`,
+  }
+  const source = (i: number) => sources[kinds[i]!]?.(i) ?? `c(k + ${i})`
+  return new Function('c', 'k', 'f', 't', `return ${rowLiteral(names, source, arrays)}`) as MakeRow
+}
+
+/** A character per column of a result (part) whose tags are `tags`, each column's tag bits
+ * after its cells' tags (crates/engine/src/encode/rows.rs): `n`, `z` or `c` (RowMakers). */
+function columnKinds(tags: Uint8Array, cells: number, cols: number): string {
+  let kinds = ''
+  for (let c = 0; c < cols; c++) {
+    const seen = tags[cells + c]!
+    kinds += seen === 1 << Tag.Number ? 'n' : seen === 1 << Tag.Null ? 'z' : (seen & ~TEXT_TAGS) === 0 ? 't' : 'c'
+  }
+  return kinds
 }
 
 /** The source of one row's literal: an object with a property per column name, or (`arrays`)
@@ -137,11 +187,12 @@ export class RowsResult {
     const cols = header[1]!
     this.rows = rows
     this.cols = cols
-    const maker = rowMaker(names, cols, arrays)
-    this.make = maker.make
-    this.names = maker.names
     const cells = rows * cols
-    this.tags = new Uint8Array(buffer, header[2], cells)
+    // The cells' tags, then a column's tag bits per column.
+    this.tags = new Uint8Array(buffer, header[2], cells + cols)
+    const makers = makersFor(names, cols, arrays)
+    this.make = rows < VARIANT_ROWS ? makers.make : variant(makers, columnKinds(this.tags, cells, cols), arrays)
+    this.names = makers.names
     this.f64 = new Float64Array(buffer, header[3], cells)
     this.textCells = header[5]!
   }
@@ -170,9 +221,11 @@ export class RowsResult {
     R = this
     const make = this.make
     const cols = this.cols
+    // Stores at the end, not push(): push was left a call per row (experiments/041).
+    let n = out.length
     try {
       if (this.textCells === 0) {
-        for (let r = from, k = from * cols; r < to; r++, k += cols) out.push(make(cell, k))
+        for (let r = from, k = from * cols; r < to; r++, k += cols) out[n++] = make(cell, k, F, text)
         return
       }
       U = new Uint32Array(this.buffer, this.f64.byteOffset, 2 * this.f64.length)
@@ -182,7 +235,7 @@ export class RowsResult {
         X = this.texts(this.buffer, k, end * cols, collect)
         XI = 1
         XS = 0
-        for (; r < end; r++, k += cols) out.push(make(cell, k))
+        for (; r < end; r++, k += cols) out[n++] = make(cell, k, F, text)
       }
     } finally {
       // Nothing of this result stays reachable from here once its rows are made.

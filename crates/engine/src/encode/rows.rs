@@ -6,7 +6,9 @@
 //!   arena   every TEXT value (ASCII or UTF-16) and BLOB value, in cell order; written in place as rows
 //!           are stepped, so the values are copied once on the reader
 //!   tags    u8 per cell (TAG_* in napi/protocol.rs), 8-aligned: 0 null · 1 number (slot f64) ·
-//!           2 text · 3 blob · 4 int64 (slot i64)
+//!           2 text · 3 blob · 4 int64 (slot i64) · 5 short text; then u8 per column: bit
+//!           `1 << tag` set for every tag among the column's cells, so the decoder reads a column
+//!           of numbers straight from its slots (experiments/041)
 //!   slots   8 bytes per cell, 8-aligned: the f64/i64 value, or for text/blob two u32: start
 //!           and length in the arena (bytes). A text is ASCII (its length's top bit set), copied
 //!           into a JS string as Latin-1, or else UTF-16 (2-aligned), converted here on the
@@ -120,6 +122,10 @@ struct Part {
     buffer: Vec<u8>,
     tags: Vec<u8>,
     slots: Vec<u64>,
+    /// Per column, a bit per tag among its cells.
+    column_tags: Vec<u8>,
+    /// The column of the next cell.
+    column: usize,
     texts: usize,
     rows: usize,
     /// Scratch for converting text to UTF-16.
@@ -141,6 +147,8 @@ impl Part {
             },
             tags: Vec::with_capacity(cells),
             slots: Vec::with_capacity(cells),
+            column_tags: vec![0; names.len()],
+            column: 0,
             texts: 0,
             rows: 0,
             units: Vec::new(),
@@ -167,6 +175,11 @@ impl Part {
         };
         self.tags.push(tag);
         self.slots.push(slot);
+        self.column_tags[self.column] |= 1 << tag;
+        self.column += 1;
+        if self.column == self.cols {
+            self.column = 0;
+        }
         Ok(())
     }
 
@@ -197,12 +210,13 @@ impl Part {
     fn finish(self) -> DbResult<EncodedRows> {
         let mut buffer = self.buffer;
         let tags_offset = buffer.len().next_multiple_of(8);
-        let slots_offset = (tags_offset + self.tags.len()).next_multiple_of(8);
+        let slots_offset = (tags_offset + self.tags.len() + self.cols).next_multiple_of(8);
         if slots_offset + self.slots.len() * 8 > u32::MAX as usize {
             return Err(DbError::new("ERR_RESULT_TOO_LARGE", "the result set is larger than 4 GiB"));
         }
         buffer.resize(tags_offset, 0);
         buffer.extend_from_slice(&self.tags);
+        buffer.extend_from_slice(&self.column_tags);
         buffer.resize(slots_offset, 0);
         if cfg!(target_endian = "little") {
             // SAFETY: u64 has no padding; on little-endian its bytes are already the wire layout.
@@ -265,8 +279,12 @@ mod tests {
         assert_eq!(arena, HEADER_WORDS * 4, "the arena follows the header");
         assert!(tags % 8 == 0 && tags >= arena && tags < arena + 8 + b.len(), "tags follow the arena, 8-aligned");
         assert_eq!(slots % 8, 0, "slots are 8-aligned");
-        assert!(slots >= tags + cells && slots < tags + cells + 8, "slots follow the tags");
+        assert!(slots >= tags + cells + cols && slots < tags + cells + cols + 8, "slots follow the tags");
         assert_eq!(b.len(), slots + cells * 8, "the slots end the buffer");
+        for c in 0..cols {
+            let seen = (0..rows).fold(0u8, |bits, r| bits | 1 << b[tags + r * cols + c]);
+            assert_eq!(b[tags + cells + c], seen, "column {c}'s tags, after the cells'");
+        }
         let names: Vec<String> = if cols == 0 { vec![] } else { part.names.split('\0').map(String::from).collect() };
         assert_eq!(names.len(), cols);
         let text_tags = b[tags..tags + cells].iter().filter(|&&t| t == TAG_TEXT || t == TAG_SHORT_TEXT).count();
@@ -369,7 +387,8 @@ mod tests {
         let d = one("SELECT 1 AS a, 'x' AS bb WHERE 0", false);
         assert_eq!(d, Decoded { names: vec!["a".into(), "bb".into()], rows: vec![] });
         let parts = encode("SELECT 1 AS a WHERE 0", usize::MAX, false, false).unwrap();
-        assert_eq!(parts[0].buffer.len(), 24, "the header, then nothing: no values, no cells");
+        let end = (HEADER_WORDS * 4 + 1).next_multiple_of(8);
+        assert_eq!(parts[0].buffer.len(), end, "the header, the column's tags (8-aligned), no values, no cells");
     }
 
     #[test]

@@ -16,8 +16,9 @@ use super::args::{throw, u32_arg};
 use super::protocol::{TAG_SHORT_TEXT, TAG_TEXT};
 use crate::encode::rows::ASCII;
 
-/// More strings than this in one call are refused: the arguments live on the JS thread's stack.
-pub const MAX_TEXTS: usize = 8192;
+/// More cells than this in one call are refused: their strings are one call's arguments, on the
+/// JS thread's stack.
+pub const MAX_CELLS: usize = 8192;
 
 /// A u32 of the result's header (encode/rows.rs).
 fn word(buffer: &[u8], index: usize) -> usize {
@@ -37,37 +38,34 @@ unsafe fn strings(env: sys::napi_env, argv: &[sys::napi_value; 4]) -> Result<Vec
     if from > to || to > cells || slots + cells * 8 > length || tags + cells > slots || arena > length {
         return Err("texts: the range or the buffer does not hold a result's cells");
     }
-    let mut out = Vec::with_capacity(1 + (to - from).min(MAX_TEXTS));
+    if to - from > MAX_CELLS {
+        return Err("texts: too many cells in one call");
+    }
+    let mut out = Vec::with_capacity(1 + (to - from));
     out.push(ptr::null_mut()); // the short cells' string, made last
     let mut short = Vec::with_capacity((to - from) * 8);
-    let slots = &buffer[slots + from * 8..slots + to * 8];
-    for (i, &tag) in buffer[tags + from..tags + to].iter().enumerate() {
+    let slots = buffer[slots + from * 8..slots + to * 8].chunks_exact(8);
+    for (&tag, slot) in buffer[tags + from..tags + to].iter().zip(slots) {
         if tag != TAG_TEXT && tag != TAG_SHORT_TEXT {
             continue;
         }
-        if out.len() > MAX_TEXTS {
-            return Err("texts: too many cells in one call");
-        }
-        let slot = u64::from_le_bytes(slots[i * 8..i * 8 + 8].try_into().unwrap());
+        let slot = u64::from_le_bytes([slot[0], slot[1], slot[2], slot[3], slot[4], slot[5], slot[6], slot[7]]);
         let (start, len) = (arena + (slot & 0xffff_ffff) as usize, ((slot & !ASCII) >> 32) as usize);
-        if start + len > length {
-            return Err("texts: a cell lies outside the buffer");
-        }
+        let Some(bytes) = buffer.get(start..start + len) else { return Err("texts: a cell lies outside the buffer") };
         if tag == TAG_SHORT_TEXT {
-            short.extend_from_slice(&buffer[start..start + len]);
+            short.extend_from_slice(bytes);
             continue;
         }
-        let (bytes, mut value) = (buffer.as_ptr().add(start), ptr::null_mut());
+        let mut value = ptr::null_mut();
         // ASCII is copied as Latin-1; other text the reader made UTF-16 (encode/rows.rs).
         let status = if slot & ASCII != 0 {
-            sys::napi_create_string_latin1(env, bytes as *const _, len as isize, &mut value)
-        } else if cfg!(target_endian = "little") && (bytes as usize).is_multiple_of(2) {
-            sys::napi_create_string_utf16(env, bytes as *const u16, (len / 2) as isize, &mut value)
+            sys::napi_create_string_latin1(env, bytes.as_ptr() as *const _, len as isize, &mut value)
+        } else if cfg!(target_endian = "little") && (bytes.as_ptr() as usize).is_multiple_of(2) {
+            sys::napi_create_string_utf16(env, bytes.as_ptr() as *const u16, (len / 2) as isize, &mut value)
         } else {
             // The arena holds UTF-16LE, 2-aligned: memory that is not (or a big-endian CPU)
             // goes through a copy.
-            let units: Vec<u16> =
-                buffer[start..start + len].chunks(2).map(|c| u16::from_le_bytes([c[0], c[1]])).collect();
+            let units: Vec<u16> = bytes.chunks(2).map(|c| u16::from_le_bytes([c[0], c[1]])).collect();
             sys::napi_create_string_utf16(env, units.as_ptr(), units.len() as isize, &mut value)
         };
         if status != sys::Status::napi_ok {
