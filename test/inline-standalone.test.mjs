@@ -207,6 +207,10 @@ test(
       await db.execute(`PRAGMA wal_checkpoint(${mode})`)
       assert.deepStrictEqual(await transaction(), { writes: 1, commits: 0 }, `the first COMMIT after ${mode}`)
       assert.deepStrictEqual(await transaction(), { writes: 1, commits: 1 }, `the second COMMIT after ${mode}`)
+      // a transaction that wrote nothing writes nothing to the WAL: its COMMIT runs inline
+      await db.execute(`PRAGMA wal_checkpoint(${mode})`)
+      const reads = () => countInline(db, () => db.transaction((tx) => tx.selectOne('SELECT count(*) AS n FROM t')))
+      assert.deepStrictEqual(await reads(), { writes: 0, commits: 1 }, `a read-only COMMIT after ${mode}`)
     }
     assert.deepStrictEqual(await db.selectOne('SELECT count(*) AS n FROM t'), { n: 10 })
   },

@@ -260,10 +260,12 @@ pub fn write_alone(worker: &mut Worker, sql: &str, params: &[u8], budget: Durati
 }
 
 /// The open transaction's COMMIT on the writer's connection, when it has little to write: no
-/// write of it ran on the writer thread, and at most MAX_COMMIT_WRITES ran here. A checkpoint
+/// write of it ran on the writer thread, at most MAX_COMMIT_WRITES ran here, and their commit
+/// only appends (a transaction that wrote nothing writes nothing to the WAL). A checkpoint
 /// the commit makes due is left to the writer thread: returns whether one is.
 pub fn commit(worker: &mut Worker) -> DbResult<Ran<bool>> {
-    if worker.tx_writes.on_thread || worker.tx_writes.inline > MAX_COMMIT_WRITES || !commit_only_appends(worker)? {
+    let writes = worker.tx_writes.inline;
+    if worker.tx_writes.on_thread || writes > MAX_COMMIT_WRITES || (writes > 0 && !commit_only_appends(worker)?) {
         return Ok(Ran::Skipped);
     }
     let (result, due) = deferring_checkpoint(worker, |worker| worker.control("COMMIT"))?;
