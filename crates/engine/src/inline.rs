@@ -20,6 +20,7 @@
 use std::cell::Cell as Flag;
 use std::ffi::c_void;
 use std::os::raw::{c_char, c_int};
+use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use sqlite3mc_sys as ffi;
@@ -29,7 +30,7 @@ use crate::error::DbResult;
 use crate::sqlite::bounded::is_bounded;
 use crate::sqlite::connection::Connection;
 use crate::sqlite::params::{bind, Reader};
-use crate::sqlite::statement_cache::{ResetOnDrop, Statement};
+use crate::sqlite::statement_cache::{ColumnNames, ResetOnDrop, Statement};
 use crate::sqlite::step::{cell, step, Cell};
 use crate::threads::worker::{run_write, Worker};
 
@@ -47,8 +48,8 @@ const MAX_COMMIT_WRITES: u32 = 16;
 /// Receives an inline select's result as it is stepped: the column names, then every cell in
 /// row order. `cell` returns false when the result is too large to hand over this way.
 pub trait RowSink {
-    /// The names joined by NUL, and how many.
-    fn names(&mut self, joined: &str, columns: usize);
+    /// The column names (the statement's, shared).
+    fn names(&mut self, names: Rc<ColumnNames>);
     fn cell(&mut self, cell: Cell) -> bool;
 }
 
@@ -101,7 +102,7 @@ pub fn select(
         let raw = stmt.raw;
         let mut more = step(conn, raw)?;
         let columns = stmt.column_names();
-        sink.names(&columns.joined, columns.list.len());
+        sink.names(columns.clone());
         let names = &columns.list;
         let mut rows = 0;
         while more && rows < max_rows {

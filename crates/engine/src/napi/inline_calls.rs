@@ -9,6 +9,7 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
+use std::rc::Rc;
 use std::time::Duration;
 
 use napi::sys;
@@ -26,6 +27,7 @@ use super::protocol::{
 use crate::error::DbError;
 use crate::handoff::mailbox::values;
 use crate::inline::{self, Ran, ReadsOn, RowSink};
+use crate::sqlite::statement_cache::ColumnNames;
 use crate::sqlite::step::Cell;
 use crate::threads::job::Outcome;
 use crate::threads::worker::Worker;
@@ -39,15 +41,16 @@ const MAX_SAFE: i64 = (1 << 53) - 1;
 struct Values {
     env: sys::napi_env,
     safe_integers: bool,
-    names: String,
+    names: Option<Rc<ColumnNames>>,
     columns: usize,
     cells: Vec<sys::napi_value>,
 }
 
 impl RowSink for Values {
-    fn names(&mut self, joined: &str, columns: usize) {
-        self.columns = columns;
-        self.names.push_str(joined);
+    fn names(&mut self, names: Rc<ColumnNames>) {
+        self.columns = names.list.len();
+        self.cells.reserve((self.columns * 16).min(MAX_CELLS));
+        self.names = Some(names);
     }
 
     fn cell(&mut self, cell: Cell) -> bool {
@@ -111,8 +114,7 @@ pub(super) unsafe extern "C" fn read_inline(env: sys::napi_env, info: sys::napi_
         Err(message) => return throw(env, message),
     };
     let shared = &db.pool.shared;
-    let mut values =
-        Values { env, safe_integers: shared.safe_integers, names: String::new(), columns: 0, cells: vec![] };
+    let mut values = Values { env, safe_integers: shared.safe_integers, names: None, columns: 0, cells: vec![] };
     let mut run_on = |worker: &mut Worker, reads_on: ReadsOn| {
         catch_unwind(AssertUnwindSafe(|| match kind {
             JOB_KIND_SELECT | JOB_KIND_SELECT_ONE => {
@@ -169,7 +171,7 @@ pub(super) unsafe extern "C" fn read_inline(env: sys::napi_env, info: sys::napi_
             let rows = values.cells.len().checked_div(values.columns).unwrap_or(0);
             args.extend([
                 number(env, ROWS),
-                ascii_or_utf8(env, &values.names),
+                ascii_or_utf8(env, values.names.as_ref().map_or("", |n| &n.joined)),
                 number(env, values.columns as u32),
                 number(env, rows as u32),
             ]);
