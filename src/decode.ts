@@ -2,8 +2,8 @@
 // objects. This is the JS-thread cost of `select`, so it is built for speed:
 // - one generated function per column-name set builds each row as an object literal, so every
 //   row of a shape shares one hidden class (what made better-sqlite3 fast; see experiments/);
-//   where a column holds only numbers (or only NULLs) in a result, a variant reads them
-//   straight from the slots instead of asking `cell` (experiments/041);
+//   where a column holds one kind of cell in a result (numbers, NULLs or texts), a variant
+//   made for its columns' kinds reads them without asking `cell` (experiments/041);
 // - cells are read through typed-array views over one buffer; each TEXT cell is its own string,
 //   made natively a range of cells at a time (`texts`), so a value a user keeps keeps only itself
 //   alive — slices of one string per result kept all of it (experiments/033);
@@ -15,7 +15,8 @@ import { rangeError } from './errors'
  * type, with what each SQLite type becomes, is `Row` in types.ts (an alias of this one). */
 export type Row = Record<string, unknown>
 /** Makes one row from cell k on: an object, or with `rowMode: 'array'` an array of the cells;
- * `numbers` are the result's slots, read straight for a column of numbers. */
+ * `numbers` are the result's slots, read straight for a column of numbers, and `text` reads a
+ * column of texts. */
 type MakeRow = (cell: (k: number) => unknown, k: number, numbers: Float64Array, text: (k: number) => string) => Row
 
 /** A cell's type in the result's tags (`TAG_*` in crates/engine/src/napi/protocol.rs, whose
@@ -112,6 +113,7 @@ function variant(makers: RowMakers, kinds: string, arrays: boolean): MakeRow {
   return make
 }
 
+/** A row maker: the general one (`kinds` empty), or a variant. */
 function makeRowFunction(names: string[], kinds: string, arrays: boolean): MakeRow {
   const sources: Record<string, (i: number) => string> = {
     n: (i) => `f[k + ${i}]`,
@@ -123,7 +125,7 @@ function makeRowFunction(names: string[], kinds: string, arrays: boolean): MakeR
 }
 
 /** A character per column of a result (part) whose tags are `tags`, each column's tag bits
- * after its cells' tags (crates/engine/src/encode/rows.rs): `n`, `z` or `c` (RowMakers). */
+ * after its cells' tags (crates/engine/src/encode/rows.rs): `n`, `z`, `t` or `c` (RowMakers). */
 function columnKinds(tags: Uint8Array, cells: number, cols: number): string {
   let kinds = ''
   for (let c = 0; c < cols; c++) {
