@@ -88,29 +88,55 @@ impl RowSink for Values {
     }
 }
 
+/// The arguments every budgeted call shares, `(first, sql, params, paramsLength, budgetMicros,
+/// handler, …)`, read from `N` arguments: `first` is a job kind or a live query's id.
+struct BudgetedCall<'a, const N: usize> {
+    argv: [sys::napi_value; N],
+    db: &'a NativeDatabase,
+    first: u32,
+    sql: SqlText,
+    params: &'a [u8],
+    budget: Duration,
+}
+
+/// Reads a budgeted call's arguments; on a missing or wrong one, the thrown TypeError (`usage`
+/// names the arguments) to return.
+unsafe fn budgeted_call<'a, const N: usize>(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+    usage: &'static str,
+) -> Result<BudgetedCall<'a, N>, sys::napi_value> {
+    let mut argv = [ptr::null_mut(); N];
+    let mut argc = argv.len();
+    let mut data = ptr::null_mut();
+    sys::napi_get_cb_info(env, info, &mut argc, argv.as_mut_ptr(), ptr::null_mut(), &mut data);
+    if argc < argv.len() {
+        return Err(throw(env, usage));
+    }
+    let args = (|| {
+        let first = u32_arg(env, argv[0])?;
+        let sql = SqlText::read(env, argv[1])?;
+        let params = bytes_view(env, argv[2], u32_arg(env, argv[3])? as usize)?;
+        let budget = Duration::from_micros(u32_arg(env, argv[4])? as u64);
+        Ok::<_, &'static str>((first, sql, params, budget))
+    })();
+    let (first, sql, params, budget) = args.map_err(|message| throw(env, message))?;
+    Ok(BudgetedCall { argv, db: &*(data as *const NativeDatabase), first, sql, params, budget })
+}
+
 /// `readInline(kind, sql, params, paramsLength, budgetMicros, handler, on)`: runs a select,
 /// selectOne or selectBytes on the JS thread within the budget, on the connection `on` names
 /// (protocol.rs `READ_ON_*`): the JS thread's own; the writer's, idle inside the caller's
 /// transaction; or the writer's when it is idle outside any transaction, else the JS thread's
 /// own. Returns DONE after calling `handler` with the result, or why it did not run here.
 pub(super) unsafe extern "C" fn read_inline(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
-    let mut argv = [ptr::null_mut(); 7];
-    let mut argc = argv.len();
-    let mut data = ptr::null_mut();
-    sys::napi_get_cb_info(env, info, &mut argc, argv.as_mut_ptr(), ptr::null_mut(), &mut data);
-    if argc < argv.len() {
-        return throw(env, "expected (kind, sql, params, paramsLength, budgetMicros, handler, on)");
-    }
-    let db = &*(data as *const NativeDatabase);
-    let args = (|| {
-        let kind = u32_arg(env, argv[0])?;
-        let sql = SqlText::read(env, argv[1])?;
-        let params = bytes_view(env, argv[2], u32_arg(env, argv[3])? as usize)?;
-        let budget = Duration::from_micros(u32_arg(env, argv[4])? as u64);
-        Ok::<_, &'static str>((kind, sql, params, budget, u32_arg(env, argv[6])?))
-    })();
-    let (kind, sql, params, budget, on) = match args {
-        Ok(args) => args,
+    let call = budgeted_call::<7>(env, info, "expected (kind, sql, params, paramsLength, budgetMicros, handler, on)");
+    let BudgetedCall { argv, db, first: kind, sql, params, budget } = match call {
+        Ok(call) => call,
+        Err(thrown) => return thrown,
+    };
+    let on = match u32_arg(env, argv[6]) {
+        Ok(on) => on,
         Err(message) => return throw(env, message),
     };
     let shared = &db.pool.shared;
@@ -222,32 +248,27 @@ pub(super) unsafe extern "C" fn control_inline(env: sys::napi_env, info: sys::na
 /// SKIPPED when the statement must run on the writer thread; UNAVAILABLE when the writer is
 /// busy, or the connection is outside a transaction (`inTransaction`) or inside one (not).
 pub(super) unsafe extern "C" fn write_inline(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
-    let mut argv = [ptr::null_mut(); 7];
-    let mut argc = argv.len();
-    let mut data = ptr::null_mut();
-    sys::napi_get_cb_info(env, info, &mut argc, argv.as_mut_ptr(), ptr::null_mut(), &mut data);
-    if argc < argv.len() {
-        return throw(env, "expected (kind, sql, params, paramsLength, budgetMicros, handler, inTransaction)");
-    }
-    let args = (|| {
-        let kind = u32_arg(env, argv[0])?;
-        let sql = SqlText::read(env, argv[1])?;
-        let params = bytes_view(env, argv[2], u32_arg(env, argv[3])? as usize)?;
-        let budget = Duration::from_micros(u32_arg(env, argv[4])? as u64);
-        Ok::<_, &'static str>((kind, sql, params, budget, bool_arg(env, argv[6])?))
-    })();
-    let (kind, sql, params, budget, in_transaction) = match args {
-        Ok(args) => args,
+    let call = budgeted_call::<7>(
+        env,
+        info,
+        "expected (kind, sql, params, paramsLength, budgetMicros, handler, inTransaction)",
+    );
+    let BudgetedCall { argv, db, first: kind, sql, params, budget } = match call {
+        Ok(call) => call,
+        Err(thrown) => return thrown,
+    };
+    let in_transaction = match bool_arg(env, argv[6]) {
+        Ok(in_transaction) => in_transaction,
         Err(message) => return throw(env, message),
     };
-    let db = &*(data as *const NativeDatabase);
     let shared = &db.pool.shared;
     let (ran, ended) = {
         // The writer thread holds its lock while it runs a job.
         let Ok(mut slot) = shared.writer.try_lock() else { return number(env, UNAVAILABLE) };
         let Some(worker) = slot.as_mut() else { return number(env, UNAVAILABLE) };
-        // Out of the transaction, SQLite rolled it back: the writer's checks report it. In one
-        // (a BEGIN run through execute), a write alone would join it: the writer runs it.
+        // Out of the transaction, SQLite rolled it back: the writer's checks report it. A write
+        // alone finds none open (JS checked that no transaction holds the writer): a second
+        // guard.
         if worker.conn.autocommit() == in_transaction {
             return number(env, UNAVAILABLE);
         }
@@ -317,25 +338,11 @@ pub(super) unsafe extern "C" fn live_start_inline(
     env: sys::napi_env,
     info: sys::napi_callback_info,
 ) -> sys::napi_value {
-    let mut argv = [ptr::null_mut(); 6];
-    let mut argc = argv.len();
-    let mut data = ptr::null_mut();
-    sys::napi_get_cb_info(env, info, &mut argc, argv.as_mut_ptr(), ptr::null_mut(), &mut data);
-    if argc < argv.len() {
-        return throw(env, "expected (id, sql, params, paramsLength, budgetMicros, handler)");
-    }
-    let args = (|| {
-        let id = u32_arg(env, argv[0])?;
-        let sql = SqlText::read(env, argv[1])?;
-        let params = bytes_view(env, argv[2], u32_arg(env, argv[3])? as usize)?;
-        let budget = Duration::from_micros(u32_arg(env, argv[4])? as u64);
-        Ok::<_, &'static str>((id, sql, params, budget))
-    })();
-    let (id, sql, params, budget) = match args {
-        Ok(args) => args,
-        Err(message) => return throw(env, message),
+    let call = budgeted_call::<6>(env, info, "expected (id, sql, params, paramsLength, budgetMicros, handler)");
+    let BudgetedCall { argv, db, first: id, sql, params, budget } = match call {
+        Ok(call) => call,
+        Err(thrown) => return thrown,
     };
-    let db = &*(data as *const NativeDatabase);
     let shared = &db.pool.shared;
     let mut slot = shared.inline.lock().unwrap();
     let Some(worker) = slot.as_mut() else {
