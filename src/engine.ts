@@ -23,6 +23,10 @@ import type { BackupProgress } from './types'
  * (experiments/032: with 64 point queries in flight, all inline ran at 0.84 × better-sqlite3's
  * rate, on the readers 1.36 ×: batched completions cost the JS thread less than inline runs). */
 const INLINE_BURST = 4
+/** Reads after a write during which reads in flight on the readers do not send the next one
+ * there too: a commit drops the readers' page caches, not the writer's (experiments/042). */
+const AFTER_WRITE_READS = 32
+const NOTHING = (): void => {}
 
 /** What SQLite's automatic checkpoint runs, for a commit made on the JS thread (the checkpoint
  * itself is work for the writer thread). */
@@ -109,6 +113,10 @@ export class Engine {
   readonly #inline: InlineRunner | undefined
   /** Reads tried inline since the last microtask checkpoint. */
   #burst = 0
+  /** Settles when the last job sent to the writer thread settles (holding none of its result). */
+  #lastWrite: Promise<void> = RESOLVED
+  /** Reads issued since the last write. */
+  #readsSinceWrite = AFTER_WRITE_READS
   /** Reads sent to the readers and not completed yet. */
   #readsInFlight = 0
   readonly #endBurst = () => {
@@ -163,7 +171,7 @@ export class Engine {
     if (this.#inline !== undefined && kind !== JobKind.Serialize && kind !== JobKind.Columns && this.#mayRunInline()) {
       // On the writer's connection when it is idle: after a write, its page cache is warm where
       // the JS thread's own connection's was dropped (experiments/040).
-      const on = this.#words[Mailbox.WritesInFlight] === 0 ? ReadOn.IdleWriter : ReadOn.Own
+      const on = this.#writerFinished() ? ReadOn.IdleWriter : ReadOn.Own
       const done = this.#inline.read<T>(kind, sql, packed.bytes, packed.length, on, arrays)
       if (done !== undefined) return done
     }
@@ -186,9 +194,11 @@ export class Engine {
   }
 
   /** Whether one more read may run on the JS thread now (counting it if so): not beyond
-   * INLINE_BURST issued together, nor while others are on the readers. */
+   * INLINE_BURST issued together, nor while others are on the readers unless a write was
+   * issued within the last AFTER_WRITE_READS reads. */
   #mayRunInline(): boolean {
-    if (this.#burst >= INLINE_BURST || this.#readsInFlight > 0) return false
+    const afterWrite = this.#readsSinceWrite++ < AFTER_WRITE_READS
+    if (this.#burst >= INLINE_BURST || (this.#readsInFlight > 0 && !afterWrite)) return false
     if (this.#burst++ === 0) queueMicrotask(this.#endBurst)
     return true
   }
@@ -217,7 +227,24 @@ export class Engine {
     packed: Packed,
     onNoTransaction: ((error: ResqliteError) => void) | undefined,
   ): Promise<T> | undefined {
-    return this.#writerIdle()?.write<T>(sql, packed.bytes, packed.length, onNoTransaction)
+    this.#readsSinceWrite = 0
+    if (onNoTransaction !== undefined)
+      return this.#writerIdle()?.write<T>(sql, packed.bytes, packed.length, onNoTransaction)
+    if (this.#inline === undefined || !this.#writerFinished()) return undefined
+    const done = this.#inline.write<T>(sql, packed.bytes, packed.length, undefined)
+    if (done === undefined || this.#words[Mailbox.WritesInFlight] === 0) return done
+    // Writes settle in call order: after the writer jobs sent before it, finished but not yet
+    // delivered to this thread. A rejection reaches the caller through the chain.
+    done.catch(NOTHING)
+    const settled = () => done
+    return this.#lastWrite.then(settled)
+  }
+
+  /** Whether the writer thread has finished every job sent to it (their completions may not
+   * have reached this thread yet): its connection is then free, and every write sent before
+   * has committed. */
+  #writerFinished(): boolean {
+    return Atomics.load(this.#words, Mailbox.WritesRunning) === 0
   }
 
   /** The open transaction's COMMIT, run on the JS thread when every write of it ran there and
@@ -243,12 +270,16 @@ export class Engine {
     onNoTransaction?: (error: ResqliteError) => void,
     arrays = false,
   ): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
+    this.#readsSinceWrite = 0
+    const written = new Promise<T>((resolve, reject) => {
       const id = this.#newId()
       this.#track(id, { kind, sql, resolve, reject, onNoTransaction, polled: true, arrays })
-      this.#calls.write(id, kind, sql, packed.bytes, packed.length, onNoTransaction !== undefined)
+      if (this.#calls.write(id, kind, sql, packed.bytes, packed.length, onNoTransaction !== undefined))
+        Atomics.add(this.#words, Mailbox.WritesRunning, 1)
       this.#words[Mailbox.WritesInFlight]!++
     })
+    this.#lastWrite = written.then(NOTHING, NOTHING)
+    return written
   }
 
   /** An iteration's pages (crates/engine/src/threads/iterate.rs): on a connection of its own,
@@ -270,10 +301,14 @@ export class Engine {
         if (inTransaction) {
           job.polled = true
           this.#words[Mailbox.WritesInFlight]!++
+          Atomics.add(this.#words, Mailbox.WritesRunning, 1)
         }
         if (!this.#native.iterate(id, cursor, s, sql, packed.bytes, packed.length, pageRows, inTransaction)) {
           this.#jobs.delete(id)
-          if (inTransaction) this.#words[Mailbox.WritesInFlight]!--
+          if (inTransaction) {
+            this.#words[Mailbox.WritesInFlight]!--
+            Atomics.sub(this.#words, Mailbox.WritesRunning, 1)
+          }
           this.#unrefIfIdle()
           reject(closedError())
         }

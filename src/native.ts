@@ -38,7 +38,8 @@ export const enum Mailbox {
   Polling = 1,
   Count = 2,
   WritesInFlight = 3, // kept by JS
-  Words = 4,
+  WritesRunning = 4, // JS adds, the writer thread subtracts
+  Words = 6,
   Slots = 256,
   Bytes = Words * 4 + Slots * 4 * 8,
 }

@@ -21,7 +21,7 @@ use crate::napi::js::{bigint, string};
 use crate::napi::protocol::{
     DONE_CHANGES, DONE_CHANGES_BIG, DONE_ERROR, DONE_ERROR_NO_TRANSACTION, DONE_JSON, DONE_LIVE_ERROR, DONE_LIVE_ROWS,
     DONE_PAGE, DONE_PROGRESS, DONE_RETURNED, DONE_ROWS, DONE_ROWS_PART, DONE_VOID, MAILBOX_BYTES, MAILBOX_COUNT,
-    MAILBOX_POLLING, MAILBOX_QUEUED, MAILBOX_SLOTS, MAILBOX_WORDS, MAILBOX_WRITES_IN_FLIGHT,
+    MAILBOX_POLLING, MAILBOX_QUEUED, MAILBOX_SLOTS, MAILBOX_WORDS, MAILBOX_WRITES_IN_FLIGHT, MAILBOX_WRITES_RUNNING,
 };
 use crate::threads::job::Outcome;
 use crate::threads::{Completion, Shared, Waker};
@@ -124,6 +124,10 @@ impl Waker for TsfnWaker {
 
     fn js_polling(&self) -> bool {
         self.mailbox.polling()
+    }
+
+    fn writer_finished(&self) {
+        self.mailbox.word(MAILBOX_WRITES_RUNNING).fetch_sub(1, Ordering::SeqCst);
     }
 }
 

@@ -92,8 +92,11 @@ protocol! {
         MAILBOX_COUNT = 2;
         /// Word, kept by JS: writer jobs sent and not yet completed.
         MAILBOX_WRITES_IN_FLIGHT = 3;
-        /// How many words come before the slots.
-        MAILBOX_WORDS = 4;
+        /// Word: writer jobs sent (JS adds) and not yet finished by the writer thread (it
+        /// subtracts once it released the connection, before it queues the job's completion).
+        MAILBOX_WRITES_RUNNING = 4;
+        /// How many words come before the slots (even: the slots are f64).
+        MAILBOX_WORDS = 6;
         MAILBOX_SLOTS = 256;
         MAILBOX_BYTES = MAILBOX_WORDS * 4 + MAILBOX_SLOTS * 4 * 8;
     }

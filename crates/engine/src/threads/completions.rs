@@ -20,6 +20,8 @@ pub trait Waker: Send + Sync + 'static {
     fn set_queued(&self, queued: bool);
     /// The JS thread is polling for completions: it needs no wake-up.
     fn js_polling(&self) -> bool;
+    /// The writer thread finished a job: it released the connection; the completion follows.
+    fn writer_finished(&self);
 }
 
 #[derive(Default)]
@@ -58,6 +60,11 @@ impl Completions {
             q.wake_pending = true;
             self.waker.wake();
         }
+    }
+
+    /// The writer thread finished a job.
+    pub fn writer_finished(&self) {
+        self.waker.writer_finished();
     }
 
     /// How many completions wait to be taken.

@@ -44,6 +44,8 @@ impl Waker for FakeWaker {
     fn js_polling(&self) -> bool {
         false
     }
+
+    fn writer_finished(&self) {}
 }
 
 /// A pool on a fresh database file, and the completions taken from it not yet looked at.

@@ -1,0 +1,123 @@
+// Inline work once the writer thread has finished its jobs, before their completions reach the
+// JS thread (experiments/042; src/engine.ts `writeInline`, the mailbox's WritesRunning word): a
+// standalone write then runs inline and still settles after the writes sent before it; a read
+// then runs on the writer's connection. And the rule that keeps reads off the readers while
+// writes drop their page caches (`AFTER_WRITE_READS`).
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import { ResqliteError } from '../dist/esm/index.mjs'
+import { openDb } from './helpers.mjs'
+import { inlineCounts } from './inline-helpers.mjs'
+
+const T = { timeout: 30_000 }
+
+/** Holds the JS thread for `ms`: the engine's threads finish their jobs meanwhile, but nothing
+ * they complete can reach this thread before it returns to the event loop. */
+function holdThread(ms) {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms)
+}
+
+async function tableDb(t) {
+  const db = await openDb(t)
+  await db.execute('CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT NOT NULL)')
+  return db
+}
+
+/** Pushes `label` to `order` once `promise` settles, either way. */
+function settleOrder(order, label, promise) {
+  return promise.then(
+    () => order.push(label),
+    () => order.push(label),
+  )
+}
+
+test(
+  'a write issued after the writer thread finished, before its completion arrives, runs inline and settles after it',
+  T,
+  async (t) => {
+    const db = await tableDb(t)
+    const before = await inlineCounts(db)
+    const order = []
+    // executeBatch always runs on the writer thread.
+    const batch = db.executeBatch('INSERT INTO t (id, v) VALUES (?, ?)', [
+      [1, 'a'],
+      [2, 'b'],
+    ])
+    holdThread(200)
+    const alone = db.execute('INSERT INTO t (id, v) VALUES (?, ?)', [3, 'c'])
+    const settled = Promise.all([settleOrder(order, 'batch', batch), settleOrder(order, 'alone', alone)])
+    assert.equal((await inlineCounts(db)).writes - before.writes, 1, 'the write ran on the JS thread')
+    await settled
+    assert.deepEqual(order, ['batch', 'alone'], 'writes settle in call order')
+    assert.deepEqual(await batch, { changes: 2 })
+    assert.deepEqual(await alone, { changes: 1, lastInsertRowid: 3 })
+    assert.deepEqual(await db.select('SELECT id, v FROM t ORDER BY id'), [
+      { id: 1, v: 'a' },
+      { id: 2, v: 'b' },
+      { id: 3, v: 'c' },
+    ])
+  },
+)
+
+test('such a write that fails rejects after the earlier write settles, with its own error', T, async (t) => {
+  const db = await tableDb(t)
+  await db.execute('INSERT INTO t (id, v) VALUES (1, ?)', ['a'])
+  const before = await inlineCounts(db)
+  const order = []
+  const batch = db.executeBatch('INSERT INTO t (id, v) VALUES (?, ?)', [[2, 'b']])
+  holdThread(200)
+  const failing = db.execute('INSERT INTO t (id, v) VALUES (?, ?)', [1, 'again'])
+  const settled = Promise.all([settleOrder(order, 'batch', batch), settleOrder(order, 'failing', failing)])
+  assert.equal((await inlineCounts(db)).writes - before.writes, 1, 'the failing write ran on the JS thread')
+  await settled
+  assert.deepEqual(order, ['batch', 'failing'])
+  const error = await failing.then(
+    () => assert.fail('the duplicate key was accepted'),
+    (e) => e,
+  )
+  assert.ok(error instanceof ResqliteError)
+  assert.equal(error.code, 'SQLITE_CONSTRAINT_PRIMARYKEY')
+  assert.deepEqual(await batch, { changes: 1 })
+  assert.deepEqual(await db.select('SELECT id, v FROM t ORDER BY id'), [
+    { id: 1, v: 'a' },
+    { id: 2, v: 'b' },
+  ])
+})
+
+test('a read issued after the writer thread finished runs inline and sees the writes', T, async (t) => {
+  const db = await tableDb(t)
+  const before = await inlineCounts(db)
+  const batch = db.executeBatch('INSERT INTO t (id, v) VALUES (?, ?)', [
+    [1, 'a'],
+    [2, 'b'],
+  ])
+  holdThread(200)
+  const read = db.selectOne('SELECT count(*) AS n FROM t')
+  assert.equal((await inlineCounts(db)).runs - before.runs, 1, 'the read ran on the JS thread')
+  assert.deepEqual(await read, { n: 2 })
+  await batch
+})
+
+test('reads in flight on the readers keep new reads inline only for a while after a write', T, async (t) => {
+  const db = await tableDb(t)
+  await db.execute('INSERT INTO t (id, v) VALUES (1, ?)', ['a'])
+  const sql = 'SELECT v FROM t WHERE id = ?'
+  /** Whether one read, issued while reads are in flight on the readers, runs on the JS thread. */
+  const readWhileInFlight = async () => {
+    const before = await inlineCounts(db)
+    // 4 of these run inline, the rest on the readers; none of those completes before the
+    // event loop turns, and the microtask below does not turn it.
+    const together = Array.from({ length: 8 }, () => db.selectOne(sql, [1]))
+    await Promise.resolve()
+    const one = db.selectOne(sql, [1])
+    assert.deepEqual(await Promise.all([...together, one]), Array(9).fill({ v: 'a' }))
+    const runs = (await inlineCounts(db)).runs - before.runs
+    assert.ok(runs === 4 || runs === 5, `4 of 8 reads issued together ran inline, then the one: ${runs} runs`)
+    return runs === 5
+  }
+  assert.equal(await readWhileInFlight(), true, 'right after a write: inline (the readers caches are cold)')
+  for (let i = 0; i < 40; i++) await db.selectOne(sql, [1])
+  assert.equal(await readWhileInFlight(), false, '40 reads after the write: on the readers, beside the others')
+  await db.execute('UPDATE t SET v = ? WHERE id = 1', ['a'])
+  assert.equal(await readWhileInFlight(), true, 'after another write: inline again')
+})
