@@ -274,8 +274,7 @@ export class Engine {
     const written = new Promise<T>((resolve, reject) => {
       const id = this.#newId()
       this.#track(id, { kind, sql, resolve, reject, onNoTransaction, polled: true, arrays })
-      if (this.#calls.write(id, kind, sql, packed.bytes, packed.length, onNoTransaction !== undefined))
-        Atomics.add(this.#words, Mailbox.WritesRunning, 1)
+      this.#calls.write(id, kind, sql, packed.bytes, packed.length, onNoTransaction !== undefined)
       this.#words[Mailbox.WritesInFlight]!++
     })
     this.#lastWrite = written.then(NOTHING, NOTHING)
@@ -301,14 +300,10 @@ export class Engine {
         if (inTransaction) {
           job.polled = true
           this.#words[Mailbox.WritesInFlight]!++
-          Atomics.add(this.#words, Mailbox.WritesRunning, 1)
         }
         if (!this.#native.iterate(id, cursor, s, sql, packed.bytes, packed.length, pageRows, inTransaction)) {
           this.#jobs.delete(id)
-          if (inTransaction) {
-            this.#words[Mailbox.WritesInFlight]!--
-            Atomics.sub(this.#words, Mailbox.WritesRunning, 1)
-          }
+          if (inTransaction) this.#words[Mailbox.WritesInFlight]!--
           this.#unrefIfIdle()
           reject(closedError())
         }

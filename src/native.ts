@@ -38,7 +38,7 @@ export const enum Mailbox {
   Polling = 1,
   Count = 2,
   WritesInFlight = 3, // kept by JS
-  WritesRunning = 4, // JS adds, the writer thread subtracts
+  WritesRunning = 4, // kept by the engine: writer jobs queued and not yet finished
   Words = 6,
   Slots = 256,
   Bytes = Words * 4 + Slots * 4 * 8,

@@ -121,3 +121,39 @@ test('reads in flight on the readers keep new reads inline only for a while afte
   await db.execute('UPDATE t SET v = ? WHERE id = 1', ['a'])
   assert.equal(await readWhileInFlight(), true, 'after another write: inline again')
 })
+
+test(
+  'every kind of writer job is counted out as it finishes: a write alone still runs inline after them',
+  T,
+  async (t) => {
+    const db = await tableDb(t)
+    await db.executeBatch('INSERT INTO t (id, v) VALUES (?, ?)', [
+      [1, 'a'],
+      [2, 'b'],
+    ])
+    // An iteration inside a transaction (its pages are writer jobs), a failing batch, a
+    // transaction rolled back by its body, a checkpoint through execute, and a rekey.
+    await db.transaction(async (tx) => {
+      const seen = []
+      for await (const row of tx.iterate('SELECT id FROM t ORDER BY id', [], { pageRows: 1 })) seen.push(row.id)
+      assert.deepEqual(seen, [1, 2])
+    })
+    await assert.rejects(db.executeBatch('INSERT INTO t (id, v) VALUES (?, ?)', [[1, 'again']]), ResqliteError)
+    await assert.rejects(
+      db.transaction(async (tx) => {
+        await tx.execute('INSERT INTO t (id, v) VALUES (3, ?)', ['c'])
+        throw new Error('roll back')
+      }),
+      /roll back/,
+    )
+    await db.execute('PRAGMA wal_checkpoint(TRUNCATE)')
+    await db.rekey('a key')
+    await db.rekey(null)
+    // The first write after the TRUNCATE checkpoint starts the WAL over, on the writer thread.
+    await db.execute('INSERT INTO t (id, v) VALUES (?, ?)', [4, 'd'])
+    const before = await inlineCounts(db)
+    await db.execute('INSERT INTO t (id, v) VALUES (?, ?)', [5, 'e'])
+    assert.equal((await inlineCounts(db)).writes - before.writes, 1, 'the write ran on the JS thread')
+    assert.deepEqual(await db.select('SELECT id FROM t ORDER BY id'), [{ id: 1 }, { id: 2 }, { id: 4 }, { id: 5 }])
+  },
+)

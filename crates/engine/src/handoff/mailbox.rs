@@ -126,6 +126,10 @@ impl Waker for TsfnWaker {
         self.mailbox.polling()
     }
 
+    fn writer_started(&self) {
+        self.mailbox.word(MAILBOX_WRITES_RUNNING).fetch_add(1, Ordering::SeqCst);
+    }
+
     fn writer_finished(&self) {
         self.mailbox.word(MAILBOX_WRITES_RUNNING).fetch_sub(1, Ordering::SeqCst);
     }

@@ -92,8 +92,9 @@ protocol! {
         MAILBOX_COUNT = 2;
         /// Word, kept by JS: writer jobs sent and not yet completed.
         MAILBOX_WRITES_IN_FLIGHT = 3;
-        /// Word: writer jobs sent (JS adds) and not yet finished by the writer thread (it
-        /// subtracts once it released the connection, before it queues the job's completion).
+        /// Word: writer jobs queued (added as each is sent) and not yet finished by the writer
+        /// thread (it subtracts once it released the connection, before it queues the job's
+        /// completion).
         MAILBOX_WRITES_RUNNING = 4;
         /// How many words come before the slots (even: the slots are f64).
         MAILBOX_WORDS = 6;

@@ -20,6 +20,8 @@ pub trait Waker: Send + Sync + 'static {
     fn set_queued(&self, queued: bool);
     /// The JS thread is polling for completions: it needs no wake-up.
     fn js_polling(&self) -> bool;
+    /// A job was queued on the writer thread (on the JS thread, before it is sent).
+    fn writer_started(&self);
     /// The writer thread finished a job: it released the connection; the completion follows.
     fn writer_finished(&self);
 }
@@ -60,6 +62,11 @@ impl Completions {
             q.wake_pending = true;
             self.waker.wake();
         }
+    }
+
+    /// A job was queued on the writer thread.
+    pub fn writer_started(&self) {
+        self.waker.writer_started();
     }
 
     /// The writer thread finished a job.

@@ -103,11 +103,16 @@ impl Pool {
         }
     }
 
+    /// Queues a job on the writer, counted as running until the writer thread finishes it
+    /// (`Completions::writer_started`); false when there is no writer.
     pub fn write(&self, job: Job) -> bool {
-        match &self.write_tx {
-            Some(tx) => tx.send(job).is_ok(),
-            None => false,
+        let Some(tx) = &self.write_tx else { return false };
+        self.shared.completions.writer_started();
+        let sent = tx.send(job).is_ok();
+        if !sent {
+            self.shared.completions.writer_finished();
         }
+        sent
     }
 
     /// Starts a backup into the new file `destination` (sqlite/backup.rs) on a thread of its own,

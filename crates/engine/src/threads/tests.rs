@@ -45,6 +45,8 @@ impl Waker for FakeWaker {
         false
     }
 
+    fn writer_started(&self) {}
+
     fn writer_finished(&self) {}
 }
 
