@@ -169,8 +169,9 @@ export class Engine {
     // INLINE_BURST, and reads issued while others are on the readers (a pool of reads in
     // flight), go to the readers, which run them in parallel and hand them back in batches.
     if (this.#inline !== undefined && kind !== JobKind.Serialize && kind !== JobKind.Columns && this.#mayRunInline()) {
-      // On the writer's connection when it is idle: after a write, its page cache is warm where
-      // the JS thread's own connection's was dropped (experiments/040).
+      // On the writer's connection once its thread has finished every job: after a write, its
+      // page cache is warm where the JS thread's own connection's was dropped (experiments/040,
+      // 042).
       const on = this.#writerFinished() ? ReadOn.IdleWriter : ReadOn.Own
       const done = this.#inline.read<T>(kind, sql, packed.bytes, packed.length, on, arrays)
       if (done !== undefined) return done

@@ -6,21 +6,13 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { ResqliteError } from '../dist/esm/index.mjs'
-import { openDb } from './helpers.mjs'
 import { inlineCounts } from './inline-helpers.mjs'
-
-const T = { timeout: 30_000 }
+import { assertError, rejectionOf, T, tdb } from './tx-helpers.mjs'
 
 /** Holds the JS thread for `ms`: the engine's threads finish their jobs meanwhile, but nothing
  * they complete can reach this thread before it returns to the event loop. */
 function holdThread(ms) {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms)
-}
-
-async function tableDb(t) {
-  const db = await openDb(t)
-  await db.execute('CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT NOT NULL)')
-  return db
 }
 
 /** Pushes `label` to `order` once `promise` settles, either way. */
@@ -35,7 +27,7 @@ test(
   'a write issued after the writer thread finished, before its completion arrives, runs inline and settles after it',
   T,
   async (t) => {
-    const db = await tableDb(t)
+    const db = await tdb(t)
     const before = await inlineCounts(db)
     const order = []
     // executeBatch always runs on the writer thread.
@@ -60,7 +52,7 @@ test(
 )
 
 test('such a write that fails rejects after the earlier write settles, with its own error', T, async (t) => {
-  const db = await tableDb(t)
+  const db = await tdb(t)
   await db.execute('INSERT INTO t (id, v) VALUES (1, ?)', ['a'])
   const before = await inlineCounts(db)
   const order = []
@@ -71,12 +63,7 @@ test('such a write that fails rejects after the earlier write settles, with its 
   assert.equal((await inlineCounts(db)).writes - before.writes, 1, 'the failing write ran on the JS thread')
   await settled
   assert.deepEqual(order, ['batch', 'failing'])
-  const error = await failing.then(
-    () => assert.fail('the duplicate key was accepted'),
-    (e) => e,
-  )
-  assert.ok(error instanceof ResqliteError)
-  assert.equal(error.code, 'SQLITE_CONSTRAINT_PRIMARYKEY')
+  assertError(await rejectionOf(failing, 'the duplicate key'), ResqliteError, 'SQLITE_CONSTRAINT_PRIMARYKEY')
   assert.deepEqual(await batch, { changes: 1 })
   assert.deepEqual(await db.select('SELECT id, v FROM t ORDER BY id'), [
     { id: 1, v: 'a' },
@@ -85,7 +72,7 @@ test('such a write that fails rejects after the earlier write settles, with its 
 })
 
 test('a read issued after the writer thread finished runs inline and sees the writes', T, async (t) => {
-  const db = await tableDb(t)
+  const db = await tdb(t)
   const before = await inlineCounts(db)
   const batch = db.executeBatch('INSERT INTO t (id, v) VALUES (?, ?)', [
     [1, 'a'],
@@ -99,7 +86,7 @@ test('a read issued after the writer thread finished runs inline and sees the wr
 })
 
 test('reads in flight on the readers keep new reads inline only for a while after a write', T, async (t) => {
-  const db = await tableDb(t)
+  const db = await tdb(t)
   await db.execute('INSERT INTO t (id, v) VALUES (1, ?)', ['a'])
   const sql = 'SELECT v FROM t WHERE id = ?'
   /** Whether one read, issued while reads are in flight on the readers, runs on the JS thread. */
@@ -126,7 +113,7 @@ test(
   'every kind of writer job is counted out as it finishes: a write alone still runs inline after them',
   T,
   async (t) => {
-    const db = await tableDb(t)
+    const db = await tdb(t)
     await db.executeBatch('INSERT INTO t (id, v) VALUES (?, ?)', [
       [1, 'a'],
       [2, 'b'],

@@ -66,6 +66,14 @@ impl Shared {
         self.completions.push(id, outcome);
     }
 
+    /// Queues a writer job's outcome, once the writer thread has released the connection. The
+    /// job counts as finished first (the mailbox's writes-running word), so a job JS sees
+    /// completed it also sees finished.
+    pub(super) fn complete_writer_job(&self, id: u32, outcome: Outcome) {
+        self.completions.writer_finished();
+        self.complete(id, outcome);
+    }
+
     pub(super) fn take_cancelled(&self, id: u32) -> bool {
         self.cancelled.lock().unwrap().remove(&id)
     }

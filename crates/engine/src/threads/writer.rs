@@ -66,14 +66,12 @@ fn writer_loop(opts: &PoolOptions, shared: &Shared, rx: Receiver<Job>) {
         if let Request::Rekey(key) = &job.request {
             let outcome = rekey(&mut slot, opts, shared, key.clone());
             drop(slot);
-            shared.completions.writer_finished();
-            shared.complete(job.id, outcome);
+            shared.complete_writer_job(job.id, outcome);
             continue;
         }
         let Some(worker) = slot.as_mut() else {
             drop(slot);
-            shared.completions.writer_finished();
-            shared.complete(job.id, Outcome::Error(writer_lost()));
+            shared.complete_writer_job(job.id, Outcome::Error(writer_lost()));
             continue;
         };
         // The change hooks on or off as live queries exist (Hooks::set_tracking).
@@ -112,10 +110,8 @@ fn writer_loop(opts: &PoolOptions, shared: &Shared, rx: Receiver<Job>) {
         // Before the writes complete: by the time JS sees them, the re-runs they cause are queued.
         shared.publish_committed(worker, tracking);
         drop(slot);
-        // Each finished before it completes: a job JS sees completed, it sees finished.
         for (job, outcome) in jobs.iter().zip(outcomes) {
-            shared.completions.writer_finished();
-            shared.complete(job.id, outcome);
+            shared.complete_writer_job(job.id, outcome);
         }
     }
 }
