@@ -18,3 +18,6 @@ mod sqlite;
 #[cfg(test)]
 mod testing;
 mod threads;
+
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
