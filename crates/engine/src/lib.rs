@@ -19,5 +19,8 @@ mod sqlite;
 mod testing;
 mod threads;
 
+/// The engine's own allocations (result buffers, JSON, rows in transit; not SQLite's) come from
+/// mimalloc, which reuses freed memory where the system allocator handed a large result's pages
+/// back and faulted them in again for the next (experiments/046).
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
