@@ -66,12 +66,21 @@ impl Completions {
 
     /// A job was queued on the writer thread.
     pub fn writer_started(&self) {
-        self.waker.writer_started();
+        self.with_mailbox(|waker| waker.writer_started());
     }
 
     /// The writer thread finished a job.
     pub fn writer_finished(&self) {
-        self.waker.writer_finished();
+        self.with_mailbox(|waker| waker.writer_finished());
+    }
+
+    /// Runs `f` on the waker unless the JS environment is gone: the mailbox's memory went with
+    /// it. Under the lock, so `detach` waits for a write to it already under way.
+    fn with_mailbox(&self, f: impl FnOnce(&dyn Waker)) {
+        let q = self.queue.lock().unwrap();
+        if !q.detached {
+            f(&*self.waker);
+        }
     }
 
     /// How many completions wait to be taken.
@@ -80,7 +89,8 @@ impl Completions {
         self.queue.lock().unwrap().list.len()
     }
 
-    /// Called when the JS environment is torn down before `close()`.
+    /// Called when the JS environment is torn down before `close()`. Nothing touches the mailbox
+    /// after it returns: V8 frees the mailbox's memory with the environment.
     pub fn detach(&self) {
         let mut q = self.queue.lock().unwrap();
         q.detached = true;
@@ -100,5 +110,53 @@ impl Completions {
             self.waker.set_queued(false);
         }
         (std::mem::take(&mut q.list), false)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+
+    /// Counts every call that touches the mailbox.
+    struct CountingWaker(Arc<AtomicUsize>);
+
+    impl Waker for CountingWaker {
+        fn wake(&self) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+        fn set_queued(&self, _: bool) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+        fn js_polling(&self) -> bool {
+            self.0.fetch_add(1, Ordering::SeqCst);
+            false
+        }
+        fn writer_started(&self) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+        fn writer_finished(&self) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    #[test]
+    fn nothing_touches_the_mailbox_once_detached() {
+        let calls = Arc::new(AtomicUsize::new(0));
+        let completions = Completions::new(Box::new(CountingWaker(calls.clone())));
+        completions.writer_started();
+        completions.writer_finished();
+        completions.push(1, Outcome::Done);
+        assert!(calls.load(Ordering::SeqCst) >= 4, "the waker is used while attached");
+        completions.detach();
+        let before = calls.load(Ordering::SeqCst);
+        // A writer job in flight when a worker thread's environment ends finishes afterwards.
+        completions.writer_started();
+        completions.writer_finished();
+        completions.push(2, Outcome::Done);
+        let (taken, more) = completions.take(8);
+        assert!(taken.is_empty() && !more);
+        assert_eq!(calls.load(Ordering::SeqCst), before, "the mailbox was written after detach");
     }
 }
