@@ -46,8 +46,6 @@ pub struct Budget {
     calls: Cell<u32>,
     last_look: Cell<Instant>,
     running_since: Cell<Instant>,
-    /// Yields so far.
-    yields: Cell<u64>,
 }
 
 impl Budget {
@@ -59,7 +57,6 @@ impl Budget {
             calls: Cell::new(0),
             last_look: Cell::new(now),
             running_since: Cell::new(now),
-            yields: Cell::new(0),
         });
         // SAFETY: valid handle; the owner drops the budget after the connection.
         unsafe {
@@ -97,7 +94,6 @@ impl Budget {
             self.running_since.set(now);
         } else if now.saturating_duration_since(self.running_since.get()) >= YIELD_EVERY {
             std::thread::yield_now();
-            self.yields.set(self.yields.get() + 1);
             self.running_since.set(Instant::now());
         }
         self.last_look.set(now);
@@ -117,45 +113,5 @@ unsafe extern "C" fn over_budget(arg: *mut c_void) -> c_int {
             budget.courtesy();
             0
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::testing::Opened;
-
-    /// Yields during a statement of ~50 ms, run on a thread that yields or not.
-    fn yields_during_a_long_statement(engine_thread: bool) -> u64 {
-        std::thread::spawn(move || {
-            if engine_thread {
-                yield_on_this_thread();
-            }
-            let db = Opened::memory();
-            let budget = Budget::install(&db.conn);
-            let started = Instant::now();
-            let sql = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) \
-                       SELECT count(*) FROM (SELECT x FROM c LIMIT 20000)";
-            while started.elapsed() < Duration::from_millis(50) {
-                db.conn.query_int(sql).expect("the count");
-            }
-            let yields = budget.yields.get();
-            drop(db); // the connection before its budget, as a Worker drops them
-            yields
-        })
-        .join()
-        .unwrap()
-    }
-
-    #[test]
-    fn long_statements_yield_on_engine_threads_only() {
-        let yields = yields_during_a_long_statement(true);
-        // About one per YIELD_EVERY of running: 200 in 50 ms, fewer on a loaded machine.
-        assert!(yields >= 20, "an engine thread yielded {yields} times in 50 ms of statements");
-        assert_eq!(
-            yields_during_a_long_statement(false),
-            0,
-            "a thread that is not the engine's (the JS thread) yielded"
-        );
     }
 }
