@@ -23,7 +23,7 @@ const PROGRESS_OPS: c_int = 256;
 /// How long a statement on an engine thread runs before it yields its CPU.
 const YIELD_EVERY: Duration = Duration::from_micros(250);
 /// Outside a budget, one progress call in this many looks at the clock.
-const LOOK_EVERY: u32 = 16;
+const LOOK_EVERY: u32 = 4;
 
 thread_local! {
     /// This is an engine thread: its long statements yield now and then.
@@ -85,7 +85,7 @@ impl Budget {
     fn courtesy(&self) {
         let calls = self.calls.get().wrapping_add(1);
         self.calls.set(calls);
-        if !calls.is_multiple_of(LOOK_EVERY) || !YIELDS.with(Cell::get) {
+        if calls % LOOK_EVERY != 0 || !YIELDS.with(Cell::get) {
             return;
         }
         let now = Instant::now();
