@@ -22,7 +22,6 @@ use crate::error::DbError;
 use crate::live::dependencies::Dependencies;
 use crate::live::registry::{Counters, Registry};
 use crate::sqlite::backup;
-use crate::sqlite::budget::yield_on_this_thread;
 use crate::sqlite::setup::Role;
 
 /// What `diagnostics()` reports from the pool.
@@ -243,11 +242,6 @@ impl Drop for Pool {
     }
 }
 
-/// Starts an engine thread: its long statements yield their CPU now and then (budget.rs).
 fn spawn(name: String, f: impl FnOnce() + Send + 'static) -> JoinHandle<()> {
-    let run = move || {
-        yield_on_this_thread();
-        f()
-    };
-    std::thread::Builder::new().name(name).spawn(run).expect("cannot start a thread")
+    std::thread::Builder::new().name(name).spawn(f).expect("cannot start a thread")
 }
