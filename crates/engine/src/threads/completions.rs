@@ -22,7 +22,8 @@ pub trait Waker: Send + Sync + 'static {
     fn js_polling(&self) -> bool;
     /// A job was queued on the writer thread (on the JS thread, before it is sent).
     fn writer_started(&self);
-    /// The writer thread finished a job: it released the connection; the completion follows.
+    /// The writer thread finished a job (it released the connection; the completion follows),
+    /// or one counted by `writer_started` was never sent.
     fn writer_finished(&self);
 }
 
@@ -49,9 +50,24 @@ impl Completions {
 
     /// Queues a finished job (or a part of its result), waking the JS thread if need be.
     pub fn push(&self, id: u32, outcome: Outcome) {
+        self.queue_completion(id, outcome, false);
+    }
+
+    /// Queues a writer job's outcome once the writer thread released the connection. The job
+    /// counts as finished first (the mailbox's writes-running word), under the same lock, so a
+    /// job JS sees completed it also sees finished.
+    pub fn push_writer_job(&self, id: u32, outcome: Outcome) {
+        self.queue_completion(id, outcome, true);
+    }
+
+    fn queue_completion(&self, id: u32, outcome: Outcome, writer_job: bool) {
         let mut q = self.queue.lock().unwrap();
+        // The JS environment is gone, and the mailbox's memory with it.
         if q.detached {
             return;
+        }
+        if writer_job {
+            self.waker.writer_finished();
         }
         q.list.push(Completion { id, outcome });
         // Marked before reading the polling word, and the JS thread clears that word before it
@@ -69,8 +85,8 @@ impl Completions {
         self.with_mailbox(|waker| waker.writer_started());
     }
 
-    /// The writer thread finished a job.
-    pub fn writer_finished(&self) {
+    /// A job counted by `writer_started` never reached the writer thread.
+    pub fn writer_not_sent(&self) {
         self.with_mailbox(|waker| waker.writer_finished());
     }
 
@@ -146,15 +162,16 @@ mod tests {
         let calls = Arc::new(AtomicUsize::new(0));
         let completions = Completions::new(Box::new(CountingWaker(calls.clone())));
         completions.writer_started();
-        completions.writer_finished();
-        completions.push(1, Outcome::Done);
+        completions.writer_not_sent();
+        completions.push_writer_job(1, Outcome::Done);
         assert!(calls.load(Ordering::SeqCst) >= 4, "the waker is used while attached");
         completions.detach();
         let before = calls.load(Ordering::SeqCst);
         // A writer job in flight when a worker thread's environment ends finishes afterwards.
         completions.writer_started();
-        completions.writer_finished();
-        completions.push(2, Outcome::Done);
+        completions.writer_not_sent();
+        completions.push_writer_job(2, Outcome::Done);
+        completions.push(3, Outcome::Done);
         let (taken, more) = completions.take(8);
         assert!(taken.is_empty() && !more);
         assert_eq!(calls.load(Ordering::SeqCst), before, "the mailbox was written after detach");

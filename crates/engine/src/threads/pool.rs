@@ -110,7 +110,7 @@ impl Pool {
         self.shared.completions.writer_started();
         let sent = tx.send(job).is_ok();
         if !sent {
-            self.shared.completions.writer_finished();
+            self.shared.completions.writer_not_sent();
         }
         sent
     }

@@ -66,12 +66,10 @@ impl Shared {
         self.completions.push(id, outcome);
     }
 
-    /// Queues a writer job's outcome, once the writer thread has released the connection. The
-    /// job counts as finished first (the mailbox's writes-running word), so a job JS sees
-    /// completed it also sees finished.
+    /// Queues a writer job's outcome, once the writer thread has released the connection
+    /// (`Completions::push_writer_job`).
     pub(super) fn complete_writer_job(&self, id: u32, outcome: Outcome) {
-        self.completions.writer_finished();
-        self.complete(id, outcome);
+        self.completions.push_writer_job(id, outcome);
     }
 
     pub(super) fn take_cancelled(&self, id: u32) -> bool {
