@@ -102,12 +102,12 @@ fn reader_loop(
         // A read not known to be quick (slow last time here, or not run here yet) runs alone,
         // and such reads taken with a batch run last: reads batched behind one waited for it
         // (a web page's queries behind a report; experiments/035).
-        let slow = |worker: &Worker, job: &Job| !(1..SLOW_MICROS).contains(&worker.cache.last_micros(&job.sql));
-        if !slow(worker, &batch[0]) {
+        let expected = |worker: &Worker, job: &Job| expected_micros(worker.cache.last_micros(&job.sql));
+        if expected(worker, &batch[0]) == 0 {
             let extra = (rx.len() / shared.slots.len()).min(MAX_READ_BATCH - 1);
             batch.extend(rx.try_iter().take(extra));
             if batch.len() > 1 {
-                batch.sort_by_key(|job| slow(worker, job)); // stable: call order otherwise
+                batch.sort_by_key(|job| expected(worker, job)); // stable: call order otherwise
             }
         }
         let in_transaction = batch.len() > 1 && worker.exec("BEGIN").is_ok();
@@ -125,6 +125,18 @@ fn reader_loop(
             let _ = worker.exec("COMMIT");
         }
         shared.record_memory(index + 1, &worker.conn);
+    }
+}
+
+/// How long a read is expected to take, from its statement's last run here (0: none yet), for
+/// its place in a batch: 0 if it is known to be quick (under SLOW_MICROS), the longest if it has
+/// not run here yet. Slow reads run shortest first: a quick read that was slow once (its thread
+/// descheduled for a while) must not wait behind a report (experiments/048).
+fn expected_micros(last_micros: u32) -> u32 {
+    match last_micros {
+        0 => u32::MAX,
+        quick if quick < SLOW_MICROS => 0,
+        slow => slow,
     }
 }
 
@@ -163,4 +175,17 @@ fn run_read(worker: &mut Worker, shared: &Shared, slot: &ReaderSlot, job: &Job, 
 
 fn aborted() -> Outcome {
     Outcome::Error(DbError::new("ABORT_ERR", "the operation was aborted"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_batch_runs_quick_reads_first_then_slow_ones_shortest_first() {
+        // (last run in µs, call order): quick reads, one slow once (1.2 ms), a report, a first run.
+        let mut batch = [(800, 0), (0, 1), (70_000, 2), (1_200, 3), (10, 4)];
+        batch.sort_by_key(|&(last, _)| expected_micros(last));
+        assert_eq!(batch.map(|(_, order)| order), [0, 4, 3, 2, 1]);
+    }
 }
