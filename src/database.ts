@@ -56,6 +56,7 @@ const CLOSED_DIAGNOSTICS: NativeDiagnostics = {
   statementBytes: 0,
   groups: 0,
   groupedWrites: 0,
+  steppedAside: 0,
 }
 
 /** A SQLite database: one writer connection and a pool of reader connections, each on its own
@@ -150,8 +151,8 @@ export class Database implements Queryable {
     return new LiveQuery<T>(this.#live, sql, params)
   }
 
-  /** Counters for live queries, SQLite's memory use, the WAL's size and group commits
-   * ({@link Diagnostics}). After `close()`, the engine's counters read 0. */
+  /** Counters for live queries, SQLite's memory use, the WAL's size, group commits, the engine
+   * threads' steps aside and SQLite work on the JS thread ({@link Diagnostics}). After `close()`, the engine's counters read 0. */
   async diagnostics(): Promise<Diagnostics> {
     const native = this.#closing ? CLOSED_DIAGNOSTICS : this.#engine.diagnostics()
     const wal = await stat(`${this.#file}-wal`).catch(() => undefined)
@@ -164,6 +165,7 @@ export class Database implements Queryable {
       },
       walBytes: wal?.size ?? 0,
       groupCommit: { groups: native.groups, writes: native.groupedWrites },
+      steppedAside: native.steppedAside,
       inline: this.#engine.inlineCounters(),
     }
   }

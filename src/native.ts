@@ -156,6 +156,8 @@ export interface NativeDiagnostics {
   /** Group commits, and the writes they committed. */
   groups: number
   groupedWrites: number
+  /** Times an engine thread stepped aside for the JS thread. */
+  steppedAside: number
 }
 
 /** A cipher and its key bytes (engine.ts `Encryption`); the engine copies the key. */

@@ -266,6 +266,9 @@ export interface Diagnostics {
   /** Standalone writes queued together and committed in one transaction (ARCHITECTURE.md
    * "Group commit"): how many such groups, and the writes in them. */
   groupCommit: { groups: number; writes: number }
+  /** Times an engine thread running a long statement paused for a moment because the JS thread
+   * was waiting for the CPU it ran on (Linux only; docs/performance.md "Event-loop stalls"). */
+  steppedAside: number
   /** SQLite work on the JS thread (`inlineBudget`): reads that `runs` finished there; that
    * `moved` past the budget (or had too large a result) to a thread; that were `skipped` to a
    * thread because their statement overran recently; transaction `control` statements

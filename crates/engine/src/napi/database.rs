@@ -95,6 +95,8 @@ pub struct EngineDiagnostics {
     /// Group commits, and the writes they committed.
     pub groups: f64,
     pub grouped_writes: f64,
+    /// Times an engine thread stepped aside for the JS thread (threads/step_aside.rs).
+    pub stepped_aside: f64,
 }
 
 /// The key settings to open or rekey with (`None`: none, unencrypted).
@@ -260,6 +262,7 @@ impl NativeDatabase {
             statement_bytes: d.statement_bytes as f64,
             groups: d.group_commits.groups as f64,
             grouped_writes: d.group_commits.writes as f64,
+            stepped_aside: d.stepped_aside as f64,
         }
     }
 

@@ -1,7 +1,8 @@
 //! A time budget on a connection (experiments/032): SQLite's progress handler looks at the clock
 //! every PROGRESS_OPS virtual-machine steps and interrupts the running statement once the
 //! deadline has passed. Used by reads on the JS thread (inline.rs); outside `within` it never
-//! interrupts anything.
+//! interrupts anything, and lets an engine thread step aside for a waiting JS thread
+//! (threads/step_aside.rs).
 
 use std::cell::Cell;
 use std::ffi::c_void;
@@ -11,6 +12,7 @@ use std::time::{Duration, Instant};
 use sqlite3mc_sys as ffi;
 
 use crate::sqlite::connection::Connection;
+use crate::threads::step_aside;
 
 /// Virtual-machine steps between two looks at the clock: a look costs ~25 ns, 256 steps of a
 /// simple scan take a few microseconds.
@@ -57,6 +59,10 @@ unsafe extern "C" fn over_budget(arg: *mut c_void) -> c_int {
             budget.overran.set(true);
             1
         }
-        _ => 0,
+        Some(_) => 0,
+        None => {
+            step_aside::now_and_then();
+            0
+        }
     }
 }

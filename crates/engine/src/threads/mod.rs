@@ -13,6 +13,7 @@ mod reader;
 mod reader_gate;
 mod run;
 mod shared;
+pub mod step_aside;
 #[cfg(test)]
 mod tests;
 pub mod worker;

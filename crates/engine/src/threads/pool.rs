@@ -23,6 +23,7 @@ use crate::live::dependencies::Dependencies;
 use crate::live::registry::{Counters, Registry};
 use crate::sqlite::backup;
 use crate::sqlite::setup::Role;
+use crate::threads::step_aside::JsThread;
 
 /// What `diagnostics()` reports from the pool.
 pub struct Diagnostics {
@@ -32,6 +33,8 @@ pub struct Diagnostics {
     pub schema_bytes: i64,
     pub statement_bytes: i64,
     pub group_commits: group_commit::Committed,
+    /// Times an engine thread stepped aside for the JS thread (step_aside.rs).
+    pub stepped_aside: u64,
 }
 
 pub struct Pool {
@@ -40,6 +43,8 @@ pub struct Pool {
     write_tx: Option<Sender<Job>>,
     threads: Vec<JoinHandle<()>>,
     opts: Arc<PoolOptions>,
+    /// The JS thread the pool started on, which its engine threads step aside for.
+    js: JsThread,
     /// Backups' threads (`backup`), joined at close like the others.
     backups: Mutex<Vec<JoinHandle<()>>>,
 }
@@ -73,10 +78,11 @@ impl Pool {
         let latch = Arc::new(OpenLatch::new(open_id, opts.readers + opts.inline as usize));
         let opts = Arc::new(opts);
         let mut threads = Vec::new();
+        let js = JsThread::current();
 
         for (index, park_rx) in park_rx.into_iter().enumerate() {
             let (shared, latch, opts, rx) = (shared.clone(), latch.clone(), opts.clone(), read_rx.clone());
-            threads.push(spawn(format!("resqlite-reader-{index}"), move || {
+            threads.push(engine_thread(format!("resqlite-reader-{index}"), &js, move || {
                 reader_thread(&opts, &shared, &latch, index, rx, park_rx);
                 shared.gate.reader_exited();
             }));
@@ -91,10 +97,11 @@ impl Pool {
         let write_tx = (!opts.readonly).then(|| {
             let (tx, rx) = crossbeam_channel::unbounded::<Job>();
             let (shared, latch, opts) = (shared.clone(), latch.clone(), opts.clone());
-            threads.push(spawn("resqlite-writer".into(), move || writer_thread(&opts, &shared, &latch, rx)));
+            threads
+                .push(engine_thread("resqlite-writer".into(), &js, move || writer_thread(&opts, &shared, &latch, rx)));
             tx
         });
-        Pool { shared, read_tx: Some(read_tx), write_tx, threads, opts, backups: Mutex::default() }
+        Pool { shared, read_tx: Some(read_tx), write_tx, threads, opts, js, backups: Mutex::default() }
     }
 
     pub fn read(&self, job: Job) {
@@ -183,6 +190,7 @@ impl Pool {
             schema_bytes: sum(1),
             statement_bytes: sum(2),
             group_commits: *self.shared.group_commits.lock().unwrap(),
+            stepped_aside: self.js.stepped_aside.load(Relaxed),
         }
     }
 
@@ -244,4 +252,13 @@ impl Drop for Pool {
 
 fn spawn(name: String, f: impl FnOnce() + Send + 'static) -> JoinHandle<()> {
     std::thread::Builder::new().name(name).spawn(f).expect("cannot start a thread")
+}
+
+/// A thread running statements for the JS thread `js`, stepping aside when it waits.
+fn engine_thread(name: String, js: &JsThread, f: impl FnOnce() + Send + 'static) -> JoinHandle<()> {
+    let js = js.clone();
+    spawn(name, move || {
+        js.serve_from_this_thread();
+        f()
+    })
 }

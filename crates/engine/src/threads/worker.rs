@@ -35,7 +35,9 @@ pub struct Worker {
     pub cache: StatementCache,
     pub conn: Connection,
     hooks: Box<Hooks>,
-    /// The time budget of runs on the JS thread (inline.rs), installed on first use.
+    /// The time budget of runs on the JS thread (inline.rs); on an engine thread, what lets a
+    /// long statement step aside for the JS thread (step_aside.rs). Out of its place only during
+    /// `run_live_within`.
     budget: Option<Box<Budget>>,
     /// The writer's change hooks are on (a new connection starts without them).
     tracking: bool,
@@ -92,13 +94,14 @@ impl Worker {
     pub fn new(conn: Connection, role: Role) -> Worker {
         // SAFETY: the hooks outlive the connection (field order) and stay on this thread.
         let hooks = unsafe { Hooks::install(&conn, role) };
+        let budget = Budget::install(&conn);
         let data_version = conn.query_int("PRAGMA data_version").unwrap_or(0);
         Worker {
             cursors: HashMap::new(),
             cache: StatementCache::new(),
             conn,
             hooks,
-            budget: None,
+            budget: Some(budget),
             tracking: false,
             data_version,
             tx_writes: TxWrites::default(),
@@ -155,12 +158,10 @@ impl Worker {
     }
 
     /// For a run on the JS thread (inline.rs): the cached statement for a read (select's
-    /// checks: one read-only statement), the connection, and the budget's clock, installed on
-    /// the connection on first use.
+    /// checks: one read-only statement), the connection, and the budget's clock.
     pub fn budgeted_read(&mut self, sql: &str) -> DbResult<(&Statement, &Connection, &Budget)> {
-        let conn = &self.conn;
-        let budget = self.budget.get_or_insert_with(|| Budget::install(conn));
         let stmt = Self::read_statement(&mut self.cache, &self.conn, &self.hooks, sql)?;
+        let budget = self.budget.as_deref().expect("installed as the worker was made");
         Ok((stmt, &self.conn, budget))
     }
 
@@ -241,7 +242,7 @@ impl Worker {
         safe_integers: bool,
         budget: std::time::Duration,
     ) -> (Outcome, bool) {
-        let clock = self.budget.take().unwrap_or_else(|| Budget::install(&self.conn));
+        let clock = self.budget.take().expect("installed as the worker was made");
         let (mut outcome, overran) = clock.within(budget, || self.run_live(sql, params, safe_integers));
         // The box, not the budget, moves: SQLite's pointer to it stays valid.
         self.budget = Some(clock);
