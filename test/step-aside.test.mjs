@@ -35,7 +35,9 @@ await db.close()
 console.log(JSON.stringify({ n: row.n, steppedAside: after - before, ms: Date.now() - start }))
 `
 
-test('a long read on a reader steps aside while the JS thread waits for its CPU', { skip: process.platform !== 'linux' && 'Linux only' }, (t) => {
+test('a long read on a reader steps aside while the JS thread waits for its CPU', {
+  skip: process.platform !== 'linux' && 'Linux only',
+}, (t) => {
   const dir = tempDir(t)
   const script = path.join(dir, 'child.mjs')
   fs.writeFileSync(script, CHILD)

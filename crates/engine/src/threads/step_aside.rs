@@ -179,7 +179,7 @@ mod tests {
         .unwrap()
     }
 
-    /// A stand-in JS thread: spins (always runnable) pinned to `cpu`, or sleeps, until stopped.
+    /// A stand-in JS thread pinned to `cpu`: spins (always runnable) or blocks until stopped.
     fn stand_in_js(cpu: usize, spin: bool, stop: Arc<AtomicBool>) -> (JsThread, std::thread::JoinHandle<()>) {
         let (tx, rx) = std::sync::mpsc::channel();
         let handle = std::thread::spawn(move || {
@@ -187,15 +187,22 @@ mod tests {
             tx.send(JsThread::current()).unwrap();
             while !stop.load(Ordering::Relaxed) {
                 if !spin {
-                    std::thread::sleep(Duration::from_millis(1));
+                    std::thread::park(); // unparked to stop
                 }
             }
         });
         (rx.recv().unwrap(), handle)
     }
 
+    fn stop_stand_in(stop: &AtomicBool, handle: std::thread::JoinHandle<()>) {
+        stop.store(true, Ordering::Relaxed);
+        handle.thread().unpark();
+        handle.join().unwrap();
+    }
+
     #[test]
     fn a_thread_sees_itself_runnable_on_its_cpu() {
+        pin_to_cpu(0); // so it cannot move between reading its stat and its CPU
         let me = open_stat(current_tid()).expect("own stat file");
         assert!(runnable_on_this_cpu(&me));
     }
@@ -206,16 +213,14 @@ mod tests {
         let stop = Arc::new(AtomicBool::new(false));
         let (js, handle) = stand_in_js(0, true, stop.clone());
         let stepped = busy_engine_thread(&js, 0, Duration::from_millis(50));
-        stop.store(true, Ordering::Relaxed);
-        handle.join().unwrap();
+        stop_stand_in(&stop, handle);
         assert!(stepped >= 5, "stepped aside {stepped} times in 50 ms beside a waiting JS thread");
 
         // A JS thread that sleeps never waits.
         let stop = Arc::new(AtomicBool::new(false));
         let (js, handle) = stand_in_js(0, false, stop.clone());
         let stepped = busy_engine_thread(&js, 0, Duration::from_millis(50));
-        stop.store(true, Ordering::Relaxed);
-        handle.join().unwrap();
+        stop_stand_in(&stop, handle);
         assert_eq!(stepped, 0, "stepped aside for a sleeping JS thread");
 
         // Nor does one running on another CPU.
@@ -223,8 +228,7 @@ mod tests {
             let stop = Arc::new(AtomicBool::new(false));
             let (js, handle) = stand_in_js(1, true, stop.clone());
             let stepped = busy_engine_thread(&js, 0, Duration::from_millis(50));
-            stop.store(true, Ordering::Relaxed);
-            handle.join().unwrap();
+            stop_stand_in(&stop, handle);
             assert_eq!(stepped, 0, "stepped aside for a JS thread on another CPU");
         }
     }
