@@ -5,9 +5,9 @@
 //! while the other CPU is idle: the event loop stalls although no SQLite work runs on it. So an
 //! engine thread running a long job looks, every LOOK_EVERY of it, at the JS thread's state in
 //! `/proc/self/task/<tid>/stat`. When the JS thread is runnable on this thread's CPU, the engine
-//! thread sleeps for a moment: the JS thread runs at once, and the wake-up that follows may place
-//! the engine thread on an idle CPU. A `sched_yield` instead would keep the engine thread here
-//! and, under the EEVDF scheduler, charge it a whole slice each time.
+//! thread sleeps for a moment: the JS thread runs at once, and when the engine thread wakes the
+//! kernel places it anew, on an idle CPU if there is one. (A `sched_yield` did about as well in
+//! the stall lane; a pause of a few microseconds did not help at all.)
 //!
 //! Elsewhere than Linux, nothing happens.
 
@@ -21,7 +21,8 @@ use std::time::{Duration, Instant};
 const LOOK_EVERY: Duration = Duration::from_micros(250);
 /// Progress calls (every 256 virtual-machine steps, budget.rs) between two looks at the clock.
 const CALLS_PER_CLOCK: u32 = 16;
-/// How long an engine thread steps aside: at least the kernel's timer slack (50 µs by default).
+/// How long an engine thread steps aside, as asked: the kernel's timer slack (50 µs by default)
+/// makes it longer, which the JS thread needs (experiments/048: 1 µs of slack did not help).
 const PAUSE: Duration = Duration::from_micros(1);
 
 /// The JS thread a pool serves, and how often its engine threads stepped aside for it.
