@@ -152,8 +152,9 @@ fn run<T>(
     }
     let result = {
         let _reset = ResetOnDrop(stmt.raw);
-        let (result, overran) =
-            clock.within(budget, || bind(stmt, &mut Reader::new(params)).and_then(|_| body(stmt, conn)));
+        clock.start(budget);
+        let result = bind(stmt, &mut Reader::new(params)).and_then(|_| body(stmt, conn));
+        let overran = clock.finish();
         match result {
             Err(_) if overran => Ok(Ran::Moved),
             other => other,

@@ -1,7 +1,7 @@
 //! A time budget on a connection (experiments/032): SQLite's progress handler looks at the clock
 //! every PROGRESS_OPS virtual-machine steps and interrupts the running statement once the
-//! deadline has passed. Used by reads on the JS thread (inline.rs); outside `within` it never
-//! interrupts anything, and lets an engine thread step aside for a waiting JS thread
+//! deadline has passed. Used by reads on the JS thread (inline.rs); outside `start` … `finish`
+//! it never interrupts anything, and lets an engine thread step aside for a waiting JS thread
 //! (threads/step_aside.rs).
 
 use std::cell::Cell;
@@ -40,14 +40,17 @@ impl Budget {
         budget
     }
 
-    /// Runs `f` with a deadline `budget` from now; also returns whether the deadline passed and
-    /// interrupted a statement (which then failed with SQLITE_INTERRUPT).
-    pub fn within<T>(&self, budget: Duration, f: impl FnOnce() -> T) -> (T, bool) {
+    /// Starts a deadline `budget` from now for the statements run until `finish`.
+    pub fn start(&self, budget: Duration) {
         self.overran.set(false);
         self.deadline.set(Some(Instant::now() + budget));
-        let result = f();
+    }
+
+    /// Ends the deadline; returns whether it passed and interrupted a statement (which then
+    /// failed with SQLITE_INTERRUPT).
+    pub fn finish(&self) -> bool {
         self.deadline.set(None);
-        (result, self.overran.get())
+        self.overran.get()
     }
 }
 

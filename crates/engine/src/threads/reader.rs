@@ -100,8 +100,9 @@ fn reader_loop(
         // taken (at the first read after BEGIN), so each still sees every write committed
         // before it was issued.
         // A read not known to be quick (slow last time here, or not run here yet) runs alone,
-        // and such reads taken with a batch run last: reads batched behind one waited for it
-        // (a web page's queries behind a report; experiments/035).
+        // and such reads taken with a batch run after the quick ones, shortest first: reads
+        // batched behind one waited for it (a web page's queries behind a report;
+        // experiments/035, 048).
         let expected = |worker: &Worker, job: &Job| expected_micros(worker.cache.last_micros(&job.sql));
         if expected(worker, &batch[0]) == 0 {
             let extra = (rx.len() / shared.slots.len()).min(MAX_READ_BATCH - 1);

@@ -36,9 +36,8 @@ pub struct Worker {
     pub conn: Connection,
     hooks: Box<Hooks>,
     /// The time budget of runs on the JS thread (inline.rs); on an engine thread, what lets a
-    /// long statement step aside for the JS thread (step_aside.rs). Out of its place only during
-    /// `run_live_within`.
-    budget: Option<Box<Budget>>,
+    /// long statement step aside for the JS thread (step_aside.rs).
+    budget: Box<Budget>,
     /// The writer's change hooks are on (a new connection starts without them).
     tracking: bool,
     /// `PRAGMA data_version` when last checked: it changes when another connection commits.
@@ -101,7 +100,7 @@ impl Worker {
             cache: StatementCache::new(),
             conn,
             hooks,
-            budget: Some(budget),
+            budget,
             tracking: false,
             data_version,
             tx_writes: TxWrites::default(),
@@ -161,8 +160,7 @@ impl Worker {
     /// checks: one read-only statement), the connection, and the budget's clock.
     pub fn budgeted_read(&mut self, sql: &str) -> DbResult<(&Statement, &Connection, &Budget)> {
         let stmt = Self::read_statement(&mut self.cache, &self.conn, &self.hooks, sql)?;
-        let budget = self.budget.as_deref().expect("installed as the worker was made");
-        Ok((stmt, &self.conn, budget))
+        Ok((stmt, &self.conn, &self.budget))
     }
 
     /// Whether a read outside any transaction sees here what it would see on a reader's
@@ -242,10 +240,9 @@ impl Worker {
         safe_integers: bool,
         budget: std::time::Duration,
     ) -> (Outcome, bool) {
-        let clock = self.budget.take().expect("installed as the worker was made");
-        let (mut outcome, overran) = clock.within(budget, || self.run_live(sql, params, safe_integers));
-        // The box, not the budget, moves: SQLite's pointer to it stays valid.
-        self.budget = Some(clock);
+        self.budget.start(budget);
+        let mut outcome = self.run_live(sql, params, safe_integers);
+        let overran = self.budget.finish();
         // As on a reader (reader.rs `run_read`): BEGIN and the like count as read-only, but must
         // not leave the connection inside a transaction.
         if !self.conn.autocommit() {
