@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { ResqliteError } from '../dist/esm/index.mjs'
-import { inlineCounts } from './inline-helpers.mjs'
+import { inlineCounts, PLACEMENT } from './inline-helpers.mjs'
 import { assertError, rejectionOf, T, tdb } from './tx-helpers.mjs'
 
 /** Holds the JS thread for `ms`: the engine's threads finish their jobs meanwhile, but nothing
@@ -27,7 +27,7 @@ test(
   'a write issued after the writer thread finished, before its completion arrives, runs inline and settles after it',
   T,
   async (t) => {
-    const db = await tdb(t)
+    const db = await tdb(t, PLACEMENT)
     const before = await inlineCounts(db)
     const order = []
     // executeBatch always runs on the writer thread.
@@ -52,7 +52,7 @@ test(
 )
 
 test('such a write that fails rejects after the earlier write settles, with its own error', T, async (t) => {
-  const db = await tdb(t)
+  const db = await tdb(t, PLACEMENT)
   await db.execute('INSERT INTO t (id, v) VALUES (1, ?)', ['a'])
   const before = await inlineCounts(db)
   const order = []
@@ -72,7 +72,7 @@ test('such a write that fails rejects after the earlier write settles, with its 
 })
 
 test('a read issued after the writer thread finished runs inline and sees the writes', T, async (t) => {
-  const db = await tdb(t)
+  const db = await tdb(t, PLACEMENT)
   const before = await inlineCounts(db)
   const batch = db.executeBatch('INSERT INTO t (id, v) VALUES (?, ?)', [
     [1, 'a'],
@@ -86,7 +86,7 @@ test('a read issued after the writer thread finished runs inline and sees the wr
 })
 
 test('reads in flight on the readers keep new reads inline only for a while after a write', T, async (t) => {
-  const db = await tdb(t)
+  const db = await tdb(t, PLACEMENT)
   await db.execute('INSERT INTO t (id, v) VALUES (1, ?)', ['a'])
   const sql = 'SELECT v FROM t WHERE id = ?'
   /** Whether one read, issued while reads are in flight on the readers, runs on the JS thread. */
@@ -113,7 +113,7 @@ test(
   'every kind of writer job is counted out as it finishes: a write alone still runs inline after them',
   T,
   async (t) => {
-    const db = await tdb(t)
+    const db = await tdb(t, PLACEMENT)
     await db.executeBatch('INSERT INTO t (id, v) VALUES (?, ?)', [
       [1, 'a'],
       [2, 'b'],

@@ -7,6 +7,12 @@ import { Database } from '../dist/esm/index.mjs'
 import { randomValue, tempDir } from './helpers.mjs'
 import { deferred, INSERT, track, turns } from './tx-helpers.mjs'
 
+/** For tests that count where statements ran. With the default budget (0.1 ms) a JS thread
+ * the OS preempts mid-statement (a loaded 2-core machine) overruns, and that statement then
+ * skips the JS thread for its next runs (crates/engine/src/inline.rs, `back_off`): where a run
+ * lands would depend on the machine's load, not on the rule a test checks. */
+export const PLACEMENT = { inlineBudget: 10 }
+
 /** `diagnostics().inline`. */
 export const inlineCounts = async (db) => (await db.diagnostics()).inline
 

@@ -16,6 +16,7 @@ import {
   assertSameEnd,
   CONSTRAINT_CODES,
   inlineCounts,
+  PLACEMENT,
   ROWS,
   randomStatements,
   SCHEMA,
@@ -83,7 +84,7 @@ test(
   'a trigger, INSERT…SELECT, RETURNING, AUTOINCREMENT, > 64 KiB of parameters, executeBatch: on the writer thread, correctly',
   T,
   async (t) => {
-    const db = await tdb(t)
+    const db = await tdb(t, PLACEMENT)
     await db.execute(`CREATE TABLE log (v);
       CREATE TABLE fired (id INTEGER PRIMARY KEY, v);
       CREATE TRIGGER fired_log AFTER INSERT ON fired BEGIN INSERT INTO log (v) VALUES (new.v); END;
@@ -118,7 +119,7 @@ test(
 )
 
 test('a write issued while a transaction body runs waits for the transaction and lands after it', T, async (t) => {
-  const db = await tdb(t)
+  const db = await tdb(t, PLACEMENT)
   await db.execute(INSERT, ['warm'])
   const runOutside = outsideContext()
   const issued = deferred()
@@ -143,7 +144,7 @@ test('a write issued while a transaction body runs waits for the transaction and
 })
 
 test('a BEGIN through execute is rolled back and refused: the writes after it commit alone, inline', T, async (t) => {
-  const { db, file } = await openTxDb(t)
+  const { db, file } = await openTxDb(t, PLACEMENT)
   await db.execute('CREATE TABLE t (id INTEGER PRIMARY KEY, v)')
   const other = await Database.open(file)
   t.after(() => other.close())
@@ -166,7 +167,7 @@ test('a BEGIN through execute is rolled back and refused: the writes after it co
 })
 
 test('synchronous above NORMAL: writes and COMMITs stay on the writer thread; back to NORMAL, inline', T, async (t) => {
-  const db = await tdb(t)
+  const db = await tdb(t, PLACEMENT)
   const write = () => countInline(db, () => db.execute(INSERT, ['w']))
   const transaction = () => countInline(db, () => db.transaction((tx) => tx.execute(INSERT, ['tx'])))
   const inline = { writes: 1, commits: 0 }
@@ -189,7 +190,7 @@ test(
   'a commit that starts the WAL over (after a TRUNCATE or PASSIVE checkpoint, on reopening with an empty WAL) runs on the writer thread, the next inline',
   T,
   async (t) => {
-    const { db: first, file } = await openTxDb(t)
+    const { db: first, file } = await openTxDb(t, PLACEMENT)
     await first.execute('CREATE TABLE t (id INTEGER PRIMARY KEY, v)')
     await first.execute('PRAGMA wal_checkpoint(TRUNCATE)')
     await first.close()
@@ -217,7 +218,7 @@ test(
 )
 
 test('3,000 standalone inline inserts: their checkpoints keep the WAL bounded, every row is there', T, async (t) => {
-  const { db, file } = await openTxDb(t)
+  const { db, file } = await openTxDb(t, PLACEMENT)
   await db.execute('CREATE TABLE t (id INTEGER PRIMARY KEY, v)')
   const pageSize = (await db.selectOne('PRAGMA page_size')).page_size
   const dbBytes = fs.statSync(file).size
@@ -237,7 +238,7 @@ test(
   'another connection holds the write lock: a standalone write waits, succeeds after it commits, on the writer thread',
   T,
   async (t) => {
-    const { db, file } = await openTxDb(t, { busyTimeout: 20_000 })
+    const { db, file } = await openTxDb(t, { ...PLACEMENT, busyTimeout: 20_000 })
     await db.execute('CREATE TABLE t (id INTEGER PRIMARY KEY, v)')
     assert.equal((await ranInline(db, () => db.execute(INSERT, ['warm']))).writes, 1, 'the insert runs inline')
     assert.deepStrictEqual(await writeWhileLocked(t, db, file, () => db.execute(INSERT, ['waiter'])), {
@@ -249,7 +250,7 @@ test(
 )
 
 test('a live query re-runs after each standalone inline write, with the new rows', T, async (t) => {
-  const db = await tdb(t)
+  const db = await tdb(t, PLACEMENT)
   await db.execute("INSERT INTO t (v) VALUES ('x'), ('y'); CREATE TABLE other (v)")
   const c = collect(db.stream('SELECT id, v FROM t ORDER BY id'))
   assert.deepStrictEqual(await c.next(), [
@@ -299,7 +300,7 @@ test('a live query re-runs after each standalone inline write, with the new rows
 })
 
 test("reads after standalone inline writes see them, and another connection's commits", T, async (t) => {
-  const { db, file } = await openTxDb(t)
+  const { db, file } = await openTxDb(t, PLACEMENT)
   await db.execute('CREATE TABLE t (id INTEGER PRIMARY KEY, v)')
   const other = await Database.open(file)
   t.after(() => other.close())
@@ -333,7 +334,7 @@ test("reads after standalone inline writes see them, and another connection's co
 })
 
 test('a read from outside an open transaction never sees its uncommitted (inline) writes', T, async (t) => {
-  const db = await tdb(t)
+  const db = await tdb(t, PLACEMENT)
   await db.execute(INSERT, ['committed'])
   const runOutside = outsideContext()
   const ALL = 'SELECT id, v FROM t ORDER BY id'
@@ -393,7 +394,7 @@ test(
   "reads never see the writer's temp tables (docs/api.md, Limits), whether the writer is idle or not",
   T,
   async (t) => {
-    const db = await tdb(t)
+    const db = await tdb(t, PLACEMENT)
     await db.execute(`INSERT INTO t (v) VALUES ('main');
       CREATE TEMP TABLE t (id INTEGER PRIMARY KEY, v); INSERT INTO temp.t (v) VALUES ('temp');
       CREATE TEMP TABLE only_temp (v)`)
@@ -406,7 +407,7 @@ test(
 )
 
 test("a database attached through execute, and PRAGMAs that change results, stay the writer's", T, async (t) => {
-  const { db, dir } = await openTxDb(t)
+  const { db, dir } = await openTxDb(t, PLACEMENT)
   await db.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, v); INSERT INTO t (v) VALUES ('a'), ('B'), ('c')")
   const like = "SELECT v FROM t WHERE v LIKE 'b' ORDER BY id"
   assert.deepStrictEqual(await db.select(like), [{ v: 'B' }], 'LIKE ignores case')
@@ -418,7 +419,7 @@ test("a database attached through execute, and PRAGMAs that change results, stay
 })
 
 test("last_insert_rowid() and changes() in a read are a reader's (0), never the writer's", T, async (t) => {
-  const db = await tdb(t)
+  const db = await tdb(t, PLACEMENT)
   const read = 'SELECT last_insert_rowid() AS id, changes() AS n, total_changes() AS total'
   for (let i = 0; i < 5; i++) {
     const wrote = await db.execute(INSERT, [`v${i}`])

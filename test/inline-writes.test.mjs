@@ -12,6 +12,7 @@ import {
   assertSameEnd,
   CONSTRAINT_CODES,
   inlineCounts,
+  PLACEMENT,
   ROWS,
   randomStatements,
   SCHEMA,
@@ -95,7 +96,7 @@ test(
   'an inline write is seen by the transaction, not outside it until the commit; a throwing body leaves nothing',
   T,
   async (t) => {
-    const db = await tdb(t)
+    const db = await tdb(t, PLACEMENT)
     const runOutside = outsideContext()
     const before = await inlineCounts(db)
     await db.transaction(async (tx) => {
@@ -156,7 +157,7 @@ for (const where of ['the same Database', 'another Database on the file', 'the s
     `a trigger created by ${where} after an insert ran inline: the insert fires it, on the writer thread`,
     T,
     async (t) => {
-      const { db, file } = await openTxDb(t)
+      const { db, file } = await openTxDb(t, PLACEMENT)
       await db.execute('CREATE TABLE t (id INTEGER PRIMARY KEY, v); CREATE TABLE log (v)')
       const insert = (tx, v) => tx.execute(INSERT, [v])
       await db.transaction((tx) => insert(tx, 'before'))
@@ -186,7 +187,7 @@ test(
   'another connection holds the write lock: the first insert of a transaction waits and succeeds after it commits',
   T,
   async (t) => {
-    const { db, file } = await openTxDb(t, { busyTimeout: 20_000 })
+    const { db, file } = await openTxDb(t, { ...PLACEMENT, busyTimeout: 20_000 })
     await db.execute('CREATE TABLE t (id INTEGER PRIMARY KEY, v)')
     await db.transaction((tx) => tx.execute(INSERT, ['warm'])) // the insert's statement is known bounded
     const waited = await writeWhileLocked(t, db, file, () => db.transaction((tx) => tx.execute(INSERT, ['waiter'])))
@@ -199,7 +200,7 @@ test(
   '3,000 one-insert transactions commit inline, their checkpoints keep the WAL bounded, every row is there',
   T,
   async (t) => {
-    const { db, file } = await openTxDb(t)
+    const { db, file } = await openTxDb(t, PLACEMENT)
     await db.execute('CREATE TABLE t (id INTEGER PRIMARY KEY, v)')
     const pageSize = (await db.selectOne('PRAGMA page_size')).page_size
     const dbBytes = fs.statSync(file).size
@@ -224,7 +225,7 @@ test(
   '16 inline writes commit inline; 17, a RETURNING or an executeBatch commit on the writer thread, correctly',
   T,
   async (t) => {
-    const db = await tdb(t)
+    const db = await tdb(t, PLACEMENT)
     const commitsOf = async (body) => {
       const before = await inlineCounts(db)
       const result = await db.transaction(body)
@@ -266,7 +267,7 @@ test(
   'a live query re-runs once for a transaction whose writes and commit ran inline, with the final rows',
   T,
   async (t) => {
-    const db = await tdb(t)
+    const db = await tdb(t, PLACEMENT)
     await db.execute("INSERT INTO t (v) VALUES ('x'), ('y'); CREATE TABLE other (v)")
     const ALL = 'SELECT id, v FROM t ORDER BY id'
     const c = collect(db.stream(ALL))

@@ -8,10 +8,9 @@ import v8 from 'node:v8'
 import vm from 'node:vm'
 import { Database, ResqliteError } from '../dist/esm/index.mjs'
 import { calibrate, expectReject, NO_INLINE_RUNS, outcome, prng, randomValue, SLOW_SQL, tempDir } from './helpers.mjs'
+import { inlineCounts, PLACEMENT } from './inline-helpers.mjs'
 import { collect } from './live-helpers.mjs'
 import { deferred, outsideContext } from './tx-helpers.mjs'
-
-const inlineCounts = async (db) => (await db.diagnostics()).inline
 
 /** Two databases on one file: reads inline (the default budget) and never inline. */
 async function pair(t, options = {}) {
@@ -137,7 +136,7 @@ test('close() while a moved read runs: the read finishes, close resolves, later 
 })
 
 test('an inline read sees every write acknowledged before it was issued, never an open transaction of another', async (t) => {
-  const db = await Database.open(path.join(tempDir(t), 'consistency.db'))
+  const db = await Database.open(path.join(tempDir(t), 'consistency.db'), PLACEMENT)
   t.after(() => db.close())
   await db.execute('CREATE TABLE c (id INTEGER PRIMARY KEY, v INTEGER)')
   for (let i = 1; i <= 200; i++) {
@@ -288,7 +287,7 @@ test('inline text values are strings of their own: kept values keep only themsel
 })
 
 test('reads issued together beyond the first few run on the readers, in parallel', async (t) => {
-  const db = await Database.open(path.join(tempDir(t), 'burst.db'))
+  const db = await Database.open(path.join(tempDir(t), 'burst.db'), PLACEMENT)
   t.after(() => db.close())
   await db.execute('CREATE TABLE b (id INTEGER PRIMARY KEY, v INTEGER)')
   await db.executeBatch(

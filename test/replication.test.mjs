@@ -83,6 +83,7 @@ async function round(t, bin, checkpoints, seed) {
   })
   const writerDone = new Promise((resolve) => writer.stdout.once('close', resolve))
   const sampler = watchWal(file)
+  t.after(sampler.stop) // a failed round must not leave the interval keeping the process alive
   // Sync points until the kill: what was acknowledged when a sync was asked for is replicated once
   // it returns.
   const killAfter = 1500 + Math.random() * 2500
