@@ -16,8 +16,9 @@ import {
   type NativeExtension,
   ReadOn,
 } from './native'
-import { NO_PARAMS, type Packed } from './params'
+import { copyPacked, NO_PARAMS, type Packed } from './params'
 import type { BackupProgress } from './types'
+import { MAX_GROUP_WRITES, WriteGroup } from './write-group'
 
 /** Reads issued together that may run inline; the rest run in parallel on the readers
  * (experiments/032: with 64 point queries in flight, all inline ran at 0.84 × better-sqlite3's
@@ -119,6 +120,10 @@ export class Engine {
   #readsSinceWrite = AFTER_WRITE_READS
   /** Reads sent to the readers and not completed yet. */
   #readsInFlight = 0
+  /** Standalone writes, and reads beside them, in one transaction on the JS thread until the
+   * microtask checkpoint (write-group.ts); undefined when none is open. */
+  #group: WriteGroup | undefined
+  readonly #commitGroup = () => this.#closeGroup()
   readonly #endBurst = () => {
     this.#burst = 0
   }
@@ -172,8 +177,14 @@ export class Engine {
       // On the writer's connection once its thread has finished every job: after a write, its
       // page cache is warm where the JS thread's own connection's was dropped (experiments/040,
       // 042).
-      const on = this.#writerFinished() ? ReadOn.IdleWriter : ReadOn.Own
+      const group = this.#group
+      const on = group !== undefined ? ReadOn.Transaction : this.#writerFinished() ? ReadOn.IdleWriter : ReadOn.Own
       const done = this.#inline.read<T>(kind, sql, packed.bytes, packed.length, on, arrays)
+      if (done !== undefined && group !== undefined) {
+        // It may have seen the group's writes: it settles once they are committed.
+        const copy = copyPacked(packed)
+        return group.add(done, () => this.read<T>(kind, sql, copy, signal, arrays), false)
+      }
       if (done !== undefined) return done
     }
     return new Promise<T>((resolve, reject) => {
@@ -232,6 +243,10 @@ export class Engine {
     if (onNoTransaction !== undefined)
       return this.#writerIdle()?.write<T>(sql, packed.bytes, packed.length, onNoTransaction)
     if (this.#inline === undefined || !this.#writerFinished()) return undefined
+    if (this.#group !== undefined || this.#words[Mailbox.WritesInFlight] === 0) {
+      const grouped = this.#groupWrite<T>(this.#inline, sql, packed)
+      if (grouped !== null) return grouped
+    }
     const done = this.#inline.write<T>(sql, packed.bytes, packed.length, undefined)
     if (done === undefined || this.#words[Mailbox.WritesInFlight] === 0) return done
     // Writes settle in call order: after the writer jobs sent before it, finished but not yet
@@ -239,6 +254,66 @@ export class Engine {
     done.catch(NOTHING)
     const settled = () => done
     return this.#lastWrite.then(settled)
+  }
+
+  /** A standalone write run in the open write group, or in a new one when the writer is idle:
+   * its promise, settled when the group ends; undefined when it must go to the writer thread
+   * (the group, if any, has ended then, so it runs after the group's writes); null when no
+   * group could open (its COMMIT could not run here), to run alone. */
+  #groupWrite<T>(inline: InlineRunner, sql: string, packed: Packed): Promise<T> | undefined | null {
+    let group = this.#group
+    if (group === undefined) {
+      if (!inline.beginGroup()) return null
+      group = this.#group = new WriteGroup()
+      queueMicrotask(this.#commitGroup)
+    }
+    let ended = false
+    const done = inline.write<T>(sql, packed.bytes, packed.length, () => {
+      ended = true
+    })
+    if (ended) {
+      // SQLite rolled the group back: its operations, then this write, run again alone.
+      done?.catch(NOTHING)
+      this.#group = undefined
+      group.undone()
+      return undefined
+    }
+    if (done === undefined) {
+      this.#closeGroup()
+      return undefined
+    }
+    const copy = copyPacked(packed)
+    const settled = group.add(done, () => this.write<T>(JobKind.Execute, sql, copy), true)
+    if (group.writes >= MAX_GROUP_WRITES) this.#closeGroup()
+    return settled
+  }
+
+  /** Commits the open write group (nothing when none is open) and settles its operations: before
+   * anything else may use the writer's connection. */
+  #closeGroup(): void {
+    const group = this.#group
+    if (group === undefined) return
+    this.#group = undefined
+    const inline = this.#inline!
+    let ended = false
+    const committed = inline.commit(
+      () => {
+        ended = true
+      },
+      group.writes > 0 ? 'groups' : null,
+    )
+    if (committed === RESOLVED) {
+      group.committed()
+      return
+    }
+    // Not committed: the COMMIT failed, or it must run on the writer thread (not expected: the
+    // group's BEGIN checked that it need not). What is still open is rolled back, and every
+    // operation runs again, in order.
+    committed?.catch(NOTHING)
+    if (!ended && !inline.control('ROLLBACK', true)) {
+      this.write(JobKind.Control, 'ROLLBACK', NO_PARAMS, NOTHING).catch(NOTHING)
+    }
+    group.undone()
   }
 
   /** Whether the writer thread has finished every job sent to it (their completions may not
@@ -252,12 +327,13 @@ export class Engine {
    * there were few (experiments/036); undefined when it must go to the writer thread. A
    * checkpoint it made due is sent to the writer thread, ahead of anything sent later. */
   commitInline(onNoTransaction: (error: ResqliteError) => void): Promise<void> | undefined {
-    return this.#writerIdle()?.commit(onNoTransaction)
+    return this.#writerIdle()?.commit(onNoTransaction, 'commits')
   }
 
   /** The inline runner when the writer has no job in flight (its connection may then be used
    * from here, between the writer thread's jobs). */
   #writerIdle(): InlineRunner | undefined {
+    this.#closeGroup()
     return this.#words[Mailbox.WritesInFlight] === 0 ? this.#inline : undefined
   }
 
@@ -271,6 +347,7 @@ export class Engine {
     onNoTransaction?: (error: ResqliteError) => void,
     arrays = false,
   ): Promise<T> {
+    this.#closeGroup()
     this.#readsSinceWrite = 0
     const written = new Promise<T>((resolve, reject) => {
       const id = this.#newId()
@@ -291,6 +368,7 @@ export class Engine {
     onNoTransaction?: (error: ResqliteError) => void,
     arrays = false,
   ): PageSource<T> {
+    this.#closeGroup()
     const cursor = this.#newId()
     let started = false
     const step = (s: IterateStep, id: number): Promise<Page<T>> =>
@@ -324,6 +402,7 @@ export class Engine {
   /** Starts a live query on the readers; `sink` receives every result that differs from the
    * one before, until `liveStop`. An active live query keeps the process alive. */
   liveStart(sql: string, packed: Packed, sink: LiveSink): number {
+    this.#closeGroup() // its first run must not see the group's writes
     const id = this.#newId()
     this.#keepAlive()
     this.#live.set(id, { sql, sink })
@@ -357,6 +436,7 @@ export class Engine {
   /** Re-encrypts the database on the writer, in turn with the writes sent before it;
    * `undefined` decrypts it. */
   rekey(enc: Encryption | undefined): Promise<void> {
+    this.#closeGroup()
     return new Promise<void>((resolve, reject) => {
       const id = this.#newId()
       this.#track(id, { kind: undefined, sql: undefined, resolve, reject })
@@ -407,6 +487,7 @@ export class Engine {
 
   /** Finishes every job sent, closes the connections and joins the threads. */
   close(): Promise<void> {
+    this.#closeGroup()
     return new Promise<void>((resolve, reject) => {
       const id = this.#newId()
       const done = () => {

@@ -11,6 +11,9 @@ import type { Diagnostics } from './types'
 type MakeRow = (cells: unknown[], k: number) => Row
 
 const EMPTY = new Uint8Array(0)
+/** A write group's BEGIN: the engine opens it only when the group's COMMIT can run here
+ * (crates/engine/src/inline.rs `GROUP_BEGIN`). */
+const GROUP_BEGIN = 'BEGIN'
 /** The promise of what ran at once here (a transaction compares against it to skip an await). */
 export const RESOLVED: Promise<void> = Promise.resolve()
 
@@ -41,6 +44,7 @@ export const NO_INLINE_COUNTS: Readonly<InlineCounters> = {
   control: 0,
   writes: 0,
   commits: 0,
+  groups: 0,
   live: 0,
 }
 
@@ -166,10 +170,10 @@ export class InlineRunner {
   }
 
   /** The transaction's COMMIT run here, when it has little to write; undefined when it must go
-   * to the writer thread. */
-  commit(onEnded: (error: ResqliteError) => void): Promise<void> | undefined {
+   * to the writer thread. A write group's counts as `groups` (an empty one not at all). */
+  commit(onEnded: (error: ResqliteError) => void, counter: 'commits' | 'groups' | null): Promise<void> | undefined {
     if (!this.#runWrite(JobKind.Control, 'COMMIT', EMPTY, 0, true)) return undefined
-    this.counters.commits++
+    if (counter !== null) this.counters[counter]++
     const { error } = this.#take(onEnded)
     return error === undefined ? RESOLVED : Promise.reject(error)
   }
@@ -203,6 +207,12 @@ export class InlineRunner {
 
   readonly #onFirstRun = (kind: Done, a: unknown, b: unknown): void => {
     this.#firstRun = { kind, a, b }
+  }
+
+  /** Opens a write group's transaction on the idle writer's connection (write-group.ts):
+   * whether it did (not when the group's COMMIT could not run here). */
+  beginGroup(): boolean {
+    return this.#controlInline(GROUP_BEGIN, false) === Inline.Done
   }
 
   /** A cheap control statement run here on the idle writer's connection: whether it ran. */

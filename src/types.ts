@@ -272,9 +272,10 @@ export interface Diagnostics {
   /** SQLite work on the JS thread (`inlineBudget`): reads that `runs` finished there; that
    * `moved` past the budget (or had too large a result) to a thread; that were `skipped` to a
    * thread because their statement overran recently; transaction `control` statements
-   * (deferred BEGIN, SAVEPOINT, a nested RELEASE) run there; and a transaction's bounded
-   * `writes` and its `commits` run there (docs/api.md); and `live` queries whose first run ran
-   * there. All 0 with `inlineBudget: 0`. */
+   * (deferred BEGIN, SAVEPOINT, a nested RELEASE) run there; bounded `writes` run there, a
+   * transaction's or standalone; a transaction's `commits` run there (docs/api.md); the
+   * `groups` of standalone writes committed together there (docs/performance.md); and `live`
+   * queries whose first run ran there. All 0 with `inlineBudget: 0`. */
   inline: {
     runs: number
     moved: number
@@ -282,6 +283,7 @@ export interface Diagnostics {
     control: number
     writes: number
     commits: number
+    groups: number
     live: number
   }
 }

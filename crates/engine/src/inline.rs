@@ -32,6 +32,7 @@ use crate::sqlite::connection::Connection;
 use crate::sqlite::params::{bind, Reader};
 use crate::sqlite::statement_cache::{ColumnNames, ResetOnDrop, Statement};
 use crate::sqlite::step::{cell, step, Cell};
+use crate::threads::group_commit::is_single_dml;
 use crate::threads::worker::{run_write, Worker};
 
 /// How many runs a statement skips the JS thread for after its first overrun; doubled after each further
@@ -197,7 +198,9 @@ pub fn write(
     budget: Duration,
     in_transaction: bool,
 ) -> DbResult<Ran<(i64, i64)>> {
-    if params.len() > MAX_WRITE_PARAMS {
+    // A write group takes what the writer thread's group commit takes: a PRAGMA or an ATTACH,
+    // say, may not run inside a transaction, or means something else there.
+    if params.len() > MAX_WRITE_PARAMS || (worker.tx_writes.group && !is_single_dml(sql)) {
         return Ok(Ran::Skipped);
     }
     let (stmt, conn, hooks) = worker.write_statement(sql)?;
@@ -272,6 +275,21 @@ pub fn commit(worker: &mut Worker) -> DbResult<Ran<bool>> {
     }
     let (result, due) = deferring_checkpoint(worker, |worker| worker.control("COMMIT"))?;
     result.map(|_| Ran::Done(due))
+}
+
+/// What JS's write group (src/write-group.ts; experiments/049) opens its transaction with: a
+/// deferred BEGIN, which only `controlInline` sends as this exact text.
+pub const GROUP_BEGIN: &str = "BEGIN";
+
+/// Opens a write group's transaction when its COMMIT will be cheap enough for the JS thread
+/// (`commit`): whether it did.
+pub fn begin_group(worker: &mut Worker) -> DbResult<bool> {
+    if !commit_only_appends(worker)? {
+        return Ok(false);
+    }
+    worker.control(GROUP_BEGIN)?;
+    worker.tx_writes.group = true;
+    Ok(true)
 }
 
 /// Whether a commit would only append a few pages to the WAL: not sync it (`synchronous` above

@@ -210,7 +210,8 @@ pub(super) unsafe extern "C" fn read_inline(env: sys::napi_env, info: sys::napi_
 
 /// `controlInline(sql, inTransaction)`: runs one of the library's cheap transaction-control
 /// statements (a deferred BEGIN, SAVEPOINT, a nested savepoint's RELEASE: none takes a lock or
-/// writes) on the writer's connection from the JS thread, when the writer thread is idle. With
+/// writes) on the writer's connection from the JS thread, when the writer thread is idle; or
+/// a write group's BEGIN (`inline::GROUP_BEGIN`), UNAVAILABLE when its COMMIT could not run here. With
 /// `inTransaction` the connection must be inside the caller's transaction. DONE when it ran;
 /// MOVED when it failed, to be sent to the writer thread, whose checks report the error (a
 /// failing control statement changes nothing); UNAVAILABLE when the writer is busy or absent.
@@ -233,8 +234,16 @@ pub(super) unsafe extern "C" fn control_inline(env: sys::napi_env, info: sys::na
     }
     // As the writer thread does before each job: its hooks match whether live queries exist.
     worker.sync_tracking(db.pool.shared.tracking.load(std::sync::atomic::Ordering::SeqCst));
-    match catch_unwind(AssertUnwindSafe(|| worker.control(&sql))) {
-        Ok(Ok(_)) => number(env, DONE),
+    let ran = catch_unwind(AssertUnwindSafe(|| {
+        if &*sql == inline::GROUP_BEGIN {
+            inline::begin_group(worker)
+        } else {
+            worker.control(&sql).map(|_| true)
+        }
+    }));
+    match ran {
+        Ok(Ok(true)) => number(env, DONE),
+        Ok(Ok(false)) => number(env, UNAVAILABLE),
         _ => number(env, MOVED),
     }
 }

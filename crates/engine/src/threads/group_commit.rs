@@ -104,7 +104,7 @@ fn try_together(
 /// One INSERT, UPDATE, DELETE or REPLACE statement, judged from its text: the first keyword,
 /// and no `;` before the end but trailing whitespace. Conservative: a comment before the
 /// keyword, a CTE or a `;` inside a string literal keeps the statement out of groups.
-fn is_single_dml(sql: &str) -> bool {
+pub(crate) fn is_single_dml(sql: &str) -> bool {
     let sql = sql.trim();
     let body = sql.strip_suffix(';').unwrap_or(sql);
     if body.contains(';') {

@@ -58,6 +58,9 @@ pub struct TxWrites {
     pub inline: u32,
     /// A write ran on the writer thread (its work is unknown).
     pub on_thread: bool,
+    /// The transaction is a write group's (inline.rs `begin_group`): only single DML statements
+    /// join it.
+    pub group: bool,
 }
 
 // SAFETY: SQLite is built with SQLITE_THREADSAFE=2: a connection may move between threads as

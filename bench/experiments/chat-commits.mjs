@@ -1,0 +1,102 @@
+// How much of the chat lane's synchronous time is its 60 commits? better-sqlite3 runs the chat
+// ops (a) as the lane does, one autocommit per write, (b) with every write in one transaction,
+// (c) reads only, interleaved rounds. Usage (Node 24): node bench/experiments/chat-commits.mjs <db>
+import { copyFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { CHAT, generate, rng, zipf } from '../data.mjs'
+
+const require = createRequire(import.meta.url)
+const Database = require('better-sqlite3')
+const base = process.argv[2]
+if (!process.env.NOGEN) generate(base)
+const file = `${base}.work`
+copyFileSync(base, file)
+const db = new Database(file)
+db.pragma('journal_mode = WAL')
+db.pragma('synchronous = NORMAL')
+const rand = rng(31)
+const conv = zipf(rand, CHAT.conversations)
+const ops = []
+let nextId = CHAT.messages + 1
+for (let i = 0; i < 200; i++) {
+  const x = rand()
+  const user = 1 + Math.floor(rand() * CHAT.users)
+  if (x < 0.4) ops.push(['user', [user]])
+  else if (x < 0.7) ops.push(['last20', [1 + conv()]])
+  else if (x < 0.9) ops.push(['insert', [nextId++, 1 + conv(), user, `message ${i} ✓`, 1_750_000_000 + i]])
+  else ops.push(['seen', [1_800_000_000 + i, user]])
+}
+const s = {
+  user: db.prepare('SELECT * FROM users WHERE id = ?'),
+  last20:
+    db.prepare(`SELECT m.id, m.body, m.created_at, u.name AS author FROM messages m JOIN users u ON u.id = m.user_id
+       WHERE m.conversation_id = ? ORDER BY m.id DESC LIMIT 20`),
+  insert: db.prepare('INSERT INTO messages (id, conversation_id, user_id, body, created_at) VALUES (?, ?, ?, ?, ?)'),
+  seen: db.prepare('UPDATE users SET last_seen = max(last_seen, ?) WHERE id = ?'),
+}
+const reset = () =>
+  db.exec(
+    `DELETE FROM messages WHERE id > ${CHAT.messages}; UPDATE users SET last_seen = 1700000000 + id WHERE last_seen >= 1800000000; PRAGMA wal_checkpoint(PASSIVE)`,
+  )
+const run = (o) =>
+  o[0] === 'user' ? s.user.get(...o[1]) : o[0] === 'last20' ? s.last20.all(...o[1]) : s[o[0]].run(...o[1])
+const variants = {
+  autocommit: () => {
+    for (const o of ops) run(o)
+  },
+  oneTx: () => {
+    db.exec('BEGIN')
+    for (const o of ops) run(o)
+    db.exec('COMMIT')
+  },
+  groups8: () => {
+    for (let i = 0; i < ops.length; i += 8) {
+      db.exec('BEGIN')
+      for (const o of ops.slice(i, i + 8)) run(o)
+      db.exec('COMMIT')
+    }
+  },
+  readsOnly: () => {
+    for (const o of ops) if (o[0] === 'user' || o[0] === 'last20') run(o)
+  },
+  writesOnly: () => {
+    for (const o of ops) if (!(o[0] === 'user' || o[0] === 'last20')) run(o)
+  },
+}
+const times = Object.fromEntries(Object.keys(variants).map((k) => [k, []]))
+for (let round = 0; round < 300; round++) {
+  for (const [k, f] of Object.entries(variants)) {
+    if (process.env.ONLY && k !== process.env.ONLY) continue
+    reset()
+    const t0 = process.hrtime.bigint()
+    f()
+    times[k].push(Number(process.hrtime.bigint() - t0) / 1e3)
+  }
+}
+const med = (a) => a.sort((x, y) => x - y)[a.length >> 1]
+for (const [k, a] of Object.entries(times)) console.log(k, med(a).toFixed(0), 'µs')
+// Per kind of op, in the lane's order (autocommit), median over rounds of each kind's total.
+const perKind = {}
+const first = []
+for (let round = 0; round < 200; round++) {
+  reset()
+  const sums = {}
+  let firstWrite = true
+  for (const o of ops) {
+    const t0 = process.hrtime.bigint()
+    run(o)
+    const us = Number(process.hrtime.bigint() - t0) / 1e3
+    if (firstWrite && (o[0] === 'insert' || o[0] === 'seen')) {
+      first.push(us)
+      firstWrite = false
+      continue
+    }
+    sums[o[0]] = (sums[o[0]] ?? 0) + us
+  }
+  for (const [k, v] of Object.entries(sums)) {
+    perKind[k] ??= []
+    perKind[k].push(v)
+  }
+}
+for (const [k, a] of Object.entries(perKind)) console.log('kind', k, med(a).toFixed(0), 'µs')
+console.log('first write', med(first).toFixed(0), 'µs')

@@ -1,0 +1,46 @@
+// A write group (experiments/049): standalone writes issued while the writer is idle run on the
+// JS thread inside one transaction on the writer's connection, with the reads issued beside
+// them, until the microtask checkpoint commits it. The writes share one commit: its file locks
+// and its WAL append, which cost a write alone about as much as the write itself.
+//
+// Nothing of a group settles before its COMMIT, so no caller sees a write that is not durable,
+// or a read of one. When SQLite ends the transaction on its own (an error that rolls it back)
+// or the COMMIT fails, nothing of the group was committed: every operation of it runs again the
+// usual way, in call order, and settles as it would have alone (as the writer thread's group
+// commit does, crates/engine/src/threads/group_commit.rs).
+
+/** The most writes a group holds: its COMMIT then still runs on the JS thread (inline.rs
+ * MAX_COMMIT_WRITES). */
+export const MAX_GROUP_WRITES = 16
+
+interface Op {
+  /** What the operation's run in the group gave: its settled promise. */
+  ran: Promise<unknown>
+  /** Runs it again the usual way. */
+  again: () => Promise<unknown>
+  settle: (outcome: Promise<unknown>) => void
+}
+
+export class WriteGroup {
+  readonly #ops: Op[] = []
+  writes = 0
+
+  /** Adds an operation that ran in the group; its promise settles when the group ends. */
+  add<T>(ran: Promise<T>, again: () => Promise<T>, write: boolean): Promise<T> {
+    ran.catch(() => {}) // handled when the group ends
+    if (write) this.writes++
+    return new Promise<T>((settle) => {
+      this.#ops.push({ ran, again, settle: settle as Op['settle'] })
+    })
+  }
+
+  /** The group committed: each operation settles with what it gave. */
+  committed(): void {
+    for (const op of this.#ops) op.settle(op.ran)
+  }
+
+  /** Nothing of the group was committed: each operation runs again, in order. */
+  undone(): void {
+    for (const op of this.#ops) op.settle(op.again())
+  }
+}

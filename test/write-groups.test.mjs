@@ -1,0 +1,174 @@
+// Write groups (src/write-group.ts, experiments/049): standalone writes issued while the writer
+// is idle run on the JS thread in one transaction, with the reads issued beside them, committed
+// at the microtask checkpoint. Covered: one commit for writes issued together, each with its own
+// result; nothing settles before the commit, and in call order; other connections see nothing
+// before it; SQLite's own rollback in the middle, and statements that cannot join, leave every
+// outcome as it is alone; transactions and live queries that start while a group is open; at
+// most 16 writes a group; none with inlineBudget: 0.
+import assert from 'node:assert/strict'
+import path from 'node:path'
+import { test } from 'node:test'
+import { Database } from '../dist/esm/index.mjs'
+import { NO_INLINE_RUNS, outcome, tempDir } from './helpers.mjs'
+import { inlineCounts, PLACEMENT } from './inline-helpers.mjs'
+import { collect } from './live-helpers.mjs'
+
+const INSERT = 'INSERT INTO t (v) VALUES (?)'
+
+async function open(t, options = {}) {
+  const file = path.join(tempDir(t), 'groups.db')
+  const db = await Database.open(file, { ...PLACEMENT, ...options })
+  t.after(() => db.close())
+  await db.execute('CREATE TABLE t (id INTEGER PRIMARY KEY, v UNIQUE)')
+  return { db, file }
+}
+
+/** What `fn` gave, and how many groups and writes ran on the JS thread meanwhile. */
+async function counted(db, fn) {
+  const before = await inlineCounts(db)
+  const result = await fn()
+  const after = await inlineCounts(db)
+  return { result, groups: after.groups - before.groups, writes: after.writes - before.writes }
+}
+
+/** Settles `promises` recording the order they settle in, by index. */
+async function settleOrder(promises) {
+  const order = []
+  await Promise.allSettled(promises.map((p, i) => p.finally(() => order.push(i))))
+  return order
+}
+
+test('writes issued together commit as one group on the JS thread, each with its own result', async (t) => {
+  const { db } = await open(t)
+  const { result, groups, writes } = await counted(db, () =>
+    Promise.all(Array.from({ length: 10 }, (_, i) => db.execute(INSERT, [`v${i}`]))),
+  )
+  assert.deepStrictEqual(
+    result,
+    Array.from({ length: 10 }, (_, i) => ({ changes: 1, lastInsertRowid: i + 1 })),
+  )
+  assert.deepStrictEqual({ groups, writes }, { groups: 1, writes: 10 })
+  assert.equal((await inlineCounts(db)).commits, 0, 'no transaction COMMIT')
+  assert.equal((await db.selectOne('SELECT count(*) AS n FROM t')).n, 10)
+})
+
+test('a group settles only at its commit, in call order; a read in it sees the writes issued before it', async (t) => {
+  const { db } = await open(t)
+  const settledEarly = []
+  const calls = [
+    db.execute(INSERT, ['a']),
+    db.selectOne('SELECT count(*) AS n FROM t'),
+    db.execute(INSERT, ['a']), // UNIQUE: fails alone, and in the group
+    db.execute(INSERT, ['b']),
+    db.select('SELECT v FROM t ORDER BY id'),
+  ]
+  for (const [i, p] of calls.entries()) {
+    const record = () => settledEarly.push(i)
+    p.then(record, record)
+  }
+  // Nothing settles within the microtasks queued before the group's commit.
+  await null
+  assert.deepStrictEqual(settledEarly, [])
+  assert.deepStrictEqual(await settleOrder(calls), [0, 1, 2, 3, 4])
+  const outcomes = await Promise.all(calls.map(outcome))
+  assert.deepStrictEqual(outcomes[0], { value: { changes: 1, lastInsertRowid: 1 } })
+  assert.deepStrictEqual(outcomes[1], { value: { n: 1 } })
+  assert.equal(outcomes[2].error?.code, 'SQLITE_CONSTRAINT_UNIQUE')
+  assert.deepStrictEqual(outcomes[3], { value: { changes: 1, lastInsertRowid: 2 } })
+  assert.deepStrictEqual(outcomes[4], { value: [{ v: 'a' }, { v: 'b' }] })
+})
+
+test('another connection sees nothing of a group before it commits, and all of it once it settled', async (t) => {
+  const { db, file } = await open(t)
+  const other = await Database.open(file, PLACEMENT)
+  t.after(() => other.close())
+  const writes = [db.execute(INSERT, ['x']), db.execute(INSERT, ['y'])]
+  // Issued before the group's commit: it runs at once, on another connection.
+  const before = other.selectOne('SELECT count(*) AS n FROM t')
+  await Promise.all(writes)
+  assert.deepStrictEqual(await before, { n: 0 })
+  assert.deepStrictEqual(await other.selectOne('SELECT count(*) AS n FROM t'), { n: 2 })
+})
+
+test("SQLite's own rollback in a group (OR ROLLBACK, RAISE(ROLLBACK)): every call settles as it does alone", async (t) => {
+  const run = async (db) => {
+    await db.execute(`CREATE TABLE log (v);
+      CREATE TRIGGER no_bad BEFORE INSERT ON log WHEN new.v = 'bad' BEGIN SELECT RAISE(ROLLBACK, 'bad row'); END`)
+    const calls = [
+      db.execute(INSERT, ['p']),
+      db.execute('INSERT INTO log (v) VALUES (?)', ['ok']),
+      db.selectOne('SELECT count(*) AS n FROM t'),
+      db.execute('INSERT OR ROLLBACK INTO t (v) VALUES (?)', ['p']),
+      db.execute(INSERT, ['q']),
+      db.execute('INSERT INTO log (v) VALUES (?)', ['bad']),
+      db.execute(INSERT, ['r']),
+    ]
+    const outcomes = (await Promise.all(calls.map(outcome))).map((o) => o.value ?? o.error.code)
+    // The read was issued before the writes ahead of it were acknowledged: it may see any of them.
+    const [read] = outcomes.splice(2, 1)
+    assert.ok(read.n >= 0 && read.n <= 3, `the read gave ${JSON.stringify(read)}`)
+    return {
+      outcomes,
+      t: await db.select('SELECT * FROM t ORDER BY id'),
+      log: await db.select('SELECT * FROM log'),
+    }
+  }
+  const { db: grouped } = await open(t)
+  const { db: alone } = await open(t, { inlineBudget: 0 })
+  const before = await inlineCounts(grouped)
+  const got = await run(grouped)
+  assert.deepStrictEqual(got, await run(alone))
+  assert.deepStrictEqual(got.outcomes[2], 'SQLITE_CONSTRAINT_UNIQUE')
+  assert.deepStrictEqual(got.outcomes[4], 'SQLITE_CONSTRAINT_TRIGGER')
+  assert.ok((await inlineCounts(grouped)).groups > before.groups, 'a group opened')
+})
+
+test('a statement that cannot join ends the group: it and every call after it run after the group, in call order', async (t) => {
+  const { db } = await open(t)
+  const calls = [
+    db.execute(INSERT, ['a']),
+    db.execute('PRAGMA user_version = 7'), // not a DML statement: never inside a group
+    db.execute(INSERT, ['b']),
+    db.execute('INSERT INTO t (v) VALUES (?) RETURNING id', ['c']), // returns rows: the writer thread
+    db.execute(INSERT, ['d']),
+  ]
+  assert.deepStrictEqual(await settleOrder(calls), [0, 1, 2, 3, 4])
+  assert.deepStrictEqual((await Promise.all(calls))[3].rows, [{ id: 3 }])
+  assert.deepStrictEqual(
+    (await db.select('SELECT v FROM t ORDER BY id')).map((r) => r.v),
+    ['a', 'b', 'c', 'd'],
+  )
+  assert.deepStrictEqual(await db.selectOne('PRAGMA user_version'), { user_version: 7 })
+})
+
+test('a group holds at most 16 writes: 17 issued together commit in two', async (t) => {
+  const { db } = await open(t)
+  const { groups, writes } = await counted(db, () =>
+    Promise.all(Array.from({ length: 17 }, (_, i) => db.execute(INSERT, [i]))),
+  )
+  assert.deepStrictEqual({ groups, writes }, { groups: 2, writes: 17 })
+  assert.equal((await db.selectOne('SELECT count(*) AS n FROM t')).n, 17)
+})
+
+test('a transaction or a live query started while a group is open starts after its commit, and sees it', async (t) => {
+  const { db } = await open(t)
+  const written = db.execute(INSERT, ['before'])
+  const seen = db.transaction((tx) => tx.selectOne('SELECT count(*) AS n FROM t'))
+  assert.deepStrictEqual(await seen, { n: 1 })
+  await written
+  const more = db.execute(INSERT, ['live'])
+  const c = collect(db.stream('SELECT v FROM t ORDER BY id'))
+  t.after(() => c.stop())
+  await more
+  assert.deepStrictEqual(await c.next(), [{ v: 'before' }, { v: 'live' }])
+})
+
+test('inlineBudget: 0: no groups, the same results', async (t) => {
+  const { db } = await open(t, { inlineBudget: 0 })
+  const results = await Promise.all([db.execute(INSERT, ['a']), db.execute(INSERT, ['b'])])
+  assert.deepStrictEqual(results, [
+    { changes: 1, lastInsertRowid: 1 },
+    { changes: 1, lastInsertRowid: 2 },
+  ])
+  assert.deepStrictEqual(await inlineCounts(db), NO_INLINE_RUNS)
+})
