@@ -124,6 +124,15 @@ export class Engine {
    * microtask checkpoint (write-group.ts); undefined when none is open. */
   #group: WriteGroup | undefined
   readonly #commitGroup = () => this.#closeGroup()
+  /** The last group held one operation: writes come one at a time, and the next runs alone
+   * (its own commit costs less than a group's BEGIN and COMMIT) unless another write follows it
+   * before the microtask checkpoint. */
+  #oneAtATime = true
+  /** A standalone write ran alone on the JS thread since the last microtask checkpoint. */
+  #wroteAlone = false
+  readonly #endWroteAlone = () => {
+    this.#wroteAlone = false
+  }
   readonly #endBurst = () => {
     this.#burst = 0
   }
@@ -243,9 +252,13 @@ export class Engine {
     if (onNoTransaction !== undefined)
       return this.#writerIdle()?.write<T>(sql, packed.bytes, packed.length, onNoTransaction)
     if (this.#inline === undefined || !this.#writerFinished()) return undefined
-    if (this.#group !== undefined || this.#words[Mailbox.WritesInFlight] === 0) {
+    const idle = this.#words[Mailbox.WritesInFlight] === 0
+    if (this.#group !== undefined || (idle && (this.#wroteAlone || !this.#oneAtATime))) {
       const grouped = this.#groupWrite<T>(this.#inline, sql, packed)
       if (grouped !== null) return grouped
+    } else if (idle && !this.#wroteAlone) {
+      this.#wroteAlone = true
+      queueMicrotask(this.#endWroteAlone)
     }
     const done = this.#inline.write<T>(sql, packed.bytes, packed.length, undefined)
     if (done === undefined || this.#words[Mailbox.WritesInFlight] === 0) return done
@@ -264,7 +277,7 @@ export class Engine {
     let group = this.#group
     if (group === undefined) {
       if (!inline.beginGroup()) return null
-      group = this.#group = new WriteGroup()
+      group = this.#group = new WriteGroup(this.#wroteAlone ? 1 : 0)
       queueMicrotask(this.#commitGroup)
     }
     let ended = false
@@ -294,6 +307,8 @@ export class Engine {
     const group = this.#group
     if (group === undefined) return
     this.#group = undefined
+    // A group that nothing joined (its write had to go to the writer thread) says nothing.
+    if (group.size > 0) this.#oneAtATime = group.size === 1
     const inline = this.#inline!
     let ended = false
     const committed = inline.commit(

@@ -24,6 +24,17 @@ interface Op {
 export class WriteGroup {
   readonly #ops: Op[] = []
   writes = 0
+  /** Operations before the microtask checkpoint that did not join: a write that ran alone. */
+  readonly #before: number
+
+  constructor(before: number) {
+    this.#before = before
+  }
+
+  /** How many operations the group and those before it in the same microtask generation held. */
+  get size(): number {
+    return this.#before + this.#ops.length
+  }
 
   /** Adds an operation that ran in the group; its promise settles when the group ends. */
   add<T>(ran: Promise<T>, again: () => Promise<T>, write: boolean): Promise<T> {

@@ -1,10 +1,10 @@
 // Write groups (src/write-group.ts, experiments/049): standalone writes issued while the writer
 // is idle run on the JS thread in one transaction, with the reads issued beside them, committed
-// at the microtask checkpoint. Covered: one commit for writes issued together, each with its own
-// result; nothing settles before the commit, and in call order; other connections see nothing
-// before it; SQLite's own rollback in the middle, and statements that cannot join, leave every
-// outcome as it is alone; transactions and live queries that start while a group is open; at
-// most 16 writes a group; none with inlineBudget: 0.
+// at the microtask checkpoint. Covered: writes awaited one at a time run alone; writes issued
+// together share one commit, each with its own result; nothing settles before the commit, and in
+// call order; other connections see nothing before it; SQLite's own rollback in the middle, and
+// statements that cannot join, leave every outcome as it is alone; transactions and live queries
+// that start while a group is open; at most 16 writes a group; none with inlineBudget: 0.
 import assert from 'node:assert/strict'
 import path from 'node:path'
 import { test } from 'node:test'
@@ -15,11 +15,14 @@ import { collect } from './live-helpers.mjs'
 
 const INSERT = 'INSERT INTO t (v) VALUES (?)'
 
+/** A database with table t, whose last writes were issued together: the next writes issued
+ * together group from the first (a write alone after writes one at a time runs alone). */
 async function open(t, options = {}) {
   const file = path.join(tempDir(t), 'groups.db')
   const db = await Database.open(file, { ...PLACEMENT, ...options })
   t.after(() => db.close())
-  await db.execute('CREATE TABLE t (id INTEGER PRIMARY KEY, v UNIQUE)')
+  await db.execute('CREATE TABLE t (id INTEGER PRIMARY KEY, v UNIQUE); CREATE TABLE warm (v)')
+  await Promise.all([db.execute('INSERT INTO warm VALUES (1)'), db.execute('INSERT INTO warm VALUES (2)')])
   return { db, file }
 }
 
@@ -50,6 +53,31 @@ test('writes issued together commit as one group on the JS thread, each with its
   assert.deepStrictEqual({ groups, writes }, { groups: 1, writes: 10 })
   assert.equal((await inlineCounts(db)).commits, 0, 'no transaction COMMIT')
   assert.equal((await db.selectOne('SELECT count(*) AS n FROM t')).n, 10)
+})
+
+test('writes awaited one at a time run alone; of writes issued together after them, the first runs alone', async (t) => {
+  const { db } = await open(t)
+  await db.execute(INSERT, ['solo']) // a group of one: writes now look one at a time
+  const { groups, writes } = await counted(db, async () => {
+    for (let i = 0; i < 5; i++) await db.execute(INSERT, [i])
+  })
+  assert.deepStrictEqual({ groups, writes }, { groups: 0, writes: 5 })
+  const settledAt = []
+  const before = await inlineCounts(db)
+  const together = [db.execute(INSERT, ['a']), db.execute(INSERT, ['b']), db.execute(INSERT, ['c'])]
+  for (const [i, p] of together.entries()) p.then(() => settledAt.push(i))
+  await null
+  assert.deepStrictEqual(settledAt, [0], 'the first committed alone; the other two wait for their group')
+  await Promise.all(together)
+  const after = await inlineCounts(db)
+  assert.deepStrictEqual(
+    { groups: after.groups - before.groups, writes: after.writes - before.writes },
+    { groups: 1, writes: 3 },
+  )
+  // Those three were issued together: the next writes issued together group from the first.
+  const next = await counted(db, () => Promise.all([db.execute(INSERT, ['d']), db.execute(INSERT, ['e'])]))
+  assert.deepStrictEqual({ groups: next.groups, writes: next.writes }, { groups: 1, writes: 2 })
+  assert.equal((await db.selectOne('SELECT count(*) AS n FROM t')).n, 11)
 })
 
 test('a group settles only at its commit, in call order; a read in it sees the writes issued before it', async (t) => {
@@ -103,11 +131,18 @@ test("SQLite's own rollback in a group (OR ROLLBACK, RAISE(ROLLBACK)): every cal
       db.execute('INSERT INTO log (v) VALUES (?)', ['bad']),
       db.execute(INSERT, ['r']),
     ]
+    let firstSettled = false
+    calls[0].finally(() => {
+      firstSettled = true
+    })
+    await null
+    const early = firstSettled // in a group, the first write cannot have settled yet
     const outcomes = (await Promise.all(calls.map(outcome))).map((o) => o.value ?? o.error.code)
     // The read was issued before the writes ahead of it were acknowledged: it may see any of them.
     const [read] = outcomes.splice(2, 1)
     assert.ok(read.n >= 0 && read.n <= 3, `the read gave ${JSON.stringify(read)}`)
     return {
+      early,
       outcomes,
       t: await db.select('SELECT * FROM t ORDER BY id'),
       log: await db.select('SELECT * FROM log'),
@@ -115,12 +150,12 @@ test("SQLite's own rollback in a group (OR ROLLBACK, RAISE(ROLLBACK)): every cal
   }
   const { db: grouped } = await open(t)
   const { db: alone } = await open(t, { inlineBudget: 0 })
-  const before = await inlineCounts(grouped)
   const got = await run(grouped)
-  assert.deepStrictEqual(got, await run(alone))
+  const expected = await run(alone)
+  assert.equal(got.early, false, 'the first write waited for its group')
+  assert.deepStrictEqual({ ...got, early: undefined }, { ...expected, early: undefined })
   assert.deepStrictEqual(got.outcomes[2], 'SQLITE_CONSTRAINT_UNIQUE')
   assert.deepStrictEqual(got.outcomes[4], 'SQLITE_CONSTRAINT_TRIGGER')
-  assert.ok((await inlineCounts(grouped)).groups > before.groups, 'a group opened')
 })
 
 test('a statement that cannot join ends the group: it and every call after it run after the group, in call order', async (t) => {
