@@ -252,11 +252,10 @@ export class Engine {
     if (onNoTransaction !== undefined)
       return this.#writerIdle()?.write<T>(sql, packed.bytes, packed.length, onNoTransaction)
     if (this.#inline === undefined || !this.#writerFinished()) return undefined
-    const idle = this.#words[Mailbox.WritesInFlight] === 0
-    if (this.#group !== undefined || (idle && (this.#wroteAlone || !this.#oneAtATime))) {
+    if (this.#group !== undefined || this.#wroteAlone || !this.#oneAtATime) {
       const grouped = this.#groupWrite<T>(this.#inline, sql, packed)
       if (grouped !== null) return grouped
-    } else if (idle && !this.#wroteAlone) {
+    } else {
       this.#wroteAlone = true
       queueMicrotask(this.#endWroteAlone)
     }
@@ -269,15 +268,17 @@ export class Engine {
     return this.#lastWrite.then(settled)
   }
 
-  /** A standalone write run in the open write group, or in a new one when the writer is idle:
-   * its promise, settled when the group ends; undefined when it must go to the writer thread
+  /** A standalone write run in the open write group, or in a new one (the writer thread has
+   * finished its jobs): its promise, settled when the group ends, after the writer jobs sent
+   * before it; undefined when it must go to the writer thread
    * (the group, if any, has ended then, so it runs after the group's writes); null when no
    * group could open (its COMMIT could not run here), to run alone. */
   #groupWrite<T>(inline: InlineRunner, sql: string, packed: Packed): Promise<T> | undefined | null {
     let group = this.#group
     if (group === undefined) {
       if (!inline.beginGroup()) return null
-      group = this.#group = new WriteGroup(this.#wroteAlone ? 1 : 0)
+      const after = this.#words[Mailbox.WritesInFlight] === 0 ? undefined : this.#lastWrite
+      group = this.#group = new WriteGroup(this.#wroteAlone ? 1 : 0, after)
       queueMicrotask(this.#commitGroup)
     }
     let ended = false

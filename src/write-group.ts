@@ -26,9 +26,12 @@ export class WriteGroup {
   writes = 0
   /** Operations before the microtask checkpoint that did not join: a write that ran alone. */
   readonly #before: number
+  /** Settles once the writer jobs sent before the group have (they finished before it began). */
+  readonly #after: Promise<void> | undefined
 
-  constructor(before: number) {
+  constructor(before: number, after: Promise<void> | undefined) {
     this.#before = before
+    this.#after = after
   }
 
   /** How many operations the group and those before it in the same microtask generation held. */
@@ -47,7 +50,8 @@ export class WriteGroup {
 
   /** The group committed: each operation settles with what it gave. */
   committed(): void {
-    for (const op of this.#ops) op.settle(op.ran)
+    const after = this.#after
+    for (const op of this.#ops) op.settle(after === undefined ? op.ran : after.then(() => op.ran))
   }
 
   /** Nothing of the group was committed: each operation runs again, in order. */

@@ -176,6 +176,20 @@ test('a statement that cannot join ends the group: it and every call after it ru
   assert.deepStrictEqual(await db.selectOne('PRAGMA user_version'), { user_version: 7 })
 })
 
+test('writes issued together after a checkpoint emptied the WAL: the first, whose commit starts the WAL over, runs on the writer thread', async (t) => {
+  const { db } = await open(t)
+  await db.execute('PRAGMA wal_checkpoint(TRUNCATE)')
+  const { result, writes } = await counted(db, () =>
+    Promise.all([db.execute(INSERT, ['a']), db.execute(INSERT, ['b']), db.execute(INSERT, ['c'])]),
+  )
+  assert.deepStrictEqual(
+    result.map((r) => r.lastInsertRowid),
+    [1, 2, 3],
+  )
+  assert.ok(writes <= 2, `the first write ran on the writer thread (${writes} of 3 inline)`)
+  assert.equal((await db.selectOne('SELECT count(*) AS n FROM t')).n, 3)
+})
+
 test('a group holds at most 16 writes: 17 issued together commit in two', async (t) => {
   const { db } = await open(t)
   const { groups, writes } = await counted(db, () =>
