@@ -1,7 +1,8 @@
-// A write group (experiments/049): standalone writes issued while the writer is idle run on the
-// JS thread inside one transaction on the writer's connection, with the reads issued beside
-// them, until the microtask checkpoint commits it. The writes share one commit: its file locks
-// and its WAL append, which cost a write alone about as much as the write itself.
+// A write group (experiments/049): standalone writes issued once the writer thread has finished
+// its jobs run on the JS thread inside one transaction on the writer's connection, with the
+// reads issued beside them, until the microtask checkpoint commits it. The writes share one
+// commit: its file locks and its WAL append, which cost a small write alone more than the write
+// itself (bench/experiments/chat-commits.mjs).
 //
 // Nothing of a group settles before its COMMIT, so no caller sees a write that is not durable,
 // or a read of one. When SQLite ends the transaction on its own (an error that rolls it back)

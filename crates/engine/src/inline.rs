@@ -199,8 +199,10 @@ pub fn write(
     in_transaction: bool,
 ) -> DbResult<Ran<(i64, i64)>> {
     // A write group takes what the writer thread's group commit takes: a PRAGMA or an ATTACH,
-    // say, may not run inside a transaction, or means something else there.
-    if params.len() > MAX_WRITE_PARAMS || (worker.tx_writes.group && !is_single_dml(sql)) {
+    // say, may not run inside a transaction, or means something else there. (The flag lasts
+    // until the next BEGIN: only a write inside a transaction reads it.)
+    let in_group = in_transaction && worker.tx_writes.group;
+    if params.len() > MAX_WRITE_PARAMS || (in_group && !is_single_dml(sql)) {
         return Ok(Ran::Skipped);
     }
     let (stmt, conn, hooks) = worker.write_statement(sql)?;
