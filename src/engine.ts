@@ -186,14 +186,17 @@ export class Engine {
       // On the writer's connection once its thread has finished every job: after a write, its
       // page cache is warm where the JS thread's own connection's was dropped (experiments/040,
       // 042).
-      const group = this.#group
-      const on = group !== undefined ? ReadOn.Transaction : this.#writerFinished() ? ReadOn.IdleWriter : ReadOn.Own
-      const done = this.#inline.read<T>(kind, sql, packed.bytes, packed.length, on, arrays)
-      if (done !== undefined && group !== undefined) {
-        // It may have seen the group's writes: it settles once they are committed.
-        const copy = copyPacked(packed)
-        return group.add(done, () => this.read<T>(kind, sql, copy, signal, arrays), false)
-      }
+      const done =
+        this.#group !== undefined
+          ? this.#groupRead<T>(this.#inline, this.#group, kind, sql, packed, signal, arrays)
+          : this.#inline.read<T>(
+              kind,
+              sql,
+              packed.bytes,
+              packed.length,
+              this.#writerFinished() ? ReadOn.IdleWriter : ReadOn.Own,
+              arrays,
+            )
       if (done !== undefined) return done
     }
     return new Promise<T>((resolve, reject) => {
@@ -212,6 +215,23 @@ export class Engine {
       this.#track(id, job)
       this.#calls.read(id, kind, sql, packed.bytes, packed.length, signal !== undefined)
     })
+  }
+
+  /** A read run in the open write group's transaction: it may have seen the group's writes, so
+   * it settles once they are committed. Undefined when it must go to the readers. */
+  #groupRead<T>(
+    inline: InlineRunner,
+    group: WriteGroup,
+    kind: JobKind,
+    sql: string,
+    packed: Packed,
+    signal: AbortSignal | undefined,
+    arrays: boolean,
+  ): Promise<T> | undefined {
+    const done = inline.read<T>(kind, sql, packed.bytes, packed.length, ReadOn.Transaction, arrays)
+    if (done === undefined) return undefined
+    const copy = copyPacked(packed)
+    return group.add(done, () => this.read<T>(kind, sql, copy, signal, arrays), false)
   }
 
   /** Whether one more read may run on the JS thread now (counting it if so): not beyond
