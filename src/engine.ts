@@ -261,8 +261,9 @@ export class Engine {
 
   /** An execute run on the JS thread on the idle writer's connection when its statement is
    * bounded (crates/engine/src/sqlite/bounded.rs): a transaction's (experiments/036), or, without
-   * `onNoTransaction`, one alone that nothing holding or waiting for the writer is ahead of
-   * (experiments/040). Undefined when it must go to the writer thread. */
+   * `onNoTransaction`, one that nothing holding or waiting for the writer is ahead of: alone
+   * when writes come one at a time (experiments/040), else in a write group (experiments/049).
+   * Undefined when it must go to the writer thread. */
   writeInline<T>(
     sql: string,
     packed: Packed,
