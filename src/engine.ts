@@ -2,7 +2,7 @@
 // their promises when the engine hands back a batch of completions.
 import { arrayResult, DIRECT_DECODE_CELLS, type Row, RowsAssembler, RowsResult } from './decode'
 import { abortError, closedError, ResqliteError } from './errors'
-import { type InlineCounters, InlineRunner, NO_INLINE_COUNTS, RESOLVED } from './inline'
+import { type InlineCounters, InlineRunner, inlineCommits, NO_INLINE_COUNTS, RESOLVED } from './inline'
 import type { Page, PageSource } from './iterate'
 import {
   binding,
@@ -27,6 +27,8 @@ const INLINE_BURST = 4
 /** Reads after a write during which reads in flight on the readers do not send the next one
  * there too: a commit drops the readers' page caches, not the writer's (experiments/042). */
 const AFTER_WRITE_READS = 32
+/** The most microtask rounds a write group waits for more calls. */
+const MAX_GROUP_ROUNDS = 64
 const NOTHING = (): void => {}
 
 /** What SQLite's automatic checkpoint runs, for a commit made on the JS thread (the checkpoint
@@ -123,7 +125,20 @@ export class Engine {
   /** Standalone writes, and reads beside them, in one transaction on the JS thread until the
    * microtask checkpoint (write-group.ts); undefined when none is open. */
   #group: WriteGroup | undefined
-  readonly #commitGroup = () => this.#closeGroup()
+  /** Calls and reads issued, and their count when the group's checkpoint last looked: the group
+   * runs once a microtask round issued nothing (or after MAX_GROUP_ROUNDS rounds). */
+  #issued = 0
+  #seenIssued = 0
+  #groupRounds = 0
+  readonly #groupCheckpoint = () => {
+    if (this.#group === undefined) return
+    if (this.#issued !== this.#seenIssued && ++this.#groupRounds < MAX_GROUP_ROUNDS) {
+      this.#seenIssued = this.#issued
+      queueMicrotask(this.#groupCheckpoint)
+      return
+    }
+    this.#closeGroup()
+  }
   /** The last group held one operation: writes come one at a time, and the next runs alone
    * (its own commit costs less than a group's BEGIN and COMMIT) unless another write follows it
    * before the microtask checkpoint. */
@@ -186,17 +201,15 @@ export class Engine {
       // On the writer's connection once its thread has finished every job: after a write, its
       // page cache is warm where the JS thread's own connection's was dropped (experiments/040,
       // 042).
-      const done =
-        this.#group !== undefined
-          ? this.#groupRead<T>(this.#inline, this.#group, kind, sql, packed, signal, arrays)
-          : this.#inline.read<T>(
-              kind,
-              sql,
-              packed.bytes,
-              packed.length,
-              this.#writerFinished() ? ReadOn.IdleWriter : ReadOn.Own,
-              arrays,
-            )
+      if (this.#group !== undefined) this.#readInGroup()
+      const done = this.#inline.read<T>(
+        kind,
+        sql,
+        packed.bytes,
+        packed.length,
+        this.#writerFinished() ? ReadOn.IdleWriter : ReadOn.Own,
+        arrays,
+      )
       if (done !== undefined) return done
     }
     return new Promise<T>((resolve, reject) => {
@@ -215,23 +228,6 @@ export class Engine {
       this.#track(id, job)
       this.#calls.read(id, kind, sql, packed.bytes, packed.length, signal !== undefined)
     })
-  }
-
-  /** A read run in the open write group's transaction: it may have seen the group's writes, so
-   * it settles once they are committed. Undefined when it must go to the readers. */
-  #groupRead<T>(
-    inline: InlineRunner,
-    group: WriteGroup,
-    kind: JobKind,
-    sql: string,
-    packed: Packed,
-    signal: AbortSignal | undefined,
-    arrays: boolean,
-  ): Promise<T> | undefined {
-    const done = inline.read<T>(kind, sql, packed.bytes, packed.length, ReadOn.Transaction, arrays)
-    if (done === undefined) return undefined
-    const copy = copyPacked(packed)
-    return group.add(done, () => this.read<T>(kind, sql, copy, signal, arrays), false)
   }
 
   /** Whether one more read may run on the JS thread now (counting it if so): not beyond
@@ -289,68 +285,88 @@ export class Engine {
     return this.#lastWrite.then(settled)
   }
 
-  /** A standalone write run in the open write group, or in a new one (the writer thread has
-   * finished its jobs): its promise, settled when the group ends, after the writer jobs sent
-   * before it; undefined when it must go to the writer thread
-   * (the group, if any, has ended then, so it runs after the group's writes); null when no
-   * group could open (its COMMIT could not run here), to run alone. */
-  #groupWrite<T>(inline: InlineRunner, sql: string, packed: Packed): Promise<T> | undefined | null {
-    let group = this.#group
-    if (group === undefined) {
-      if (!inline.beginGroup()) return null
-      const after = this.#words[Mailbox.WritesInFlight] === 0 ? undefined : this.#lastWrite
-      group = this.#group = new WriteGroup(this.#wroteAlone ? 1 : 0, after)
-      queueMicrotask(this.#commitGroup)
-    }
-    let ended = false
-    const done = inline.write<T>(sql, packed.bytes, packed.length, () => {
-      ended = true
-    })
-    if (ended) {
-      // SQLite rolled the group back: its operations, then this write, run again alone.
-      done?.catch(NOTHING)
-      this.#group = undefined
-      group.undone()
-      return undefined
-    }
-    if (done === undefined) {
-      this.#closeGroup()
-      return undefined
-    }
-    const copy = copyPacked(packed)
-    const settled = group.add(done, () => this.write<T>(JobKind.Execute, sql, copy), true)
-    if (group.writes >= MAX_GROUP_WRITES) this.#closeGroup()
+  /** A standalone write added to the open write group, or to a new one (the writer thread has
+   * finished its jobs): its promise, settled when the group has run; null when no group could
+   * open (its COMMIT could not run here), to run alone. */
+  #groupWrite<T>(inline: InlineRunner, sql: string, packed: Packed): Promise<T> | null {
+    const group = this.#group ?? this.#openGroup(inline)
+    if (group === undefined) return null
+    this.#issued++
+    const settled = group.add<T>(sql, copyPacked(packed))
+    if (group.writes.length >= MAX_GROUP_WRITES) this.#closeGroup()
     return settled
   }
 
-  /** Commits the open write group (nothing when none is open) and settles its operations: before
-   * anything else may use the writer's connection. */
+  #openGroup(inline: InlineRunner): WriteGroup | undefined {
+    if (!inline.beginGroup()) return undefined
+    const after = this.#words[Mailbox.WritesInFlight] === 0 ? undefined : this.#lastWrite
+    const group = new WriteGroup(this.#wroteAlone ? 1 : 0, after, inlineCommits.count)
+    this.#group = group
+    this.#groupRounds = 0
+    this.#seenIssued = this.#issued
+    queueMicrotask(this.#groupCheckpoint)
+    return group
+  }
+
+  /** Before a read while a group is open: it reads in the group's snapshot, unless another
+   * database of this thread committed since the group began (the read must see that write,
+   * so the group runs now). */
+  #readInGroup(): void {
+    this.#issued++
+    if (this.#group!.commitsBefore !== inlineCommits.count) this.#closeGroup()
+  }
+
+  /** Runs the open write group (nothing when none is open) and settles its writes: before
+   * anything else may use the writer's connection. A write that cannot run here, and every
+   * write after it, go to the writer thread, in order. */
   #closeGroup(): void {
     const group = this.#group
     if (group === undefined) return
     this.#group = undefined
-    // A group that nothing joined (its write had to go to the writer thread) says nothing.
-    if (group.size > 0) this.#oneAtATime = group.size === 1
-    const inline = this.#inline!
+    const ran = this.#runGroup(this.#inline!, group)
+    // A group none of whose writes could run here (a script, say) says nothing of how they come.
+    if (ran > 0) this.#oneAtATime = group.before + ran === 1
+    const writes = group.writes
+    for (let next = ran; next < writes.length; next++) {
+      const w = writes[next]!
+      w.settle(this.write(JobKind.Execute, w.sql, w.packed))
+    }
+  }
+
+  /** Runs the group's writes in its transaction and commits: how many of them it settled (the
+   * rest go to the writer thread); none when SQLite rolled the transaction back or the COMMIT
+   * failed, since then nothing of it was committed. */
+  #runGroup(inline: InlineRunner, group: WriteGroup): number {
+    const ran: Promise<unknown>[] = []
     let ended = false
-    const committed = inline.commit(
-      () => {
-        ended = true
-      },
-      group.writes > 0 ? 'groups' : null,
-    )
-    if (committed === RESOLVED) {
-      group.committed()
-      return
+    const onEnded = () => {
+      ended = true
     }
-    // Not committed: the COMMIT failed, or it must run on the writer thread (not expected: the
-    // group's BEGIN checked that it need not). What is still open is rolled back, and every
-    // operation runs again, in order.
-    committed?.catch(NOTHING)
-    if (!ended && !inline.control('ROLLBACK', true)) {
-      this.write(JobKind.Control, 'ROLLBACK', NO_PARAMS, NOTHING).catch(NOTHING)
+    for (const w of group.writes) {
+      const done = inline.write(w.sql, w.packed.bytes, w.packed.length, onEnded)
+      if (ended) {
+        // SQLite rolled the group back: every write of it runs again.
+        done?.catch(NOTHING)
+        for (const r of ran) r.catch(NOTHING)
+        return 0
+      }
+      if (done === undefined) break
+      ran.push(done)
     }
-    group.undone()
+    const committed = inline.commit(onEnded, ran.length > 0 ? 'groups' : null)
+    if (committed !== RESOLVED) {
+      // The COMMIT failed, or must run on the writer thread (not expected: the group's BEGIN
+      // checked that it need not). What is still open is rolled back; every write runs again.
+      committed?.catch(NOTHING)
+      for (const r of ran) r.catch(NOTHING)
+      if (!ended && !inline.control('ROLLBACK', true)) {
+        this.write(JobKind.Control, 'ROLLBACK', NO_PARAMS, NOTHING).catch(NOTHING)
+      }
+      return 0
+    }
+    const after = group.after
+    for (const [i, done] of ran.entries()) group.writes[i]!.settle(after === undefined ? done : after.then(() => done))
+    return ran.length
   }
 
   /** Whether the writer thread has finished every job sent to it (their completions may not

@@ -1,10 +1,14 @@
-// Write groups (src/write-group.ts, experiments/049): standalone writes issued while the writer
-// is idle run on the JS thread in one transaction, with the reads issued beside them, committed
-// at the microtask checkpoint. Covered: writes awaited one at a time run alone; writes issued
-// together share one commit, each with its own result; nothing settles before the commit, and in
-// call order; other connections see nothing before it; SQLite's own rollback in the middle, and
-// statements that cannot join, leave every outcome as it is alone; transactions and live queries
-// that start while a group is open; at most 16 writes a group; none with inlineBudget: 0.
+// Write groups (src/write-group.ts, experiments/049, 050): standalone writes issued while the
+// writer is idle wait until the microtask queue runs dry, then run on the JS thread in one
+// transaction and commit together; reads issued meanwhile run at once in the group's snapshot.
+// Covered: writes awaited one at a time run alone; writes issued together share one commit, each
+// with its own result; writes settle at the commit, in call order, reads at once with what was
+// committed; a client whose reads settled at once joins the group with its next write; a commit
+// by another database on this thread ends the group's snapshot; another connection's commit
+// after the snapshot was taken; other connections see nothing before the commit; SQLite's own
+// rollback in the middle, and statements that cannot join, leave every outcome as it is alone;
+// transactions and live queries that start while a group is open; at most 16 writes a group;
+// none with inlineBudget: 0.
 import assert from 'node:assert/strict'
 import path from 'node:path'
 import { test } from 'node:test'
@@ -80,7 +84,7 @@ test('writes awaited one at a time run alone; of writes issued together after th
   assert.equal((await db.selectOne('SELECT count(*) AS n FROM t')).n, 11)
 })
 
-test('a group settles only at its commit, in call order; a read in it sees the writes issued before it', async (t) => {
+test('a group settles at its commit, in call order; a read issued beside it settles at once, with what was committed', async (t) => {
   const { db } = await open(t)
   const settledEarly = []
   const calls = [
@@ -94,16 +98,75 @@ test('a group settles only at its commit, in call order; a read in it sees the w
     const record = () => settledEarly.push(i)
     p.then(record, record)
   }
-  // Nothing settles within the microtasks queued before the group's commit.
+  // Within the microtasks queued before the group's commit only the reads settle.
   await null
-  assert.deepStrictEqual(settledEarly, [])
-  assert.deepStrictEqual(await settleOrder(calls), [0, 1, 2, 3, 4])
+  assert.deepStrictEqual(settledEarly, [1, 4])
+  assert.deepStrictEqual(await settleOrder(calls), [1, 4, 0, 2, 3])
   const outcomes = await Promise.all(calls.map(outcome))
   assert.deepStrictEqual(outcomes[0], { value: { changes: 1, lastInsertRowid: 1 } })
-  assert.deepStrictEqual(outcomes[1], { value: { n: 1 } })
+  assert.deepStrictEqual(outcomes[1], { value: { n: 0 } }, 'no write of the group was acknowledged')
   assert.equal(outcomes[2].error?.code, 'SQLITE_CONSTRAINT_UNIQUE')
   assert.deepStrictEqual(outcomes[3], { value: { changes: 1, lastInsertRowid: 2 } })
-  assert.deepStrictEqual(outcomes[4], { value: [{ v: 'a' }, { v: 'b' }] })
+  assert.deepStrictEqual(outcomes[4], { value: [] })
+  assert.deepStrictEqual(await db.select('SELECT v FROM t ORDER BY id'), [{ v: 'a' }, { v: 'b' }])
+})
+
+test("reads that settle at once let a client's next write join the same group", async (t) => {
+  const { db } = await open(t)
+  const { groups, writes } = await counted(db, () =>
+    Promise.all([
+      db.execute(INSERT, ['a']),
+      (async () => {
+        await db.selectOne('SELECT count(*) AS n FROM t')
+        await db.select('SELECT * FROM t')
+        return db.execute(INSERT, ['b'])
+      })(),
+    ]),
+  )
+  assert.deepStrictEqual({ groups, writes }, { groups: 1, writes: 2 })
+})
+
+test("a read beside a group sees a commit another database made on this thread since the group's snapshot", async (t) => {
+  const { db, file } = await open(t)
+  const other = await Database.open(file, PLACEMENT)
+  t.after(() => other.close())
+  await other.execute(INSERT, ['warm']) // its writes now look one at a time: the next commits at once
+  const written = [db.execute(INSERT, ['x']), db.execute(INSERT, ['y'])]
+  const before = db.selectOne('SELECT count(*) AS n FROM t') // takes the group's snapshot
+  const z = other.execute(INSERT, ['z']) // commits on this thread, while the group is open
+  await z
+  // The group's writes were not acknowledged: the read may see them or not; the other's, it must.
+  const after = db.selectOne("SELECT count(*) AS n FROM t WHERE v = 'z'")
+  assert.deepStrictEqual(await before, { n: 1 })
+  assert.deepStrictEqual(await after, { n: 1 })
+  await Promise.all(written)
+  const all = await db.select('SELECT v FROM t ORDER BY v')
+  assert.deepStrictEqual(
+    all.map((r) => r.v),
+    ['warm', 'x', 'y', 'z'],
+  )
+})
+
+test("a commit by another connection after a group's read took its snapshot: the group's writes still commit, in order", async (t) => {
+  const { db, file } = await open(t)
+  const other = await Database.open(file, PLACEMENT)
+  t.after(() => other.close())
+  await other.execute(INSERT, ['warm'])
+  const first = db.execute(INSERT, ['x'])
+  assert.deepStrictEqual(await db.selectOne('SELECT count(*) AS n FROM t'), { n: 1 })
+  await other.execute(INSERT, ['z'])
+  const second = db.execute(INSERT, ['y'])
+  const results = await Promise.all([first, second])
+  // x cannot write from the group's stale snapshot (SQLITE_BUSY_SNAPSHOT): the writer thread runs it.
+  assert.deepStrictEqual(
+    results.map((r) => r.changes),
+    [1, 1],
+  )
+  assert.ok(results[0].lastInsertRowid < results[1].lastInsertRowid, 'in call order')
+  assert.deepStrictEqual(
+    (await db.select('SELECT v FROM t ORDER BY id')).map((r) => r.v),
+    ['warm', 'z', 'x', 'y'],
+  )
 })
 
 test('another connection sees nothing of a group before it commits, and all of it once it settled', async (t) => {

@@ -167,10 +167,14 @@ impl Worker {
     }
 
     /// Whether a read outside any transaction sees here what it would see on a reader's
-    /// connection: the writer's connection is outside a transaction, and nothing compiled on
-    /// it made it differ (a temp table, an ATTACH, a PRAGMA changing results: capture.rs).
+    /// connection: the writer's connection is outside a transaction, or in a write group's
+    /// before any of its writes ran (the group's reads share one snapshot: experiments/050),
+    /// and nothing compiled on it made it differ (a temp table, an ATTACH, a PRAGMA changing
+    /// results: capture.rs).
     pub fn reads_as_a_reader(&self) -> bool {
-        self.conn.autocommit() && !self.hooks.diverged()
+        let reads_only =
+            self.conn.autocommit() || (self.tx_writes.group && self.tx_writes.inline == 0 && !self.tx_writes.on_thread);
+        reads_only && !self.hooks.diverged()
     }
 
     /// Whether a commit syncs the WAL to disk (`PRAGMA synchronous` above NORMAL, as a user may
