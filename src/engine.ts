@@ -2,7 +2,7 @@
 // their promises when the engine hands back a batch of completions.
 import { arrayResult, DIRECT_DECODE_CELLS, type Row, RowsAssembler, RowsResult } from './decode'
 import { abortError, closedError, ResqliteError } from './errors'
-import { type InlineCounters, InlineRunner, inlineCommits, NO_INLINE_COUNTS, RESOLVED } from './inline'
+import { type InlineCounters, InlineRunner, NO_INLINE_COUNTS, RESOLVED } from './inline'
 import type { Page, PageSource } from './iterate'
 import {
   binding,
@@ -201,7 +201,7 @@ export class Engine {
       // On the writer's connection once its thread has finished every job: after a write, its
       // page cache is warm where the JS thread's own connection's was dropped (experiments/040,
       // 042).
-      if (this.#group !== undefined) this.#readInGroup()
+      this.#readBesideWrites(this.#inline)
       const done = this.#inline.read<T>(
         kind,
         sql,
@@ -297,23 +297,24 @@ export class Engine {
     return settled
   }
 
+  /** Before a read on the JS thread: it joins the open write group, or opens one while writes
+   * come together (a server's clients), to read in its snapshot and settle at once. */
+  #readBesideWrites(inline: InlineRunner): void {
+    const group = this.#group ?? (this.#oneAtATime || !this.#writerFinished() ? undefined : this.#openGroup(inline))
+    if (group === undefined) return
+    group.reads++
+    this.#issued++
+  }
+
   #openGroup(inline: InlineRunner): WriteGroup | undefined {
     if (!inline.beginGroup()) return undefined
     const after = this.#words[Mailbox.WritesInFlight] === 0 ? undefined : this.#lastWrite
-    const group = new WriteGroup(this.#wroteAlone ? 1 : 0, after, inlineCommits.count)
+    const group = new WriteGroup(this.#wroteAlone ? 1 : 0, after)
     this.#group = group
     this.#groupRounds = 0
     this.#seenIssued = this.#issued
     queueMicrotask(this.#groupCheckpoint)
     return group
-  }
-
-  /** Before a read while a group is open: it reads in the group's snapshot, unless another
-   * database of this thread committed since the group began (the read must see that write,
-   * so the group runs now). */
-  #readInGroup(): void {
-    this.#issued++
-    if (this.#group!.commitsBefore !== inlineCommits.count) this.#closeGroup()
   }
 
   /** Runs the open write group (nothing when none is open) and settles its writes: before
@@ -324,8 +325,8 @@ export class Engine {
     if (group === undefined) return
     this.#group = undefined
     const ran = this.#runGroup(this.#inline!, group)
-    // A group none of whose writes could run here (a script, say) says nothing of how they come.
-    if (ran > 0) this.#oneAtATime = group.before + ran === 1
+    // A group none of whose calls ran in it (a script, say) says nothing of how they come.
+    if (ran + group.reads > 0) this.#oneAtATime = group.before + ran + group.reads === 1
     const writes = group.writes
     for (let next = ran; next < writes.length; next++) {
       const w = writes[next]!

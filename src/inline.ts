@@ -34,10 +34,6 @@ function rowMaker(names: string, columns: number, arrays: boolean): MakeRow {
   return make
 }
 
-/** Commits on the JS thread by any database of this thread: a write group's reads share the
- * snapshot its BEGIN… took, which must not miss such a commit (engine.ts `#readInGroup`). */
-export const inlineCommits = { count: 0 }
-
 /** Counts for `diagnostics().inline` (types.ts `Diagnostics`). */
 export type InlineCounters = Diagnostics['inline']
 
@@ -169,7 +165,6 @@ export class InlineRunner {
   ): Promise<T> | undefined {
     if (!this.#runWrite(JobKind.Execute, sql, params, length, onEnded !== undefined)) return undefined
     this.counters.writes++
-    if (onEnded === undefined) inlineCommits.count++
     const { value, error } = this.#take(onEnded)
     return error === undefined ? Promise.resolve(value as T) : Promise.reject(error)
   }
@@ -178,10 +173,7 @@ export class InlineRunner {
    * to the writer thread. A write group's counts as `groups` (an empty one not at all). */
   commit(onEnded: (error: ResqliteError) => void, counter: 'commits' | 'groups' | null): Promise<void> | undefined {
     if (!this.#runWrite(JobKind.Control, 'COMMIT', EMPTY, 0, true)) return undefined
-    if (counter !== null) {
-      this.counters[counter]++
-      inlineCommits.count++
-    }
+    if (counter !== null) this.counters[counter]++
     const { error } = this.#take(onEnded)
     return error === undefined ? RESOLVED : Promise.reject(error)
   }

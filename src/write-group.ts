@@ -26,17 +26,15 @@ export interface PendingWrite {
 
 export class WriteGroup {
   readonly writes: PendingWrite[] = []
+  /** Reads run in the group's snapshot. */
+  reads = 0
   /** Writes before the microtask checkpoint that did not join: one that ran alone. */
   readonly before: number
   /** Settles once the writer jobs sent before the group have (they finished before it began). */
   readonly after: Promise<void> | undefined
-  /** `inlineCommits.count` when the group began. */
-  readonly commitsBefore: number
-
-  constructor(before: number, after: Promise<void> | undefined, commitsBefore: number) {
+  constructor(before: number, after: Promise<void> | undefined) {
     this.before = before
     this.after = after
-    this.commitsBefore = commitsBefore
   }
 
   /** Adds a write; its promise settles when the group has run it. */

@@ -10,6 +10,7 @@
 // transactions and live queries that start while a group is open; at most 16 writes a group;
 // none with inlineBudget: 0.
 import assert from 'node:assert/strict'
+import { execFileSync } from 'node:child_process'
 import path from 'node:path'
 import { test } from 'node:test'
 import { Database } from '../dist/esm/index.mjs'
@@ -145,6 +146,24 @@ test("a read beside a group sees a commit another database made on this thread s
     all.map((r) => r.v),
     ['warm', 'x', 'y', 'z'],
   )
+})
+
+test('a read beside a group sees what another process committed before the read was issued', async (t) => {
+  const { db, file } = await open(t)
+  const written = [db.execute(INSERT, ['x']), db.execute(INSERT, ['y'])]
+  const before = db.selectOne('SELECT count(*) AS n FROM t') // takes the group's snapshot
+  // Another process commits while this one waits for it (the group stays open meanwhile).
+  const index = new URL('../dist/esm/index.mjs', import.meta.url).href
+  const child = `const { Database } = await import(${JSON.stringify(index)})
+    const db = await Database.open(${JSON.stringify(file)})
+    await db.execute("INSERT INTO t (v) VALUES ('z')")
+    await db.close()`
+  execFileSync(process.execPath, ['--input-type=module', '-e', child])
+  const after = db.selectOne("SELECT count(*) AS n FROM t WHERE v = 'z'")
+  assert.deepStrictEqual(await before, { n: 0 })
+  assert.deepStrictEqual(await after, { n: 1 })
+  await Promise.all(written)
+  assert.equal((await db.selectOne('SELECT count(*) AS n FROM t')).n, 3)
 })
 
 test("a commit by another connection after a group's read took its snapshot: the group's writes still commit, in order", async (t) => {

@@ -205,6 +205,9 @@ pub fn write(
     if params.len() > MAX_WRITE_PARAMS || (in_group && !is_single_dml(sql)) {
         return Ok(Ran::Skipped);
     }
+    if in_group {
+        worker.fresh_group_snapshot()?;
+    }
     let (stmt, conn, hooks) = worker.write_statement(sql)?;
     let raw = stmt.raw;
     // SAFETY: valid statement.
@@ -289,8 +292,7 @@ pub fn begin_group(worker: &mut Worker) -> DbResult<bool> {
     if !commit_only_appends(worker)? {
         return Ok(false);
     }
-    worker.control(GROUP_BEGIN)?;
-    worker.tx_writes.group = true;
+    worker.begin_group(GROUP_BEGIN)?;
     Ok(true)
 }
 

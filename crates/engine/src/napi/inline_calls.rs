@@ -166,6 +166,9 @@ pub(super) unsafe extern "C" fn read_inline(env: sys::napi_env, info: sys::napi_
                         break 'ran run_on(w, ReadsOn::Transaction);
                     }
                     Some(w) if on == READ_ON_IDLE_WRITER && w.reads_as_a_reader() => {
+                        if let Err(e) = w.fresh_group_snapshot() {
+                            break 'ran Err(e);
+                        }
                         let ran = run_on(w, ReadsOn::WriterAsReader);
                         if !matches!(ran, Ok(Ran::NotOnWriter)) {
                             break 'ran ran;

@@ -58,14 +58,34 @@ impl Connection {
     /// Whether this connection's next commit may start the WAL over — every frame of it
     /// checkpointed, or none written yet — and so write the WAL header and sync it to disk
     /// (`sqlite3WalFrames`), whatever `synchronous` says: that is the writer thread's work
-    /// (inline.rs). Read from the wal-index header (its format is documented:
-    /// sqlite.org/walformat.html) without its lock, so another process's checkpoint may still
-    /// complete in between. False without a wal-index (not in WAL mode, or in memory).
+    /// (inline.rs). Read from the wal-index without its lock, so another process's checkpoint
+    /// may still complete in between. False without a wal-index (not in WAL mode, or in memory).
     pub fn wal_starts_over(&self) -> bool {
         /// Bytes into the wal-index: the header's `mxFrame` (the WAL's last valid frame) and,
         /// after the header's two copies, `nBackfill` (how many frames are checkpointed).
         const MX_FRAME: usize = 16;
         const N_BACKFILL: usize = 96;
+        self.wal_index().is_some_and(|index| {
+            // SAFETY: both words lie in region 0, mapped while the WAL is open.
+            let word = |at: usize| unsafe { ptr::read_volatile(index.add(at) as *const u32) };
+            let last = word(MX_FRAME);
+            last == 0 || word(N_BACKFILL) >= last
+        })
+    }
+
+    /// The wal-index header as it is now (its first copy: 48 bytes, sqlite.org/walformat.html).
+    /// Every commit changes it, and starting the WAL over changes its salts; so while it stays
+    /// the same, no connection has committed. Read without its lock: a header caught mid-update
+    /// differs from both, which reads as a commit. None without a wal-index.
+    pub fn wal_index_header(&self) -> Option<[u32; 12]> {
+        let index = self.wal_index()?;
+        // SAFETY: the header lies in region 0, mapped while the WAL is open.
+        Some(std::array::from_fn(|i| unsafe { ptr::read_volatile((index as *const u32).add(i)) }))
+    }
+
+    /// The start of the wal-index (its region 0), as this connection has it mapped; None when
+    /// it is not (not in WAL mode, in memory, or the WAL not opened yet).
+    fn wal_index(&self) -> Option<*const u8> {
         /// The size of a wal-index region (wal.c WALINDEX_PGSZ).
         const REGION: c_int = 32768;
         let mut file: *mut ffi::sqlite3_file = ptr::null_mut();
@@ -80,17 +100,15 @@ impl Connection {
                 || (*file).pMethods.is_null()
                 || (*(*file).pMethods).iVersion < 2
             {
-                return false;
+                return None;
             }
-            let Some(map) = (*(*file).pMethods).xShmMap else { return false };
+            let map = (*(*file).pMethods).xShmMap?;
             let mut region: *mut c_void = ptr::null_mut();
             if map(file, 0, REGION, 0, &mut region) != ffi::SQLITE_OK || region.is_null() {
-                return false;
+                return None;
             }
             std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
-            let word = |at: usize| ptr::read_volatile((region as *const u8).add(at) as *const u32);
-            let last = word(MX_FRAME);
-            last == 0 || word(N_BACKFILL) >= last
+            Some(region as *const u8)
         }
     }
 

@@ -12,6 +12,7 @@ use crate::encode::json::{encode_json, write_string};
 use crate::encode::pages::Cursor;
 use crate::encode::rows::encode_rows;
 use crate::error::{DbError, DbResult};
+use crate::inline::GROUP_BEGIN;
 use crate::live::dependencies::ChangeSet;
 use crate::live::hooks::Hooks;
 use crate::live::tracker::WriteEffects;
@@ -44,6 +45,8 @@ pub struct Worker {
     data_version: i64,
     /// Where the open transaction's writes ran (writer connection; inline.rs).
     pub tx_writes: TxWrites,
+    /// The wal-index header as a write group's transaction began (`fresh_group_snapshot`).
+    group_header: Option<[u32; 12]>,
     /// `PRAGMA wal_autocheckpoint` as set up (setup.rs), read on first need (inline.rs).
     pub checkpoint_pages: Option<i32>,
     /// Whether a commit syncs the WAL, as last read (`syncs_on_commit`).
@@ -107,6 +110,7 @@ impl Worker {
             tracking: false,
             data_version,
             tx_writes: TxWrites::default(),
+            group_header: None,
             checkpoint_pages: None,
             syncs_on_commit: None,
         }
@@ -171,10 +175,38 @@ impl Worker {
     /// before any of its writes ran (the group's reads share one snapshot: experiments/050),
     /// and nothing compiled on it made it differ (a temp table, an ATTACH, a PRAGMA changing
     /// results: capture.rs).
+    /// Opens a write group's transaction (a deferred BEGIN: inline.rs `begin_group`), noting
+    /// the wal-index header first: a commit after that point makes the group's snapshot stale.
+    pub fn begin_group(&mut self, sql: &str) -> DbResult<()> {
+        self.group_header = self.conn.wal_index_header();
+        self.control(sql)?;
+        self.tx_writes.group = true;
+        Ok(())
+    }
+
+    /// Before a read in a write group's transaction, or its first write: when any connection
+    /// has committed since the group's snapshot began, it begins again, so that the read sees
+    /// that commit (as a read of its own would) and the write does not fail on a stale snapshot
+    /// (SQLITE_BUSY_SNAPSHOT). Nothing of the group is written yet then (experiments/050).
+    pub fn fresh_group_snapshot(&mut self) -> DbResult<()> {
+        if !self.in_unwritten_group() {
+            return Ok(());
+        }
+        let header = self.conn.wal_index_header();
+        if header.is_some() && header == self.group_header {
+            return Ok(());
+        }
+        self.control("COMMIT")?;
+        self.begin_group(GROUP_BEGIN)
+    }
+
+    /// Inside a write group's transaction, none of whose writes ran yet.
+    fn in_unwritten_group(&self) -> bool {
+        !self.conn.autocommit() && self.tx_writes.group && self.tx_writes.inline == 0 && !self.tx_writes.on_thread
+    }
+
     pub fn reads_as_a_reader(&self) -> bool {
-        let reads_only =
-            self.conn.autocommit() || (self.tx_writes.group && self.tx_writes.inline == 0 && !self.tx_writes.on_thread);
-        reads_only && !self.hooks.diverged()
+        (self.conn.autocommit() || self.in_unwritten_group()) && !self.hooks.diverged()
     }
 
     /// Whether a commit syncs the WAL to disk (`PRAGMA synchronous` above NORMAL, as a user may
