@@ -27,7 +27,8 @@ const INLINE_BURST = 4
 /** Reads after a write during which reads in flight on the readers do not send the next one
  * there too: a commit drops the readers' page caches, not the writer's (experiments/042). */
 const AFTER_WRITE_READS = 32
-/** The most microtask rounds a write group waits for more calls. */
+/** The most microtask rounds a write group waits for more calls (a client reading on and on
+ * does not hold the others' writes back for long). */
 const MAX_GROUP_ROUNDS = 64
 const NOTHING = (): void => {}
 
@@ -122,23 +123,12 @@ export class Engine {
   #readsSinceWrite = AFTER_WRITE_READS
   /** Reads sent to the readers and not completed yet. */
   #readsInFlight = 0
-  /** Standalone writes, and reads beside them, in one transaction on the JS thread until the
-   * microtask checkpoint (write-group.ts); undefined when none is open. */
+  /** Standalone writes waiting to run together on the JS thread, with the snapshot the reads
+   * beside them share (write-group.ts); undefined when none is open. */
   #group: WriteGroup | undefined
-  /** Calls and reads issued, and their count when the group's checkpoint last looked: the group
-   * runs once a microtask round issued nothing (or after MAX_GROUP_ROUNDS rounds). */
+  /** Reads and writes issued while groups were open: a group runs once a microtask round
+   * issued none. */
   #issued = 0
-  #seenIssued = 0
-  #groupRounds = 0
-  readonly #groupCheckpoint = () => {
-    if (this.#group === undefined) return
-    if (this.#issued !== this.#seenIssued && ++this.#groupRounds < MAX_GROUP_ROUNDS) {
-      this.#seenIssued = this.#issued
-      queueMicrotask(this.#groupCheckpoint)
-      return
-    }
-    this.#closeGroup()
-  }
   /** The last group held one operation: writes come one at a time, and the next runs alone
    * (its own commit costs less than a group's BEGIN and COMMIT) unless another write follows it
    * before the microtask checkpoint. */
@@ -258,7 +248,8 @@ export class Engine {
   /** An execute run on the JS thread on the idle writer's connection when its statement is
    * bounded (crates/engine/src/sqlite/bounded.rs): a transaction's (experiments/036), or, without
    * `onNoTransaction`, one that nothing holding or waiting for the writer is ahead of: alone
-   * when writes come one at a time (experiments/040), else in a write group (experiments/049).
+   * when writes come one at a time (experiments/040), else in a write group (experiments/049,
+   * 050).
    * Undefined when it must go to the writer thread. */
   writeInline<T>(
     sql: string,
@@ -306,15 +297,27 @@ export class Engine {
     this.#issued++
   }
 
+  /** Opens a write group: its deferred BEGIN on the idle writer's connection (refused when its
+   * COMMIT could not run here), and the microtask rounds that run it. */
   #openGroup(inline: InlineRunner): WriteGroup | undefined {
     if (!inline.beginGroup()) return undefined
     const after = this.#words[Mailbox.WritesInFlight] === 0 ? undefined : this.#lastWrite
-    const group = new WriteGroup(this.#wroteAlone ? 1 : 0, after)
+    const group = new WriteGroup(this.#wroteAlone ? 1 : 0, after, this.#issued)
     this.#group = group
-    this.#groupRounds = 0
-    this.#seenIssued = this.#issued
-    queueMicrotask(this.#groupCheckpoint)
+    queueMicrotask(() => this.#checkGroup(group))
     return group
+  }
+
+  /** At the end of a microtask round: runs the group when the round issued no read or write (its
+   * clients all wait for it, or went elsewhere), or after MAX_GROUP_ROUNDS rounds. */
+  #checkGroup(group: WriteGroup): void {
+    if (this.#group !== group) return
+    if (this.#issued !== group.issued && ++group.rounds < MAX_GROUP_ROUNDS) {
+      group.issued = this.#issued
+      queueMicrotask(() => this.#checkGroup(group))
+      return
+    }
+    this.#closeGroup()
   }
 
   /** Runs the open write group (nothing when none is open) and settles its writes: before
@@ -365,8 +368,13 @@ export class Engine {
       }
       return 0
     }
+    // Each settles after the writer jobs sent before the group; a rejection reaches its caller
+    // through that chain.
     const after = group.after
-    for (const [i, done] of ran.entries()) group.writes[i]!.settle(after === undefined ? done : after.then(() => done))
+    for (const [i, done] of ran.entries()) {
+      if (after !== undefined) done.catch(NOTHING)
+      group.writes[i]!.settle(after === undefined ? done : after.then(() => done))
+    }
     return ran.length
   }
 

@@ -1,11 +1,16 @@
 // A write group (experiments/049, 050): standalone writes issued together (several clients of a
-// server, each awaiting its own) wait in the group until the microtask queue has run dry, then
-// run on the JS thread inside one transaction on the writer's connection and commit together.
+// server, each awaiting its own) wait in the group until a microtask round issues no more calls,
+// then run on the JS thread inside one transaction on the writer's connection and commit
+// together.
 // The writes share one commit: its file locks and its WAL append, which cost a small write alone
 // more than the write itself (bench/experiments/chat-commits.mjs).
 //
-// Reads issued meanwhile do not wait: they run at once, on the writer's connection with its warm
-// page cache, and see what was committed before them (the group's writes are not yet written).
+// Reads issued meanwhile do not wait: they run at once inside the group's deferred BEGIN, on the
+// writer's connection with its warm page cache, and share one snapshot (no WAL read lock each);
+// the engine begins it again when any connection has committed since (worker.rs
+// `fresh_group_snapshot`), so each sees what was committed before it was issued, and none of the
+// group's writes, which are not written yet. While writes come together, a read opens a group
+// too.
 // Nothing of a group settles before its COMMIT, so no caller sees a write that is not durable.
 // When SQLite ends the transaction on its own (an error that rolls it back) or the COMMIT fails,
 // nothing of the group was committed: every write of it runs again on the writer thread, in call
@@ -32,9 +37,15 @@ export class WriteGroup {
   readonly before: number
   /** Settles once the writer jobs sent before the group have (they finished before it began). */
   readonly after: Promise<void> | undefined
-  constructor(before: number, after: Promise<void> | undefined) {
+  /** The engine's count of reads and writes issued as the last microtask round began. */
+  issued: number
+  /** Microtask rounds the group has waited. */
+  rounds = 0
+
+  constructor(before: number, after: Promise<void> | undefined, issued: number) {
     this.before = before
     this.after = after
+    this.issued = issued
   }
 
   /** Adds a write; its promise settles when the group has run it. */
