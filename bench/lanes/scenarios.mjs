@@ -11,7 +11,7 @@ const SEEN_BASE = 1_800_000_000 // last_seen values written by the scenario are 
 // The chat sample: a fixed, seeded mix of 40 % user point reads, 30 % "last 20 messages of a
 // conversation" joined with their authors (conversations Zipf-distributed), 20 % new messages,
 // 10 % last_seen updates (max(), so concurrent order does not change the outcome).
-function chatOps() {
+export function chatOps() {
   const rand = rng(31)
   const conv = zipf(rand, CHAT.conversations)
   const ops = []
@@ -28,19 +28,19 @@ function chatOps() {
   return ops
 }
 
+/** The chat sample's statements, by the kind of call (bench/experiments/ probes use them too). */
+export const CHAT_SQL = {
+  user: 'SELECT * FROM users WHERE id = ?',
+  last20: `SELECT m.id, m.body, m.created_at, u.name AS author FROM messages m JOIN users u ON u.id = m.user_id
+       WHERE m.conversation_id = ? ORDER BY m.id DESC LIMIT 20`,
+  insert: 'INSERT INTO messages (id, conversation_id, user_id, body, created_at) VALUES (?, ?, ?, ?, ?)',
+  seen: 'UPDATE users SET last_seen = max(last_seen, ?) WHERE id = ?',
+}
+
 async function chat(d, cfg) {
   const u = d.uncounted
-  const stmts = {
-    user: await d.prepare('SELECT * FROM users WHERE id = ?'),
-    last20: await d.prepare(
-      `SELECT m.id, m.body, m.created_at, u.name AS author FROM messages m JOIN users u ON u.id = m.user_id
-       WHERE m.conversation_id = ? ORDER BY m.id DESC LIMIT 20`,
-    ),
-    insert: await d.prepare(
-      'INSERT INTO messages (id, conversation_id, user_id, body, created_at) VALUES (?, ?, ?, ?, ?)',
-    ),
-    seen: await d.prepare('UPDATE users SET last_seen = max(last_seen, ?) WHERE id = ?'),
-  }
+  const stmts = {}
+  for (const [kind, sql] of Object.entries(CHAT_SQL)) stmts[kind] = await d.prepare(sql)
   const ops = chatOps()
   const inserts = ops.filter((o) => o.kind === 'insert').length
   const readRows = ops.reduce((n, o) => n + o.rows, 0)
