@@ -24,6 +24,11 @@ import { MAX_GROUP_WRITES, WriteGroup } from './write-group'
  * (experiments/032: with 64 point queries in flight, all inline ran at 0.84 × better-sqlite3's
  * rate, on the readers 1.36 ×: batched completions cost the JS thread less than inline runs). */
 const INLINE_BURST = 4
+/** Reads issued together in a write group's snapshot that may run on the JS thread. More of
+ * them than INLINE_BURST: the group's clients keep the JS thread busy, so a read sent to a reader
+ * meanwhile could not settle (nor its client go on) until the JS thread yields, after the rest
+ * of their work (experiments/050). */
+const GROUP_BURST = 16
 /** Reads after a write during which reads in flight on the readers do not send the next one
  * there too: a commit drops the readers' page caches, not the writer's (experiments/042). */
 const AFTER_WRITE_READS = 32
@@ -187,11 +192,15 @@ export class Engine {
     // Reads issued together (before a microtask checkpoint, e.g. a Promise.all) beyond
     // INLINE_BURST, and reads issued while others are on the readers (a pool of reads in
     // flight), go to the readers, which run them in parallel and hand them back in batches.
-    if (this.#inline !== undefined && kind !== JobKind.Serialize && kind !== JobKind.Columns && this.#mayRunInline()) {
+    if (
+      this.#inline !== undefined &&
+      kind !== JobKind.Serialize &&
+      kind !== JobKind.Columns &&
+      this.#mayRunInline(this.#readBesideWrites(this.#inline))
+    ) {
       // On the writer's connection once its thread has finished every job: after a write, its
       // page cache is warm where the JS thread's own connection's was dropped (experiments/040,
       // 042).
-      this.#readBesideWrites(this.#inline)
       const done = this.#inline.read<T>(
         kind,
         sql,
@@ -220,12 +229,14 @@ export class Engine {
     })
   }
 
-  /** Whether one more read may run on the JS thread now (counting it if so): not beyond
-   * INLINE_BURST issued together, nor while others are on the readers unless a write was
-   * issued within the last AFTER_WRITE_READS reads. */
-  #mayRunInline(): boolean {
+  /** Whether one more read may run on the JS thread now (counting it if so): in a write group's
+   * snapshot, not beyond GROUP_BURST issued together; else not beyond INLINE_BURST, nor while
+   * others are on the readers unless a write was issued within the last AFTER_WRITE_READS
+   * reads. */
+  #mayRunInline(inGroup = false): boolean {
     const afterWrite = this.#readsSinceWrite++ < AFTER_WRITE_READS
-    if (this.#burst >= INLINE_BURST || (this.#readsInFlight > 0 && !afterWrite)) return false
+    if (this.#burst >= (inGroup ? GROUP_BURST : INLINE_BURST)) return false
+    if (!inGroup && this.#readsInFlight > 0 && !afterWrite) return false
     if (this.#burst++ === 0) queueMicrotask(this.#endBurst)
     return true
   }
@@ -288,13 +299,15 @@ export class Engine {
     return settled
   }
 
-  /** Before a read on the JS thread: it joins the open write group, or opens one while writes
-   * come together (a server's clients), to read in its snapshot and settle at once. */
-  #readBesideWrites(inline: InlineRunner): void {
+  /** Before a read that may run on the JS thread: it joins the open write group, or opens one
+   * while writes come together (a server's clients), to read in its snapshot and settle at
+   * once. Whether it did. */
+  #readBesideWrites(inline: InlineRunner): boolean {
     const group = this.#group ?? (this.#oneAtATime || !this.#writerFinished() ? undefined : this.#openGroup(inline))
-    if (group === undefined) return
+    if (group === undefined) return false
     group.reads++
     this.#issued++
+    return true
   }
 
   /** Opens a write group: its deferred BEGIN on the idle writer's connection (refused when its

@@ -292,7 +292,7 @@ pub fn begin_group(worker: &mut Worker) -> DbResult<bool> {
     if !commit_only_appends(worker)? {
         return Ok(false);
     }
-    worker.begin_group(GROUP_BEGIN)?;
+    worker.begin_group()?;
     Ok(true)
 }
 

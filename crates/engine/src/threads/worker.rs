@@ -170,16 +170,11 @@ impl Worker {
         Ok((stmt, &self.conn, &self.budget))
     }
 
-    /// Whether a read outside any transaction sees here what it would see on a reader's
-    /// connection: the writer's connection is outside a transaction, or in a write group's
-    /// before any of its writes ran (the group's reads share one snapshot: experiments/050),
-    /// and nothing compiled on it made it differ (a temp table, an ATTACH, a PRAGMA changing
-    /// results: capture.rs).
     /// Opens a write group's transaction (a deferred BEGIN: inline.rs `begin_group`), noting
     /// the wal-index header first: a commit after that point makes the group's snapshot stale.
-    pub fn begin_group(&mut self, sql: &str) -> DbResult<()> {
+    pub fn begin_group(&mut self) -> DbResult<()> {
         self.group_header = self.conn.wal_index_header();
-        self.control(sql)?;
+        self.control(GROUP_BEGIN)?;
         self.tx_writes.group = true;
         Ok(())
     }
@@ -197,7 +192,7 @@ impl Worker {
             return Ok(());
         }
         self.control("COMMIT")?;
-        self.begin_group(GROUP_BEGIN)
+        self.begin_group()
     }
 
     /// Inside a write group's transaction, none of whose writes ran yet.
@@ -205,6 +200,11 @@ impl Worker {
         !self.conn.autocommit() && self.tx_writes.group && self.tx_writes.inline == 0 && !self.tx_writes.on_thread
     }
 
+    /// Whether a read outside any transaction sees here what it would see on a reader's
+    /// connection: the writer's connection is outside a transaction, or in a write group's
+    /// before any of its writes ran (the group's reads share one snapshot: experiments/050),
+    /// and nothing compiled on it made it differ (a temp table, an ATTACH, a PRAGMA changing
+    /// results: capture.rs).
     pub fn reads_as_a_reader(&self) -> bool {
         (self.conn.autocommit() || self.in_unwritten_group()) && !self.hooks.diverged()
     }
