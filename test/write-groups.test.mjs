@@ -112,6 +112,18 @@ test('a group settles at its commit, in call order; a read issued beside it sett
   assert.deepStrictEqual(await db.select('SELECT v FROM t ORDER BY id'), [{ v: 'a' }, { v: 'b' }])
 })
 
+test('beside a group, up to 16 reads issued together run on the JS thread, not 4: none waits for it to yield', async (t) => {
+  const { db } = await open(t)
+  await db.executeBatch(INSERT, [['a'], ['b'], ['c']])
+  const before = await inlineCounts(db)
+  const write = db.execute(INSERT, ['d'])
+  const reads = Array.from({ length: 12 }, () => db.selectOne('SELECT count(*) AS n FROM t'))
+  assert.deepStrictEqual(await settleOrder([write, ...reads]), [...Array.from({ length: 12 }, (_, i) => i + 1), 0])
+  assert.deepStrictEqual(await Promise.all(reads), Array(12).fill({ n: 3 }))
+  const after = await inlineCounts(db)
+  assert.equal(after.runs - before.runs, 12, 'every read ran on the JS thread')
+})
+
 test("reads that settle at once let a client's next write join the same group", async (t) => {
   const { db } = await open(t)
   const { groups, writes } = await counted(db, () =>
