@@ -134,9 +134,9 @@ export class Engine {
   /** Reads and writes issued while groups were open: a group runs once a microtask round
    * issued none. */
   #issued = 0
-  /** The last group held one operation: writes come one at a time, and the next runs alone
-   * (its own commit costs less than a group's BEGIN and COMMIT) unless another write follows it
-   * before the microtask checkpoint. */
+  /** The last group held one call (a write or a read): calls come one at a time. The next write
+   * runs alone (its own commit costs less than a group's BEGIN and COMMIT) unless another write
+   * follows it before the microtask checkpoint, and a read opens no group. */
   #oneAtATime = true
   /** A standalone write ran alone on the JS thread since the last microtask checkpoint. */
   #wroteAlone = false
