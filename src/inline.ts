@@ -11,9 +11,6 @@ import type { Diagnostics } from './types'
 type MakeRow = (cells: unknown[], k: number) => Row
 
 const EMPTY = new Uint8Array(0)
-/** A write group's BEGIN: the engine opens it only when the group's COMMIT can run here
- * (crates/engine/src/inline.rs `GROUP_BEGIN`). */
-const GROUP_BEGIN = 'BEGIN'
 /** The promise of what ran at once here (a transaction compares against it to skip an await). */
 export const RESOLVED: Promise<void> = Promise.resolve()
 
@@ -65,6 +62,7 @@ export class InlineRunner {
   readonly counters: InlineCounters = { ...NO_INLINE_COUNTS }
   readonly #readInline: JobCalls['readInline']
   readonly #controlInline: JobCalls['controlInline']
+  readonly #beginGroupInline: JobCalls['beginGroupInline']
   readonly #writeInline: JobCalls['writeInline']
   readonly #liveStartInline: JobCalls['liveStartInline']
   readonly #budgetMicros: number
@@ -87,6 +85,7 @@ export class InlineRunner {
   constructor(calls: JobCalls, budgetMicros: number, safeIntegers: boolean, onCheckpointDue: () => void) {
     this.#readInline = calls.readInline
     this.#controlInline = calls.controlInline
+    this.#beginGroupInline = calls.beginGroupInline
     this.#writeInline = calls.writeInline
     this.#liveStartInline = calls.liveStartInline
     this.#budgetMicros = budgetMicros
@@ -212,7 +211,7 @@ export class InlineRunner {
   /** Opens a write group's transaction on the idle writer's connection (write-group.ts):
    * whether it did (not when the group's COMMIT could not run here). */
   beginGroup(): boolean {
-    return this.#controlInline(GROUP_BEGIN, false) === Inline.Done
+    return this.#beginGroupInline() === Inline.Done
   }
 
   /** A cheap control statement run here on the idle writer's connection: whether it ran. */

@@ -91,6 +91,10 @@ export interface JobCalls {
    * on the idle writer's connection from the JS thread: `Done`, `Moved` (it failed: send it to
    * the writer) or `Unavailable` (the writer is busy). */
   controlInline(sql: string, inTransaction: boolean): Inline
+  /** Opens a write group's transaction on the idle writer's connection (crates/engine/src/inline.rs
+   * `begin_group`): `Done`, or `Unavailable` (the writer is busy, or the group's COMMIT could
+   * not run on the JS thread), or `Moved` (it failed). */
+  beginGroupInline(): Inline
   /** Runs a read on the JS thread within `budgetMicros` (crates/engine/src/inline.rs), on the
    * connection `on` names. */
   readInline(

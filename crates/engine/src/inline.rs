@@ -282,10 +282,6 @@ pub fn commit(worker: &mut Worker) -> DbResult<Ran<bool>> {
     result.map(|_| Ran::Done(due))
 }
 
-/// What JS's write group (src/write-group.ts; experiments/049) opens its transaction with: a
-/// deferred BEGIN, which only `controlInline` sends as this exact text.
-pub const GROUP_BEGIN: &str = "BEGIN";
-
 /// Opens a write group's transaction when its COMMIT will be cheap enough for the JS thread
 /// (`commit`): whether it did.
 pub fn begin_group(worker: &mut Worker) -> DbResult<bool> {

@@ -1,6 +1,7 @@
 //! `readInline`, the per-job call that runs a read on the JS thread's own connection
 //! (inline.rs; experiments/032), `controlInline`, which opens a transaction or a savepoint on
-//! the idle writer's connection, and `writeInline`, which runs a transaction's bounded write or
+//! the idle writer's connection, `beginGroupInline`, which opens a write group's transaction
+//! there (experiments/049), and `writeInline`, which runs a transaction's bounded write or
 //! its COMMIT there (experiments/036), and `liveStartInline`, which gives a live query its first
 //! run there (experiments/037). Written against N-API directly like the other per-job calls
 //! (job_calls.rs). The cells become JS values as they are stepped — each TEXT cell its own
@@ -24,7 +25,7 @@ use super::protocol::{
     JOB_KIND_EXECUTE, JOB_KIND_SELECT, JOB_KIND_SELECT_BYTES, JOB_KIND_SELECT_ONE, READ_ON_IDLE_WRITER, READ_ON_OWN,
     READ_ON_TRANSACTION,
 };
-use crate::error::DbError;
+use crate::error::{DbError, DbResult};
 use crate::handoff::mailbox::values;
 use crate::inline::{self, Ran, ReadsOn, RowSink};
 use crate::sqlite::statement_cache::ColumnNames;
@@ -213,8 +214,7 @@ pub(super) unsafe extern "C" fn read_inline(env: sys::napi_env, info: sys::napi_
 
 /// `controlInline(sql, inTransaction)`: runs one of the library's cheap transaction-control
 /// statements (a deferred BEGIN, SAVEPOINT, a nested savepoint's RELEASE: none takes a lock or
-/// writes) on the writer's connection from the JS thread, when the writer thread is idle; or
-/// a write group's BEGIN (`inline::GROUP_BEGIN`), UNAVAILABLE when its COMMIT could not run here. With
+/// writes) on the writer's connection from the JS thread, when the writer thread is idle. With
 /// `inTransaction` the connection must be inside the caller's transaction. DONE when it ran;
 /// MOVED when it failed, to be sent to the writer thread, whose checks report the error (a
 /// failing control statement changes nothing); UNAVAILABLE when the writer is busy or absent.
@@ -230,24 +230,37 @@ pub(super) unsafe extern "C" fn control_inline(env: sys::napi_env, info: sys::na
         Err(message) => return throw(env, message),
     };
     let db = &*(data as *const NativeDatabase);
-    let Ok(mut slot) = db.pool.shared.writer.try_lock() else { return number(env, UNAVAILABLE) };
-    let Some(worker) = slot.as_mut() else { return number(env, UNAVAILABLE) };
+    number(env, on_idle_writer(db, in_transaction, |worker| worker.control(&sql).map(|_| true)))
+}
+
+/// `beginGroupInline()`: opens a write group's transaction (inline.rs `begin_group`) on the idle
+/// writer's connection, outside any transaction. DONE when it did; UNAVAILABLE when the writer
+/// is busy or absent, or the group's COMMIT could not run on the JS thread; MOVED when it failed.
+pub(super) unsafe extern "C" fn begin_group_inline(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+) -> sys::napi_value {
+    let mut data = ptr::null_mut();
+    sys::napi_get_cb_info(env, info, &mut 0, ptr::null_mut(), ptr::null_mut(), &mut data);
+    let db = &*(data as *const NativeDatabase);
+    number(env, on_idle_writer(db, false, inline::begin_group))
+}
+
+/// Runs `f` on the idle writer's worker when its connection is inside a transaction, or
+/// outside one, as `in_transaction` asks, its change hooks first matched to whether live queries
+/// exist, as the writer thread does before each job. DONE when `f` gave true, UNAVAILABLE when
+/// it gave false or the writer is busy, absent or not as asked, MOVED when it failed.
+fn on_idle_writer(db: &NativeDatabase, in_transaction: bool, f: impl FnOnce(&mut Worker) -> DbResult<bool>) -> u32 {
+    let Ok(mut slot) = db.pool.shared.writer.try_lock() else { return UNAVAILABLE };
+    let Some(worker) = slot.as_mut() else { return UNAVAILABLE };
     if worker.conn.autocommit() == in_transaction {
-        return number(env, UNAVAILABLE);
+        return UNAVAILABLE;
     }
-    // As the writer thread does before each job: its hooks match whether live queries exist.
     worker.sync_tracking(db.pool.shared.tracking.load(std::sync::atomic::Ordering::SeqCst));
-    let ran = catch_unwind(AssertUnwindSafe(|| {
-        if &*sql == inline::GROUP_BEGIN {
-            inline::begin_group(worker)
-        } else {
-            worker.control(&sql).map(|_| true)
-        }
-    }));
-    match ran {
-        Ok(Ok(true)) => number(env, DONE),
-        Ok(Ok(false)) => number(env, UNAVAILABLE),
-        _ => number(env, MOVED),
+    match catch_unwind(AssertUnwindSafe(|| f(worker))) {
+        Ok(Ok(true)) => DONE,
+        Ok(Ok(false)) => UNAVAILABLE,
+        _ => MOVED,
     }
 }
 

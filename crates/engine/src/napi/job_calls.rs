@@ -16,7 +16,7 @@ use napi_derive::napi;
 
 use crate::napi::args::{bytes_arg, string_arg, throw, u32_arg};
 use crate::napi::database::NativeDatabase;
-use crate::napi::inline_calls::{control_inline, live_start_inline, read_inline, write_inline};
+use crate::napi::inline_calls::{begin_group_inline, control_inline, live_start_inline, read_inline, write_inline};
 use crate::napi::protocol::{
     JOB_KIND_BATCH, JOB_KIND_COLUMNS, JOB_KIND_CONTROL, JOB_KIND_DATA_VERSION, JOB_KIND_EXECUTE, JOB_KIND_PANIC,
     JOB_KIND_SELECT, JOB_KIND_SELECT_BYTES, JOB_KIND_SELECT_ONE, JOB_KIND_SERIALIZE,
@@ -26,7 +26,7 @@ use crate::threads::job::{Job, Request};
 
 #[napi]
 impl NativeDatabase {
-    /// `{ read, readInline, controlInline, writeInline, liveStartInline, write, ref, unref, texts }`, the calls made per job (below). Keep them with this
+    /// `{ read, readInline, controlInline, beginGroupInline, writeInline, liveStartInline, write, ref, unref, texts }`, the calls made per job (below). Keep them with this
     /// object: they use it without holding it.
     #[napi]
     pub fn job_calls(&self, env: Env) -> napi::Result<Unknown<'_>> {
@@ -35,17 +35,18 @@ impl NativeDatabase {
     }
 }
 
-/// `{ read, readInline, controlInline, writeInline, liveStartInline, write, ref, unref, texts }` bound to `db`.
+/// `{ read, readInline, controlInline, beginGroupInline, writeInline, liveStartInline, write, ref, unref, texts }` bound to `db`.
 ///
 /// # Safety
 /// JS thread; `db` must outlive every call of the returned functions.
 unsafe fn job_calls(env: sys::napi_env, db: *const NativeDatabase) -> sys::napi_value {
     let mut object = ptr::null_mut();
     sys::napi_create_object(env, &mut object);
-    let calls: [(&std::ffi::CStr, sys::napi_callback); 9] = [
+    let calls: [(&std::ffi::CStr, sys::napi_callback); 10] = [
         (c"read", Some(read)),
         (c"readInline", Some(read_inline)),
         (c"controlInline", Some(control_inline)),
+        (c"beginGroupInline", Some(begin_group_inline)),
         (c"writeInline", Some(write_inline)),
         (c"liveStartInline", Some(live_start_inline)),
         (c"write", Some(write)),

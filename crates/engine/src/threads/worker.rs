@@ -12,7 +12,6 @@ use crate::encode::json::{encode_json, write_string};
 use crate::encode::pages::Cursor;
 use crate::encode::rows::encode_rows;
 use crate::error::{DbError, DbResult};
-use crate::inline::GROUP_BEGIN;
 use crate::live::dependencies::ChangeSet;
 use crate::live::hooks::Hooks;
 use crate::live::tracker::WriteEffects;
@@ -170,11 +169,11 @@ impl Worker {
         Ok((stmt, &self.conn, &self.budget))
     }
 
-    /// Opens a write group's transaction (a deferred BEGIN: inline.rs `begin_group`), noting
+    /// Opens a write group's transaction (inline.rs `begin_group`) with a deferred BEGIN, noting
     /// the wal-index header first: a commit after that point makes the group's snapshot stale.
     pub fn begin_group(&mut self) -> DbResult<()> {
         self.group_header = self.conn.wal_index_header();
-        self.control(GROUP_BEGIN)?;
+        self.control("BEGIN")?;
         self.tx_writes.group = true;
         Ok(())
     }
