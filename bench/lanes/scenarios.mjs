@@ -37,6 +37,10 @@ export const CHAT_SQL = {
   seen: 'UPDATE users SET last_seen = max(last_seen, ?) WHERE id = ?',
 }
 
+/** Before each chat sample: the sample's writes undone, and the WAL checkpointed (so each
+ * sample's first write starts it over, as after a quiet spell). */
+export const CHAT_RESET = `DELETE FROM messages WHERE id > ${CHAT.messages}; UPDATE users SET last_seen = 1700000000 + id WHERE last_seen >= ${SEEN_BASE}; PRAGMA wal_checkpoint(PASSIVE)`
+
 async function chat(d, cfg) {
   const u = d.uncounted
   const stmts = {}
@@ -44,10 +48,7 @@ async function chat(d, cfg) {
   const ops = chatOps()
   const inserts = ops.filter((o) => o.kind === 'insert').length
   const readRows = ops.reduce((n, o) => n + o.rows, 0)
-  const reset = () =>
-    u.exec(
-      `DELETE FROM messages WHERE id > ${CHAT.messages}; UPDATE users SET last_seen = 1700000000 + id WHERE last_seen >= ${SEEN_BASE}; PRAGMA wal_checkpoint(PASSIVE)`,
-    )
+  const reset = () => u.exec(CHAT_RESET)
   const rowsOf = (o, r) => (o.kind === 'user' ? (r ? 1 : 0) : o.kind === 'last20' ? r.length : 0)
   const call = (o) =>
     o.kind === 'user'
