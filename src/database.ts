@@ -382,8 +382,19 @@ export class Database implements Queryable {
 
   /** Lets queued and running work finish (an open transaction too), completes every live
    * query subscription, closes every connection and joins every thread. Idempotent: every call
-   * returns the same promise. Calls made after `close()` reject with `ERR_DATABASE_CLOSED`. */
+   * returns the same promise. Calls made after `close()` reject with `ERR_DATABASE_CLOSED`.
+   * Inside a transaction body it rejects with `ERR_CLOSE_IN_TRANSACTION` and closes nothing. */
   close(): Promise<void> {
+    // It would wait for the transaction, which waits for its body: a deadlock.
+    if (this.#context.getStore()?.running) {
+      return Promise.reject(
+        new ResqliteError(
+          'ERR_CLOSE_IN_TRANSACTION',
+          'close() cannot run inside a transaction body: it waits for the transaction to finish; ' +
+            'call it after db.transaction() settles',
+        ),
+      )
+    }
     if (this.#closing) return this.#closing
     clearInterval(this.#watch)
     this.#live.closeAll()

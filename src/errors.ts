@@ -32,8 +32,9 @@ export type ResqliteErrorCode =
   | 'ERR_MULTIPLE_STATEMENTS'
   /** SQL holding no statement (empty, or only whitespace and comments). */
   | 'ERR_EMPTY_STATEMENT'
-  /** A `select*` method (or a live query) given a statement that writes, or one that begins or
-   * ends a transaction: use `execute`. */
+  /** A `select*` method, `iterate` or a live query given a statement that writes, one that
+   * begins or ends a transaction or a savepoint, or a PRAGMA that changes a setting: use
+   * `execute`. */
   | 'ERR_NOT_READ_ONLY'
   /** A TEXT value that is not valid UTF-8; the message names the column (read it with
    * `CAST(col AS BLOB)`). */
@@ -69,6 +70,8 @@ export type ResqliteErrorCode =
   | 'ERR_REKEY'
   /** `rekey` called inside a transaction body. */
   | 'ERR_REKEY_IN_TRANSACTION'
+  /** `close` called inside a transaction body (it would wait for that transaction forever). */
+  | 'ERR_CLOSE_IN_TRANSACTION'
   /** A `tx` (or `db.*` routed to it) used after its transaction body returned or threw. */
   | 'ERR_TRANSACTION_FINISHED'
   /** SQLite rolled the transaction back on its own (`SQLITE_FULL`, a trigger's
@@ -78,8 +81,13 @@ export type ResqliteErrorCode =
   /** `execute` left a transaction open (`BEGIN` without `COMMIT`); it was rolled back. Use
    * `db.transaction()` for a transaction that spans several calls. */
   | 'ERR_OPEN_TRANSACTION'
-  /** A `COMMIT`, `ROLLBACK` or `END` statement inside a transaction body ended the transaction. */
+  /** A `BEGIN`, `COMMIT`, `ROLLBACK` or `END` statement inside a transaction body (refused before
+   * it runs; the transaction is rolled back and rejects with `ERR_TRANSACTION_ROLLED_BACK`), or
+   * given to `executeBatch`. */
   | 'ERR_TRANSACTION_CONTROL'
+  /** `PRAGMA key`, `rekey`, `hexkey`, `hexrekey` or `textkey` in any statement: the key is given
+   * to `Database.open` and changed with `db.rekey()`. */
+  | 'ERR_KEY_PRAGMA'
   /** An iteration (`iterate`) read a second time: call `iterate` again to read the rows again. */
   | 'ERR_ITERATION_STARTED'
   /** A page asked of an iteration that has ended, or one started while the database closes or

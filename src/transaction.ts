@@ -176,6 +176,11 @@ export class Transaction implements Queryable {
     this.#depth = depth
   }
 
+  /** @internal Whether its body is still running (then `close()` would wait for it forever). */
+  get running(): boolean {
+    return !this.#finished && !this.#root.ended
+  }
+
   /** On a `Transaction`: runs on the writer and sees this transaction's writes. An abort
    * rejects at once, but the statement finishes and its result is dropped.
    * @inheritDoc */

@@ -211,7 +211,8 @@ pub fn write(
     let (stmt, conn, hooks) = worker.write_statement(sql)?;
     let raw = stmt.raw;
     // SAFETY: valid statement.
-    if stmt.has_tail || unsafe { ffi::sqlite3_column_count(raw) } != 0 || skips(stmt) {
+    // A BEGIN or COMMIT goes to the writer thread, whose checks refuse it inside a transaction.
+    if stmt.has_tail || stmt.kind.transaction_control || unsafe { ffi::sqlite3_column_count(raw) } != 0 || skips(stmt) {
         return Ok(Ran::Skipped);
     }
     // Judged again whenever SQLite has re-prepared it: its program may differ.

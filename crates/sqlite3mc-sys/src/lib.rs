@@ -237,6 +237,7 @@ pub const SQLITE_INSERT: c_int = 18;
 pub const SQLITE_READ: c_int = 20;
 pub const SQLITE_UPDATE: c_int = 23;
 pub const SQLITE_ALTER_TABLE: c_int = 26;
+pub const SQLITE_TRANSACTION: c_int = 22;
 pub const SQLITE_SAVEPOINT: c_int = 32;
 pub const SQLITE_PRAGMA: c_int = 19;
 pub const SQLITE_CREATE_TEMP_INDEX: c_int = 3;

@@ -8,6 +8,7 @@ use std::os::raw::{c_char, c_int, c_void};
 
 use sqlite3mc_sys as ffi;
 
+use crate::error::DbError;
 use crate::sqlite::setup::Role;
 
 /// Events kept per statement; beyond this the statement depends on everything.
@@ -43,6 +44,18 @@ pub struct Capture {
     /// The statement compiled since `clear` calls a function that returns this connection's
     /// own state (`last_insert_rowid()`, `changes()`, `total_changes()`).
     pub connection_state: bool,
+    /// Set while a read's statement compiles: a PRAGMA that changes a setting is refused then,
+    /// since SQLite applies it as it compiles it, to this one connection (`refuses`).
+    pub reading: bool,
+    /// Since `clear`: a BEGIN, COMMIT, END or ROLLBACK was compiled.
+    pub transaction_control: bool,
+    /// Since `clear`: a SAVEPOINT, RELEASE or ROLLBACK TO was compiled.
+    pub savepoint: bool,
+    /// Since `clear`: a PRAGMA that changes a setting (one given a value, other than the
+    /// queries that take an argument) was compiled.
+    pub sets_pragma: bool,
+    /// Why the authorizer refused the last compilation it refused (taken by `take_refusal`).
+    pub refusal: Option<DbError>,
 }
 
 impl Capture {
@@ -56,6 +69,11 @@ impl Capture {
             pragma: false,
             diverged: false,
             connection_state: false,
+            reading: false,
+            transaction_control: false,
+            savepoint: false,
+            sets_pragma: false,
+            refusal: None,
         }
     }
 
@@ -63,6 +81,10 @@ impl Capture {
         self.events.clear();
         self.overflow = false;
         self.connection_state = false;
+        self.transaction_control = false;
+        self.savepoint = false;
+        self.sets_pragma = false;
+        self.refusal = None;
     }
 
     fn wants(&self, action: c_int) -> bool {
@@ -95,6 +117,54 @@ const RESULT_PRAGMAS: &[&str] = &[
     "trusted_schema",
     "writable_schema",
 ];
+
+/// PRAGMAs that take an argument and only report (`PRAGMA table_info(t)`): any other PRAGMA
+/// given a value changes a setting.
+const QUERY_PRAGMAS: &[&str] = &[
+    "table_info",
+    "table_xinfo",
+    "table_list",
+    "index_info",
+    "index_xinfo",
+    "index_list",
+    "foreign_key_list",
+    "foreign_key_check",
+    "integrity_check",
+    "quick_check",
+];
+
+/// SQLite3 Multiple Ciphers' PRAGMAs that key or rekey a connection. Refused everywhere: the
+/// key is set by `Database.open` on every connection alike, and changed by `rekey`, whose
+/// copy-and-rename survives a crash (sqlite/encryption.rs); through SQL it would change one
+/// connection's key, in place.
+const KEY_PRAGMAS: &[&str] = &["key", "hexkey", "textkey", "rekey", "hexrekey", "textrekey"];
+
+fn is_one_of(name: &str, list: &[&str]) -> bool {
+    list.iter().any(|l| l.eq_ignore_ascii_case(name))
+}
+
+/// Why a PRAGMA is refused as it compiles, if it is: a key PRAGMA always, a setting in a read.
+fn refused_pragma(name: &str, has_value: bool, reading: bool) -> Option<DbError> {
+    if is_one_of(name, KEY_PRAGMAS) {
+        return Some(DbError::new(
+            "ERR_KEY_PRAGMA",
+            format!(
+                "PRAGMA {name} is refused: the key is given to Database.open({{ key }}) and changed with db.rekey(), \
+                 which re-encrypts every connection's database safely"
+            ),
+        ));
+    }
+    if reading && has_value && !is_one_of(name, QUERY_PRAGMAS) {
+        return Some(DbError::new(
+            "ERR_NOT_READ_ONLY",
+            format!(
+                "select cannot change a setting (PRAGMA {name} with a value): it would change one read \
+                 connection's alone; use execute(), which runs it on the writer's connection"
+            ),
+        ));
+    }
+    None
+}
 
 /// Functions whose result is the connection's own state.
 const CONNECTION_STATE_FUNCTIONS: &[&str] = &["last_insert_rowid", "changes", "total_changes"];
@@ -143,7 +213,17 @@ pub unsafe extern "C" fn authorize(
         return ffi::SQLITE_DENY;
     }
     match action {
-        ffi::SQLITE_PRAGMA => capture.pragma = true,
+        ffi::SQLITE_PRAGMA => {
+            capture.pragma = true;
+            let name = if arg1.is_null() { "" } else { CStr::from_ptr(arg1).to_str().unwrap_or("") };
+            if let Some(refusal) = refused_pragma(name, !arg2.is_null(), capture.reading) {
+                capture.refusal = Some(refusal);
+                return ffi::SQLITE_DENY;
+            }
+            capture.sets_pragma |= !arg2.is_null() && !is_one_of(name, QUERY_PRAGMAS);
+        }
+        ffi::SQLITE_TRANSACTION => capture.transaction_control = true,
+        ffi::SQLITE_SAVEPOINT => capture.savepoint = true,
         ffi::SQLITE_FUNCTION if !arg2.is_null() => {
             let name = CStr::from_ptr(arg2).to_str().unwrap_or("");
             capture.connection_state |= CONNECTION_STATE_FUNCTIONS.iter().any(|f| f.eq_ignore_ascii_case(name));

@@ -15,6 +15,17 @@ use crate::sqlite::connection::Connection;
 use crate::sqlite::setup::Role;
 use crate::sqlite::step::step;
 
+/// What a statement does besides reading and writing rows, learned as it compiles.
+#[derive(Clone, Copy, Default)]
+pub struct StatementKind {
+    /// BEGIN, COMMIT, END or ROLLBACK.
+    pub transaction_control: bool,
+    /// SAVEPOINT, RELEASE or ROLLBACK TO.
+    pub savepoint: bool,
+    /// A PRAGMA that changes a setting.
+    pub sets_pragma: bool,
+}
+
 /// A connection's live-query hooks: the state SQLite's callbacks reach, and the connection's
 /// role. Boxed, so the addresses SQLite holds stay put, and kept until after the connection
 /// closes (closing may call the hooks).
@@ -82,6 +93,30 @@ impl Hooks {
     /// Whether the statement compiled since `clear_capture` reads the connection's own state.
     pub fn captured_connection_state(&self) -> bool {
         self.state.capture.borrow().connection_state
+    }
+
+    /// Runs `f` (which prepares a read's statement) with PRAGMAs that change a setting refused
+    /// as they compile (capture.rs `refused_pragma`).
+    pub fn compiling_a_read<T>(&self, f: impl FnOnce() -> T) -> T {
+        self.state.capture.borrow_mut().reading = true;
+        let result = f();
+        self.state.capture.borrow_mut().reading = false;
+        result
+    }
+
+    /// Why the authorizer refused a compilation since `clear_capture`, if it did.
+    pub fn take_refusal(&self) -> Option<crate::error::DbError> {
+        self.state.capture.borrow_mut().refusal.take()
+    }
+
+    /// What the statement compiled since `clear_capture` does to transactions and settings.
+    pub fn captured_kind(&self) -> StatementKind {
+        let capture = self.state.capture.borrow();
+        StatementKind {
+            transaction_control: capture.transaction_control,
+            savepoint: capture.savepoint,
+            sets_pragma: capture.sets_pragma,
+        }
     }
 
     /// Whether a PRAGMA was compiled since the last call.

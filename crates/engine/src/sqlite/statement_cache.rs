@@ -11,7 +11,7 @@ use sqlite3mc_sys as ffi;
 
 use crate::error::{DbError, DbResult};
 use crate::live::dependencies::Dependencies;
-use crate::live::hooks::Hooks;
+use crate::live::hooks::{Hooks, StatementKind};
 use crate::live::tracker::WriteEffects;
 use crate::sqlite::connection::Connection;
 use crate::sqlite::step::column_names;
@@ -25,6 +25,8 @@ pub struct Statement {
     /// Parameter names without their `:`/`@`/`$` prefix; `None` for `?` and `?NNN`.
     pub param_names: Vec<Option<Box<str>>>,
     pub readonly: bool,
+    /// What it does to transactions and settings (BEGIN and SAVEPOINT count as read-only).
+    pub kind: StatementKind,
     /// More statements follow this one in the SQL text.
     pub has_tail: bool,
     /// Sizes of this statement's last result, to allocate the next one's buffers once
@@ -147,14 +149,20 @@ pub fn prepare(conn: &Connection, hooks: &Hooks, sql: &str) -> DbResult<Statemen
     let bytes = sql.as_bytes();
     hooks.clear_capture();
     let (stmt, consumed) = conn
-        .prepare_at(bytes, ffi::SQLITE_PREPARE_PERSISTENT)?
+        .prepare_at(bytes, ffi::SQLITE_PREPARE_PERSISTENT)
+        .map_err(|e| hooks.take_refusal().unwrap_or(e))?
         .ok_or_else(|| DbError::new("ERR_EMPTY_STATEMENT", "the SQL holds no statement"))?;
     let reads = Arc::new(hooks.captured_reads().unwrap_or_else(Dependencies::none));
     let effects = hooks.captured_effects(conn);
     let connection_state = hooks.captured_connection_state();
+    let kind = hooks.captured_kind();
     // Anything but whitespace and comments after the first statement is another statement
-    // (one that fails to prepare now, e.g. on a table the first creates, counts too).
+    // (one that fails to prepare now, e.g. on a table the first creates, counts too). One the
+    // authorizer refuses (a key PRAGMA) is refused before the first runs.
     let has_tail = conn.prepare_at(&bytes[consumed..], 0).map_or(true, |next| next.is_some());
+    if let Some(refusal) = hooks.take_refusal() {
+        return Err(refusal);
+    }
     let raw = stmt.into_raw();
     // SAFETY: raw is a valid statement; parameter names are copied at once.
     let (param_names, readonly) = unsafe {
@@ -179,6 +187,7 @@ pub fn prepare(conn: &Connection, hooks: &Hooks, sql: &str) -> DbResult<Statemen
         raw,
         param_names,
         readonly,
+        kind,
         has_tail,
         last_size: Cell::default(),
         last_micros: Cell::new(0),

@@ -81,7 +81,30 @@ fn check_read(stmt: &Statement) -> DbResult<()> {
             "select runs read-only statements; use execute() for statements that write",
         ));
     }
+    // SQLite counts these as read-only, but they would change the connection's transaction or
+    // (a setting compiled by execute(), found in the cache) its settings.
+    if stmt.kind.transaction_control || stmt.kind.savepoint {
+        return Err(transaction_control_refused());
+    }
+    if stmt.kind.sets_pragma {
+        return Err(DbError::new(
+            "ERR_NOT_READ_ONLY",
+            "select cannot change a setting (a PRAGMA with a value); use execute()",
+        ));
+    }
     Ok(())
+}
+
+/// A statement that begins or ends a transaction, refused where it would end the one open or
+/// begin one inside it (`execute` inside a transaction body, `executeBatch`).
+fn transaction_control_in_transaction(what: &str) -> DbError {
+    DbError::new(
+        "ERR_TRANSACTION_CONTROL",
+        format!(
+            "{what} (COMMIT, ROLLBACK, END or BEGIN inside db.transaction()); end a transaction by \
+             returning from or throwing in its body"
+        ),
+    )
 }
 
 /// A read that began or ended a transaction (BEGIN and friends count as read-only).
@@ -149,7 +172,7 @@ impl Worker {
         hooks: &Hooks,
         sql: &str,
     ) -> DbResult<&'a Statement> {
-        let stmt = cache.get(conn, hooks, sql)?;
+        let stmt = hooks.compiling_a_read(|| cache.get(conn, hooks, sql))?;
         check_read(stmt)?;
         Ok(stmt)
     }
@@ -157,7 +180,7 @@ impl Worker {
     /// An iteration's statement (encode/pages.rs): select's checks, prepared outside the
     /// cache, bound to `params`.
     pub fn cursor(&mut self, sql: &str, params: Vec<u8>, page_rows: usize) -> DbResult<Cursor> {
-        let stmt = prepare(&self.conn, &self.hooks, sql)?;
+        let stmt = self.hooks.compiling_a_read(|| prepare(&self.conn, &self.hooks, sql))?;
         check_read(&stmt)?;
         Cursor::new(stmt, params, page_rows)
     }
@@ -298,7 +321,7 @@ impl Worker {
     /// otherwise run inside it; `db.transaction()` is the way to span calls.
     pub fn execute(&mut self, sql: &str, params: &[u8], safe_integers: bool) -> DbResult<Outcome> {
         let was_autocommit = self.conn.autocommit();
-        let result = self.execute_inner(sql, params, safe_integers);
+        let result = self.execute_inner(sql, params, safe_integers, !was_autocommit);
         if was_autocommit && !self.conn.autocommit() {
             let _ = self.hooks.exec(&self.conn, "ROLLBACK");
             if result.is_ok() {
@@ -312,14 +335,23 @@ impl Worker {
         result
     }
 
-    fn execute_inner(&mut self, sql: &str, params: &[u8], safe_integers: bool) -> DbResult<Outcome> {
+    fn execute_inner(
+        &mut self,
+        sql: &str,
+        params: &[u8],
+        safe_integers: bool,
+        in_transaction: bool,
+    ) -> DbResult<Outcome> {
         let no_params = Reader::new(params).peek_is_empty_set();
         let stmt = self.cache.get(&self.conn, &self.hooks, sql)?;
         if stmt.has_tail {
             if !no_params {
                 return Err(multiple_statements("parameters given"));
             }
-            return self.execute_script(sql);
+            return self.execute_script(sql, in_transaction);
+        }
+        if in_transaction && stmt.kind.transaction_control {
+            return Err(self.refuse_transaction_control("this statement would end the transaction"));
         }
         let _reset = ResetOnDrop(stmt.raw);
         bind(stmt, &mut Reader::new(params))?;
@@ -383,12 +415,17 @@ impl Worker {
         Ok(Outcome::Done)
     }
 
-    fn execute_script(&mut self, sql: &str) -> DbResult<Outcome> {
+    fn execute_script(&mut self, sql: &str, in_transaction: bool) -> DbResult<Outcome> {
         let mut rest = sql.as_bytes();
         let mut changes = 0;
         loop {
             self.hooks.clear_capture();
-            let Some((stmt, consumed)) = self.conn.prepare_at(rest, 0)? else { break };
+            let prepared = self.conn.prepare_at(rest, 0).map_err(|e| self.hooks.take_refusal().unwrap_or(e))?;
+            let Some((stmt, consumed)) = prepared else { break };
+            if in_transaction && self.hooks.captured_kind().transaction_control {
+                drop(stmt);
+                return Err(self.refuse_transaction_control("a statement of this script would end the transaction"));
+            }
             let effects = self.hooks.captured_effects(&self.conn);
             changes += run_to_end(&self.conn, &self.hooks, stmt.0, &effects)?;
             rest = &rest[consumed..];
@@ -404,6 +441,9 @@ impl Worker {
         let stmt = self.cache.get(&self.conn, &self.hooks, sql)?;
         if stmt.has_tail {
             return Err(multiple_statements("executeBatch takes one statement"));
+        }
+        if stmt.kind.transaction_control {
+            return Err(self.refuse_transaction_control("executeBatch runs in a transaction of its own"));
         }
         let raw = stmt.raw;
         let joins = !self.conn.autocommit();
@@ -435,6 +475,16 @@ impl Worker {
             return Err(e);
         }
         Ok(self.changes(changes))
+    }
+
+    /// The error for a statement that begins or ends a transaction where it must not; inside
+    /// a transaction, that transaction is rolled back first: its body asked to end it, and
+    /// nothing of it may commit now (the error then reports it ended: `no_transaction`).
+    fn refuse_transaction_control(&mut self, what: &str) -> DbError {
+        if !self.conn.autocommit() {
+            let _ = self.control("ROLLBACK");
+        }
+        transaction_control_in_transaction(what)
     }
 
     fn changes(&self, changes: i64) -> Outcome {
