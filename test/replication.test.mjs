@@ -84,6 +84,13 @@ async function round(t, bin, checkpoints, seed) {
   const writerDone = new Promise((resolve) => writer.stdout.once('close', resolve))
   const sampler = watchWal(file)
   t.after(sampler.stop) // a failed round must not leave the interval keeping the process alive
+  // Litestream's sync fails ("no position, waiting for data") until it has seen the writer's
+  // first commit: a loaded machine may start the writer later than the first sync point.
+  for (let i = 0; acked === 0; i++) {
+    if (i === 400) throw new Error('the writer acknowledged no commit within 10 s')
+    await sleep(25)
+  }
+  await ls.sync()
   // Sync points until the kill: what was acknowledged when a sync was asked for is replicated once
   // it returns.
   const killAfter = 1500 + Math.random() * 2500
