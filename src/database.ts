@@ -17,7 +17,7 @@ import {
 } from './arguments'
 import { type CheckedCipher, Engine, type EngineOptions } from './engine'
 import { abortError, closedError, ResqliteError } from './errors'
-import { iteration, type RowIterator } from './iterate'
+import { iteration, type PageSource, type RowIterator } from './iterate'
 import { LiveQueries, LiveQuery } from './live-queries'
 import { JobKind, type NativeDiagnostics } from './native'
 import { copyPacked, encodeBatch, encodeParams, NO_PARAMS, type Packed, type Params } from './params'
@@ -75,6 +75,13 @@ export class Database implements Queryable {
   readonly #turns = new Turns()
   /** The innermost open transaction of the current async context. */
   readonly #context = new AsyncLocalStorage<Transaction>()
+  /** Standalone writes waiting for a transaction to release the writer, and the last of them
+   * (a read issued after them waits for them: `#writesBeforeRead`). */
+  #queuedWrites = 0
+  #lastQueued: Promise<void> = Promise.resolve()
+  readonly #queuedDone = () => {
+    this.#queuedWrites--
+  }
   readonly #live: LiveQueries
   /** Opened with `attach`: rekey would re-encrypt the main file only (see rekey). */
   readonly #attached: boolean
@@ -222,7 +229,8 @@ export class Database implements Queryable {
       sql,
       params,
       options,
-      (packed, pageRows, arrays) => this.#engine.iterate<R>(sql, packed, pageRows, undefined, arrays),
+      (packed, pageRows, arrays) =>
+        afterWrites(this.#writesBeforeRead(), this.#engine.iterate<R>(sql, packed, pageRows, undefined, arrays)),
       () => (this.#closing ? closedError() : undefined),
     )
   }
@@ -454,10 +462,32 @@ export class Database implements Queryable {
     try {
       const call = kind === JobKind.SelectBytes ? 'bytes' : 'read'
       const { packed, signal, arrays } = prepareCall(sql, options, () => encodeParams(params), call)
-      return this.#engine.read(kind, sql, packed, signal, arrays)
+      const before = this.#writesBeforeRead()
+      if (before === undefined) return this.#engine.read(kind, sql, packed, signal, arrays)
+      return this.#readAfter(before, kind, sql, copyPacked(packed), signal, arrays)
     } catch (error) {
       return Promise.reject(error)
     }
+  }
+
+  /** What a read issued now waits for to see every standalone write issued before it: writes
+   * queued behind a transaction, or those still on the writer (engine.ts `writesBeforeRead`);
+   * undefined when there are none. */
+  #writesBeforeRead(): Promise<void> | undefined {
+    return this.#queuedWrites > 0 ? this.#lastQueued : this.#engine.writesBeforeRead()
+  }
+
+  async #readAfter<T>(
+    before: Promise<void>,
+    kind: JobKind,
+    sql: string,
+    packed: Packed,
+    signal: AbortSignal | undefined,
+    arrays: boolean,
+  ): Promise<T> {
+    await untilAborted(before, signal, sql)
+    if (this.#closing) throw closedError()
+    return this.#engine.read<T>(kind, sql, packed, signal, arrays)
   }
 
   /** Sends a write now, or — while a transaction holds the writer — once every earlier
@@ -478,12 +508,44 @@ export class Database implements Queryable {
       return done ?? this.#engine.write(kind, sql, packed, undefined, arrays)
     }
     const queued = copyPacked(packed)
-    return new Promise<T>((resolve, reject) => {
+    const written = new Promise<T>((resolve, reject) => {
       this.#turns.write(() => this.#engine.write<T>(kind, sql, queued, undefined, arrays).then(resolve, reject))
     })
+    this.#queuedWrites++
+    this.#lastQueued = written.then(this.#queuedDone, this.#queuedDone)
+    return written
   }
 }
 
 function readonlyError(sql: string): ResqliteError {
   return new ResqliteError('ERR_DATABASE_READONLY', 'the database was opened with readonly: true', sql)
+}
+
+/** Resolves when `before` does; rejects at once when `signal` aborts first. */
+function untilAborted(before: Promise<void>, signal: AbortSignal | undefined, sql: string): Promise<void> {
+  if (signal === undefined) return before
+  if (signal.aborted) return Promise.reject(abortError(signal, sql))
+  return new Promise((resolve, reject) => {
+    const onAbort = () => reject(abortError(signal, sql))
+    signal.addEventListener('abort', onAbort, { once: true })
+    before.then(() => {
+      signal.removeEventListener('abort', onAbort)
+      resolve()
+    })
+  })
+}
+
+/** An iteration whose first page waits for `before` (the writes issued before it started). */
+function afterWrites<T>(before: Promise<void> | undefined, pages: PageSource<T>): PageSource<T> {
+  if (before === undefined) return pages
+  let first: Promise<void> | undefined = before
+  return {
+    next: () => {
+      if (first === undefined) return pages.next()
+      const wait = first
+      first = undefined
+      return wait.then(() => pages.next())
+    },
+    end: () => pages.end(),
+  }
 }

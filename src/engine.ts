@@ -124,6 +124,14 @@ export class Engine {
   #burst = 0
   /** Settles when the last job sent to the writer thread settles (holding none of its result). */
   #lastWrite: Promise<void> = RESOLVED
+  /** Standalone writes (execute, executeBatch outside a transaction) sent to the writer thread
+   * and not completed; the last of them settles after every other (writes settle in call
+   * order). */
+  #standaloneInFlight = 0
+  #lastStandalone: Promise<void> = RESOLVED
+  readonly #standaloneDone = () => {
+    this.#standaloneInFlight--
+  }
   /** Reads issued since the last write. */
   #readsSinceWrite = AFTER_WRITE_READS
   /** Reads sent to the readers and not completed yet. */
@@ -412,6 +420,15 @@ export class Engine {
     return this.#words[Mailbox.WritesInFlight] === 0 ? this.#inline : undefined
   }
 
+  /** Before a read outside any transaction, so that it sees every standalone write issued
+   * before it (docs/api.md "Reads"): the open write group's writes run and commit now; the
+   * promise of the last standalone write still on the writer thread, or undefined when none is
+   * (the usual case: nothing to wait for). */
+  writesBeforeRead(): Promise<void> | undefined {
+    if (this.#group !== undefined && this.#group.writes.length > 0) this.#closeGroup()
+    return this.#standaloneInFlight > 0 ? this.#lastStandalone : undefined
+  }
+
   /** Runs a job on the writer, after every writer job sent before it. With `onNoTransaction`
    * the job belongs to an open transaction: the writer refuses to run it outside one, and an
    * error that leaves the writer outside any transaction is reported to the callback. */
@@ -431,6 +448,10 @@ export class Engine {
       this.#words[Mailbox.WritesInFlight]!++
     })
     this.#lastWrite = written.then(NOTHING, NOTHING)
+    if (onNoTransaction === undefined && (kind === JobKind.Execute || kind === JobKind.Batch)) {
+      this.#standaloneInFlight++
+      this.#lastStandalone = this.#lastWrite.then(this.#standaloneDone)
+    }
     return written
   }
 

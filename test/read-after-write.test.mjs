@@ -1,0 +1,108 @@
+// A read sees every standalone write (execute, executeBatch) issued before it, awaited or not
+// (docs/api.md "Reads"): as with a synchronous driver, `db.execute(insert)` without await, then
+// `await db.select(…)`, shows the row, whichever path the write took (alone or in a write group
+// on the JS thread, on the writer thread, queued behind a transaction).
+import assert from 'node:assert/strict'
+import test from 'node:test'
+import { ResqliteError } from '../dist/esm/index.mjs'
+import { expectReject, openDb } from './helpers.mjs'
+
+const ROUNDS = 60
+
+async function setUp(t, options) {
+  const db = await openDb(t, options)
+  await db.execute('CREATE TABLE t (id INTEGER PRIMARY KEY, v)')
+  await db.execute('CREATE TABLE big (x)')
+  await db.execute(
+    'WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20000) INSERT INTO big SELECT i FROM n',
+  )
+  return db
+}
+
+const READS = {
+  select: async (db) => (await db.select('SELECT count(*) AS n FROM t'))[0].n,
+  selectOne: async (db) => (await db.selectOne('SELECT count(*) AS n FROM t')).n,
+  selectBytes: async (db) => JSON.parse(await db.selectBytes('SELECT count(*) AS n FROM t'))[0].n,
+  iterate: async (db) => {
+    for await (const row of db.iterate('SELECT count(*) AS n FROM t')) return row.n
+  },
+}
+
+const WRITES = {
+  // A bounded insert alone: on the JS thread when the writer is idle.
+  'one insert': (db, i) => [db.execute('INSERT INTO t (v) VALUES (?)', [i])],
+  // Several issued together: a write group (JS thread) or the writer thread's group commit.
+  'three inserts': (db, i) => [
+    db.execute('INSERT INTO t (v) VALUES (?)', [i]),
+    db.execute('INSERT INTO t (v) VALUES (?)', [i]),
+    db.execute('INSERT INTO t (v) VALUES (?)', [i]),
+  ],
+  // Not bounded (it scans a table): on the writer thread.
+  'insert from a scan': (db, i) => [db.execute('INSERT INTO t (v) SELECT ? FROM big WHERE x = 7', [i])],
+  executeBatch: (db, i) => [db.executeBatch('INSERT INTO t (v) VALUES (?)', [[i], [i]])],
+}
+
+for (const inlineBudget of [0.1, 0]) {
+  for (const [writeName, write] of Object.entries(WRITES)) {
+    test(`a read sees the writes issued before it, not awaited (${writeName}, inlineBudget ${inlineBudget})`, async (t) => {
+      const db = await setUp(t, { inlineBudget })
+      let expected = 0
+      for (let i = 0; i < ROUNDS; i++) {
+        for (const [readName, read] of Object.entries(READS)) {
+          const writes = write(db, i)
+          const changes = writeName === 'executeBatch' ? 2 : writes.length
+          expected += changes
+          const seen = await read(db)
+          assert.equal(seen, expected, `${readName} after ${writeName}, round ${i}`)
+          await Promise.all(writes)
+        }
+      }
+    })
+  }
+}
+
+test('a read sees a write queued behind a transaction that was not awaited', async (t) => {
+  const db = await setUp(t)
+  for (let i = 0; i < 20; i++) {
+    const tx = db.transaction(async (tx) => {
+      await tx.execute('INSERT INTO t (v) VALUES (?)', [i])
+      await new Promise((r) => setTimeout(r, 2))
+      await tx.execute('INSERT INTO t (v) VALUES (?)', [i])
+    })
+    const write = db.execute('INSERT INTO t (v) VALUES (?)', [-i])
+    const n = (await db.selectOne('SELECT count(*) AS n FROM t')).n
+    assert.equal(n, 3 * (i + 1), `round ${i}: the queued write (and so the transaction before it) was not seen`)
+    await Promise.all([tx, write])
+  }
+})
+
+test('columns() sees a table whose CREATE was issued before it', async (t) => {
+  const db = await setUp(t)
+  db.execute('CREATE TABLE later (a, b TEXT)')
+  assert.deepEqual(await db.columns('SELECT * FROM later'), [
+    { name: 'a', declaredType: null },
+    { name: 'b', declaredType: 'TEXT' },
+  ])
+})
+
+test('a read waiting for an earlier write rejects at once when its signal aborts', async (t) => {
+  const db = await setUp(t, { inlineBudget: 0 })
+  // A slow write on the writer thread (a cross join of 20,000 × 2,000 rows).
+  const slow = db.execute('INSERT INTO t (v) SELECT count(*) FROM big a, (SELECT x FROM big LIMIT 2000) b')
+  const controller = new AbortController()
+  const read = db.select('SELECT count(*) AS n FROM t', [], { signal: controller.signal })
+  setTimeout(() => controller.abort(), 5)
+  const started = performance.now()
+  await expectReject(() => read, Error, 'ABORT_ERR')
+  assert.ok(performance.now() - started < 500, 'the abort waited for the write')
+  await slow
+  assert.equal((await db.selectOne('SELECT count(*) AS n FROM t')).n, 1)
+})
+
+test('a failed write issued before a read does not fail the read', async (t) => {
+  const db = await setUp(t)
+  const failed = db.execute('INSERT INTO t (id, v) VALUES (1, 1), (1, 2)')
+  failed.catch(() => {})
+  assert.equal((await db.selectOne('SELECT count(*) AS n FROM t')).n, 0)
+  await expectReject(() => failed, ResqliteError, 'SQLITE_CONSTRAINT_PRIMARYKEY')
+})
