@@ -10,7 +10,7 @@ import { describe, test } from 'node:test'
 import * as esm from '../dist/esm/index.mjs'
 import { Database, ResqliteError } from '../dist/esm/index.mjs'
 import { expectReject, openDb, tempDir } from './helpers.mjs'
-import { collect, sleep, waitUntil } from './live-helpers.mjs'
+import { collect, sleep, waitCounters, waitUntil } from './live-helpers.mjs'
 
 const T = { timeout: 20_000 }
 
@@ -435,7 +435,7 @@ describe('api.md stream', () => {
       const it = db.stream('SELECT count(*) AS n FROM t')[Symbol.asyncIterator]()
       assert.deepStrictEqual((await it.next()).value, [{ n: 0 }])
       for (let i = 1; i <= 5; i++) await db.execute('INSERT INTO t VALUES (?)', [i])
-      await waitUntil(async () => (await db.diagnostics()).streams.requeries >= 1, 'a re-run')
+      await waitCounters(db, (s) => s.requeries >= 1, 'a re-run')
       await sleep(300)
       const { value } = await it.next()
       assert.deepStrictEqual(value, [{ n: 5 }], 'the latest result, not an older one queued')
@@ -636,6 +636,31 @@ describe('api.md rekey', () => {
       const reopened = await Database.open(file, { encryptionKey: 'the new key', readers: 1 })
       assert.deepStrictEqual(await reopened.select('SELECT count(*) AS n FROM t'), [{ n: 3 }])
       await reopened.close()
+    },
+  )
+})
+
+// Promises that do not hold today. Not run: the lead enables them with the fix they need.
+// api.md Reads: "a statement that … begins or ends a transaction, rejects with ERR_NOT_READ_ONLY".
+// RELEASE and ROLLBACK TO (which end a savepoint, the transaction too when it is the outermost)
+// reach SQLite on a read connection and fail with SQLITE_ERROR ("no such savepoint"): the same
+// family as issue 30's item 19 (COMMIT, END, ROLLBACK), which others are fixing.
+describe.skip('PENDING (not counted): api.md promises that do not hold yet', () => {
+  test(
+    '"begins or ends a transaction … ERR_NOT_READ_ONLY": RELEASE and ROLLBACK TO through select, selectOne, selectBytes',
+    T,
+    async (t) => {
+      const db = await openDb(t)
+      for (const method of ['select', 'selectOne', 'selectBytes']) {
+        for (const sql of [
+          'RELEASE a',
+          'RELEASE SAVEPOINT a',
+          'ROLLBACK TO a',
+          'ROLLBACK TRANSACTION TO SAVEPOINT a',
+        ]) {
+          await expectReject(() => db[method](sql), ResqliteError, 'ERR_NOT_READ_ONLY')
+        }
+      }
     },
   )
 })
