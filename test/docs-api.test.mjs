@@ -345,6 +345,28 @@ describe('api.md Writes', () => {
   )
 
   test(
+    '"else on the writer thread, up to 128 at a time": 300 writes issued together commit in at least 3 groups, each with its own result',
+    T,
+    async (t) => {
+      const db = await openDb(t, { inlineBudget: 0 })
+      await db.execute('CREATE TABLE t (id INTEGER PRIMARY KEY, v)')
+      const before = (await db.diagnostics()).groupCommit
+      const results = await Promise.all(
+        Array.from({ length: 300 }, (_, i) => db.execute('INSERT INTO t (v) VALUES (?)', [i])),
+      )
+      assert.deepStrictEqual(
+        results.map((r) => r.lastInsertRowid),
+        Array.from({ length: 300 }, (_, i) => i + 1),
+      )
+      const after = (await db.diagnostics()).groupCommit
+      const groups = after.groups - before.groups
+      const writes = after.writes - before.writes
+      assert.ok(writes <= 300 && writes > 128, `${writes} writes in groups`)
+      assert.ok(groups >= Math.ceil(writes / 128), `${writes} writes in ${groups} groups: more than 128 in one`)
+    },
+  )
+
+  test(
     'RETURNING: "A script (several statements) returns no rows"; "execute takes no signal (a TypeError, ERR_INVALID_ARG_VALUE)"',
     T,
     async (t) => {
@@ -667,6 +689,30 @@ describe('api.md backup and in-memory files', () => {
       assert.ok(steps > 1, 'the copy took several steps')
       assert.equal(fs.readFileSync(dest, 'utf8'), 'written by someone else meanwhile')
       assert.deepStrictEqual(fs.readdirSync(dir), ['copy.db'])
+    },
+  )
+
+  test(
+    'backup: "256 pages (1 MiB of 4 KiB pages) per step", progress "after every step (the last with remaining: 0)"',
+    T,
+    async (t) => {
+      const dir = tempDir(t)
+      const db = await openDb(t)
+      await db.execute('CREATE TABLE t (v)')
+      await db.execute('INSERT INTO t SELECT randomblob(3000) FROM json_each(?)', [
+        JSON.stringify(Array.from({ length: 1000 }, (_, i) => i)),
+      ])
+      const [{ page_size: pageSize }] = await db.select('SELECT * FROM pragma_page_size')
+      assert.equal(pageSize, 4096)
+      const steps = []
+      await db.backup(path.join(dir, 'steps.db'), { progress: (p) => steps.push(p) })
+      const total = steps[0].total
+      assert.ok(total > 3 * 256, `${total} pages`)
+      assert.deepStrictEqual(
+        steps.map((p) => p.remaining),
+        Array.from({ length: Math.ceil(total / 256) }, (_, i) => Math.max(0, total - 256 * (i + 1))),
+      )
+      assert.ok(steps.every((p) => p.total === total))
     },
   )
 
