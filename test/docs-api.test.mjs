@@ -9,7 +9,7 @@ import path from 'node:path'
 import { describe, test } from 'node:test'
 import * as esm from '../dist/esm/index.mjs'
 import { Database, ResqliteError } from '../dist/esm/index.mjs'
-import { expectReject, openDb, tempDir } from './helpers.mjs'
+import { calibrate, expectReject, openDb, SLOW_SQL, tempDir } from './helpers.mjs'
 import { collect, sleep, waitCounters, waitUntil } from './live-helpers.mjs'
 
 const T = { timeout: 20_000 }
@@ -230,6 +230,30 @@ describe('api.md Reads', () => {
       const running = await expectReject(() => pending, ResqliteError, 'ABORT_ERR')
       assert.equal(running.cause, reason)
       assert.deepStrictEqual(await db.select('SELECT 1 AS one'), [{ one: 1 }])
+    },
+  )
+})
+
+describe('api.md Cancelling a read (queued)', () => {
+  test(
+    '"A read with an AbortSignal is cancelled while it waits in the queue": it rejects before the read ahead of it finishes, and never runs',
+    T,
+    async (t) => {
+      const db = await openDb(t, { readers: 1, inlineBudget: 0 })
+      const n = await calibrate(db, 600)
+      const slow = db.select(SLOW_SQL, [n])
+      const ac = new AbortController()
+      const queued = db.select('SELECT 1 AS one', [], { signal: ac.signal })
+      let slowDone = false
+      slow.then(() => {
+        slowDone = true
+      })
+      await sleep(50)
+      ac.abort()
+      await expectReject(() => queued, ResqliteError, 'ABORT_ERR')
+      assert.equal(slowDone, false, 'the queued read was cancelled while the slow one still ran')
+      assert.deepStrictEqual(await slow, [{ n }])
+      assert.deepStrictEqual(await db.select('SELECT 2 AS two'), [{ two: 2 }])
     },
   )
 })
