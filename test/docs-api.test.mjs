@@ -7,6 +7,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { describe, test } from 'node:test'
+import * as sqliteVec from 'sqlite-vec'
 import * as esm from '../dist/esm/index.mjs'
 import { Database, ResqliteError } from '../dist/esm/index.mjs'
 import { calibrate, expectReject, openDb, SLOW_SQL, tempDir } from './helpers.mjs'
@@ -487,6 +488,20 @@ describe('api.md stream', () => {
       assert.deepStrictEqual(value, [{ n: 5 }], 'the latest result, not an older one queued')
       await it.return()
       assert.equal((await db.diagnostics()).streams.active, 0, 'return() unsubscribed')
+    },
+  )
+})
+
+describe('api.md Extensions', () => {
+  test(
+    '"a library path (given to dlopen as it is; SQLite also tries it with the platform\'s suffix, .so, .dylib or .dll)"',
+    T,
+    async (t) => {
+      const full = sqliteVec.getLoadablePath()
+      const suffix = path.extname(full)
+      assert.ok(['.so', '.dylib', '.dll'].includes(suffix), full)
+      const db = await openDb(t, { extensions: [full.slice(0, -suffix.length)] })
+      assert.deepStrictEqual(await db.select('SELECT typeof(vec_version()) AS t'), [{ t: 'text' }])
     },
   )
 })

@@ -81,6 +81,34 @@ describe('encryption.md Options', () => {
   )
 })
 
+describe('encryption.md Attached databases', () => {
+  test(
+    '"Attached databases (attach) of an encrypted database use its key" (api.md: "each file is created if needed")',
+    T,
+    async (t) => {
+      const dir = tempDir(t)
+      const aux = path.join(dir, 'aux.db')
+      assert.ok(!fs.existsSync(aux))
+      const db = await Database.open(path.join(dir, 'main.db'), {
+        encryptionKey: 'k',
+        cipher: CHACHA,
+        attach: { aux },
+        readers: 1,
+      })
+      await db.execute("CREATE TABLE aux.a (v); INSERT INTO aux.a VALUES ('attached secret')")
+      assert.deepStrictEqual(await db.select('SELECT v FROM aux.a'), [{ v: 'attached secret' }])
+      await db.close()
+      assert.ok(fs.existsSync(aux), 'created')
+      assert.ok(!fs.readFileSync(aux).includes(Buffer.from('SQLite format 3')), 'no plaintext header')
+      assert.ok(!fs.readFileSync(aux).includes(Buffer.from('attached secret')), 'no plaintext row')
+      await expectReject(() => Database.open(aux, { readers: 1 }), ResqliteError, 'SQLITE_NOTADB')
+      const alone = await Database.open(aux, { encryptionKey: 'k', cipher: CHACHA, readers: 1 })
+      assert.deepStrictEqual(await alone.select('SELECT v FROM a'), [{ v: 'attached secret' }])
+      await alone.close()
+    },
+  )
+})
+
 describe('encryption.md Rekey', () => {
   test(
     '"Without cipher the database keeps its cipher": an ascon128 database rekeyed with a new passphrase is still ascon128',
