@@ -11,7 +11,7 @@ import * as sqliteVec from 'sqlite-vec'
 import * as esm from '../dist/esm/index.mjs'
 import { Database, ResqliteError } from '../dist/esm/index.mjs'
 import { calibrate, expectReject, openDb, SLOW_SQL, tempDir } from './helpers.mjs'
-import { collect, sleep, waitCounters, waitUntil } from './live-helpers.mjs'
+import { collect, sleep, waitUntil } from './live-helpers.mjs'
 
 const T = { timeout: 20_000 }
 
@@ -479,15 +479,22 @@ describe('api.md stream', () => {
     async (t) => {
       const db = await openDb(t)
       await db.execute('CREATE TABLE t (v)')
-      const it = db.stream('SELECT count(*) AS n FROM t')[Symbol.asyncIterator]()
+      const sql = 'SELECT count(*) AS n FROM t'
+      const it = db.stream(sql)[Symbol.asyncIterator]()
       assert.deepStrictEqual((await it.next()).value, [{ n: 0 }])
-      for (let i = 1; i <= 5; i++) await db.execute('INSERT INTO t VALUES (?)', [i])
-      await waitCounters(db, (s) => s.requeries >= 1, 'a re-run')
-      await sleep(300)
+      // A second subscriber of the same query receives every result the iterator receives.
+      const witness = collect(db.stream(sql))
+      await witness.until([{ n: 0 }])
+      for (let i = 1; i <= 5; i++) {
+        await db.execute('INSERT INTO t VALUES (?)', [i])
+        await witness.until([{ n: i }])
+      }
+      assert.ok(witness.deliveries.length >= 5, 'several results arrived while the loop did not take them')
       const { value } = await it.next()
       assert.deepStrictEqual(value, [{ n: 5 }], 'the latest result, not an older one queued')
       await it.return()
-      assert.equal((await db.diagnostics()).streams.active, 0, 'return() unsubscribed')
+      assert.equal((await db.diagnostics()).streams.active, 1, 'return() unsubscribed: the witness is left')
+      witness.stop()
     },
   )
 })

@@ -124,9 +124,10 @@ describe('live-queries.md Changes from other processes', () => {
       await c.until([{ n: 0 }])
       const t0 = performance.now()
       await other.execute('INSERT INTO t VALUES (1)')
-      await c.until([{ n: 1 }], 5000)
+      await c.until([{ n: 1 }], 6000)
       const ms = performance.now() - t0
-      assert.ok(ms < 3000, `seen after ${ms.toFixed(0)} ms`)
+      // The default interval is 1,000 ms: seen well before 5 s even on a loaded machine.
+      assert.ok(ms < 4000, `seen after ${ms.toFixed(0)} ms`)
     },
   )
 
