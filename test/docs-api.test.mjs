@@ -763,6 +763,33 @@ describe('api.md backup and in-memory files', () => {
   )
 
   test(
+    'backup: "An abort that comes after the copy completed changes nothing"; an already aborted signal leaves nothing',
+    T,
+    async (t) => {
+      const dir = tempDir(t)
+      const db = await openDb(t)
+      await db.execute("CREATE TABLE t (v); INSERT INTO t VALUES ('x')")
+      const ac = new AbortController()
+      const dest = path.join(dir, 'done.db')
+      await db.backup(dest, { signal: ac.signal })
+      ac.abort()
+      await sleep(50)
+      const copy = await Database.open(dest, { readers: 1 })
+      assert.deepStrictEqual(await copy.select('SELECT v FROM t'), [{ v: 'x' }])
+      await copy.close()
+      const reason = new Error('no time')
+      const never = path.join(dir, 'never.db')
+      const err = await expectReject(
+        () => db.backup(never, { signal: AbortSignal.abort(reason) }),
+        ResqliteError,
+        'ABORT_ERR',
+      )
+      assert.equal(err.cause, reason)
+      assert.ok(!fs.existsSync(never) && !fs.existsSync(`${never}.resqlite-backup`))
+    },
+  )
+
+  test(
     'In-memory: "kept in a temporary file (in a directory of its own under os.tmpdir(), mode 0700) that close() removes"',
     T,
     async () => {
