@@ -150,19 +150,17 @@ describe('transactions.md Rules', () => {
 // Promises that do not hold today. Not run: the lead enables them with the fix they need.
 // transactions.md Rules: "Inside a body, a COMMIT, ROLLBACK or END statement rejects with
 // ERR_TRANSACTION_CONTROL, and the transaction then rejects with ERR_TRANSACTION_ROLLED_BACK".
-// `ROLLBACK TO <savepoint>` (a ROLLBACK statement) run through tx.execute or tx.select inside a
-// nested body silently undoes that level's writes, and the transaction resolves; `RELEASE
-// <savepoint>` ends the level (the transaction then rejects with a plain SQLITE_ERROR). Both are
-// transaction control the guard does not recognise (the family of issue 30's items 18 and 19).
+// `ROLLBACK TO <savepoint>` (a ROLLBACK statement) run through tx.execute inside a nested body
+// silently undoes that level's writes, and the transaction resolves with the rest committed;
+// `RELEASE <savepoint>` ends the level and the transaction rejects with a plain SQLITE_ERROR.
+// Checked on this branch and on main at c2e8794 (which refuses BEGIN/COMMIT/END/ROLLBACK in a
+// body): both still happen there. Through tx.select the same statements are refused with
+// ERR_NOT_READ_ONLY on main (api.md: select refuses a statement that ends a transaction), not on
+// this branch (SQLITE_ERROR / the level undone).
 describe.skip('PENDING (not counted): transactions.md promises that do not hold yet', () => {
-  for (const [method, sql] of [
-    ['execute', 'ROLLBACK TO resqlite_sp1'],
-    ['select', 'ROLLBACK TO resqlite_sp1'],
-    ['execute', 'RELEASE resqlite_sp1'],
-    ['select', 'RELEASE resqlite_sp1'],
-  ]) {
+  for (const sql of ['ROLLBACK TO resqlite_sp1', 'RELEASE resqlite_sp1']) {
     test(
-      `"a COMMIT, ROLLBACK or END statement rejects with ERR_TRANSACTION_CONTROL": ${method}('${sql}') in a nested body`,
+      `"a COMMIT, ROLLBACK or END statement rejects with ERR_TRANSACTION_CONTROL": execute('${sql}') in a nested body`,
       T,
       async (t) => {
         const { db } = await table(t)
@@ -172,7 +170,7 @@ describe.skip('PENDING (not counted): transactions.md promises that do not hold 
             await tx.execute(INSERT, ['outer'])
             await tx.transaction(async (sp) => {
               await sp.execute(INSERT, ['inner'])
-              statement = await rejectionOf(sp[method](sql))
+              statement = await rejectionOf(sp.execute(sql))
             })
           }),
         )
@@ -180,6 +178,23 @@ describe.skip('PENDING (not counted): transactions.md promises that do not hold 
         assert.equal(err.code, 'ERR_TRANSACTION_ROLLED_BACK')
         assert.equal(err.cause, statement)
         assert.deepStrictEqual(await values(db), [])
+      },
+    )
+    test(
+      `api.md "select … rejects with ERR_NOT_READ_ONLY" a statement that ends a transaction: tx.select('${sql}') in a nested body changes nothing`,
+      T,
+      async (t) => {
+        const { db } = await table(t)
+        let statement
+        await db.transaction(async (tx) => {
+          await tx.execute(INSERT, ['outer'])
+          await tx.transaction(async (sp) => {
+            await sp.execute(INSERT, ['inner'])
+            statement = await rejectionOf(sp.select(sql))
+          })
+        })
+        assert.equal(statement?.code, 'ERR_NOT_READ_ONLY')
+        assert.deepStrictEqual(await values(db), ['outer', 'inner'])
       },
     )
   }
