@@ -244,3 +244,25 @@ describe('values-and-errors.md Values', () => {
     },
   )
 })
+
+// Promises that do not hold today. Not run: the lead enables them with the fix they need.
+// values-and-errors.md Library codes: "ERR_RESULT_TOO_LARGE | … text longer than a JavaScript
+// string can hold". A select whose TEXT value is longer than that (536,870,890 characters here)
+// rejects with a plain TypeError without a code ("texts: a value is longer than a JavaScript
+// string can hold", thrown by crates/engine/src/napi/texts.rs while src/decode.ts builds the
+// rows), not a ResqliteError. Fix (small, local): turn that failure into
+// ResqliteError('ERR_RESULT_TOO_LARGE') where decode.ts calls texts(), or throw it with that
+// code from texts.rs. Costly: ~14 s and ~3 GB of RSS on this machine; selectBytes of the same
+// value resolves (a Buffer is not a string).
+describe.skip('PENDING (not counted): values-and-errors.md promises that do not hold yet', () => {
+  test('ERR_RESULT_TOO_LARGE: "text longer than a JavaScript string can hold"', { timeout: 120_000 }, async (t) => {
+    const db = await openDb(t, { readers: 1 })
+    const err = await expectReject(
+      () => db.select('SELECT hex(zeroblob(268435445)) AS h'),
+      ResqliteError,
+      'ERR_RESULT_TOO_LARGE',
+    )
+    assert.doesNotMatch(err.message, /0000/)
+    assert.deepStrictEqual(await db.select('SELECT 1 AS ok'), [{ ok: 1 }])
+  })
+})
