@@ -33,11 +33,11 @@ import {
   SQLiteTransaction,
   type SQLiteTransactionConfig,
 } from 'drizzle-orm/sqlite-core'
-import { readThenWrite } from './builder-support'
-import type { Database } from './database'
-import type { Params } from './params'
-import type { Transaction } from './transaction'
-import type { Queryable, RunResult } from './types'
+import { readThenWrite } from './builder-support.js'
+import type { Database } from './database.js'
+import type { Params } from './params.js'
+import type { Transaction } from './transaction.js'
+import type { Queryable, RunResult } from './types.js'
 
 /** Drizzle's row mapper: exported by 'drizzle-orm' at run time (its own drivers use it) but left
  * out of its type declarations. */
