@@ -44,7 +44,7 @@ cpSync(join(root, 'src', 'esm'), join(root, 'dist', 'esm'), { recursive: true })
 // other core module would load a second copy of the core.
 const lib = join(root, 'dist', 'esm', 'lib')
 // In dependency order: a module's imports are checked against the ones written before it.
-const adapters = ['builder-support', 'kysely', 'drizzle']
+const adapters = ['builder-support', 'kysely', 'drizzle', 'drizzle-migrator']
 for (const name of adapters) {
   const file = join(root, 'src', `${name}.ts`)
   const { outputText } = ts.transpileModule(readFileSync(file, 'utf8'), {

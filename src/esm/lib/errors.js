@@ -1,5 +1,5 @@
-// The core's error class for the ESM adapters (dist/esm/lib): the CommonJS build's, the one
-// class every entry of the package exposes.
+// The core's error class and helpers for the ESM adapters (dist/esm/lib): the CommonJS
+// build's, the one ResqliteError every entry of the package exposes.
 import core from '../../cjs/errors.js'
 
-export const { ResqliteError } = core
+export const { ResqliteError, typeError } = core
