@@ -11,7 +11,7 @@ import { eq, relations, sql } from 'drizzle-orm'
 import { integer, sqliteTable, text } from 'drizzle-orm/sqlite-core'
 import { drizzle } from '../dist/esm/drizzle.mjs'
 import { migrate } from '../dist/esm/drizzle-migrator.mjs'
-import { ResqliteError } from '../dist/esm/index.mjs'
+import { Database, ResqliteError } from '../dist/esm/index.mjs'
 import { expectReject, openDb, tempDir } from './helpers.mjs'
 
 const people = sqliteTable('people', { id: integer('id').primaryKey(), name: text('name').notNull().unique() })
@@ -191,4 +191,29 @@ test('a failing migration leaves none of the run behind; bad arguments are refus
     code: 'ERR_INVALID_ARG_VALUE',
     message: /meta\/_journal\.json/,
   })
+})
+
+test('two connections migrating one file at once apply each migration once (the run begins IMMEDIATE)', {
+  timeout: 60_000,
+}, async (t) => {
+  const dir = tempDir(t)
+  for (let round = 0; round < 5; round++) {
+    const file = path.join(dir, `shared-${round}.db`)
+    const [a, b] = [await Database.open(file), await Database.open(file)]
+    try {
+      // Both connections find the migrations table already there (its CREATE then writes
+      // nothing), so the first statement each runs is a read: without IMMEDIATE both would read,
+      // then race to write, and the later one fail on its stale snapshot.
+      await migrate(drizzle(a), { migrationsFolder: migrationsFolder(t, MIGRATIONS.slice(0, 1)) })
+      const folder = migrationsFolder(t, MIGRATIONS)
+      await Promise.all([
+        migrate(drizzle(a), { migrationsFolder: folder }),
+        migrate(drizzle(b), { migrationsFolder: folder }),
+      ])
+      assert.deepEqual(await a.select('SELECT count(*) AS n FROM __drizzle_migrations'), [{ n: 2 }])
+    } finally {
+      await a.close()
+      await b.close()
+    }
+  }
 })
