@@ -14,7 +14,8 @@
 //
 // Migrations: Kysely's SqliteAdapter has no migration lock (its own driver has one connection
 // behind a mutex). Here connections are many, so the adapter's lock is real: it serialises the
-// migrations of one Database in this process, and each migration run is one transaction.
+// migrations of one Database in this process, and each migration run is one transaction, which
+// begins IMMEDIATE (so a run in another process waits for it instead of failing).
 import {
   CompiledQuery,
   createQueryId,
@@ -82,6 +83,11 @@ export class ResqliteDialect implements Dialect {
   }
 }
 
+/** The connections a migration runs on, whose transactions begin IMMEDIATE: reading which
+ * migrations ran and running the others is then one step against other processes too (a
+ * deferred transaction that read first could not write after another process had). */
+const migrating = new WeakSet<DatabaseConnection>()
+
 /** Serialises Kysely's migrations per Database, in this process: what Kysely's SQLite adapter
  * leaves to its driver's single connection. */
 class MigrationLock {
@@ -129,14 +135,31 @@ class ResqliteAdapter extends SqliteAdapter {
     return true
   }
 
+  /** Takes the lock, and marks the connection `db` runs on (the Migrator's, which then begins
+   * the migration's transaction on it) to begin IMMEDIATE. */
   // biome-ignore lint/suspicious/noExplicitAny: Kysely's adapters take Kysely<any>
-  override async acquireMigrationLock(_db: Kysely<any>, _options: MigrationLockOptions): Promise<void> {
-    await this.#lock().acquire()
+  override async acquireMigrationLock(db: Kysely<any>, _options: MigrationLockOptions): Promise<void> {
+    const lock = this.#lock()
+    await lock.acquire()
+    try {
+      await db.getExecutor().provideConnection(async (connection) => {
+        migrating.add(connection)
+      })
+    } catch (error) {
+      lock.release()
+      throw error
+    }
   }
 
   // biome-ignore lint/suspicious/noExplicitAny: Kysely's adapters take Kysely<any>
-  override async releaseMigrationLock(_db: Kysely<any>, _options: MigrationLockOptions): Promise<void> {
-    this.#lock().release()
+  override async releaseMigrationLock(db: Kysely<any>, _options: MigrationLockOptions): Promise<void> {
+    try {
+      await db.getExecutor().provideConnection(async (connection) => {
+        migrating.delete(connection)
+      })
+    } finally {
+      this.#lock().release()
+    }
   }
 
   /** The lock of the driver's database (every dialect over that Database shares it); this
@@ -181,7 +204,8 @@ class ResqliteDriver implements Driver {
     const db = this.#db!
     await connection.executeQuery(
       control(CompiledQuery.raw('begin'), async (c) => {
-        c.levels.push(await Held.begin((body) => db.transaction(body)))
+        const options = migrating.has(connection) ? ({ mode: 'immediate' } as const) : undefined
+        c.levels.push(await Held.begin((body) => db.transaction(body, options)))
       }),
     )
   }

@@ -4,10 +4,12 @@
 // as Kysely's own SQLite driver sends them.
 
 import assert from 'node:assert/strict'
+import path from 'node:path'
 import { test } from 'node:test'
 import { Kysely, Migrator, sql } from 'kysely'
+import { Database } from '../dist/esm/index.mjs'
 import { ResqliteDialect } from '../dist/esm/kysely.mjs'
-import { openDb } from './helpers.mjs'
+import { openDb, tempDir } from './helpers.mjs'
 
 /** Migrations that count their runs; the second waits a little, so runs started together overlap. */
 function countingMigrations() {
@@ -74,6 +76,32 @@ test('migrations of one Database through two Kysely instances do not overlap', {
   const results = await Promise.all(runs)
   for (const r of results) assert.equal(r.error, undefined, `a run failed: ${r.error?.message}`)
   assert.deepEqual(ran, ['migration1', 'migration2'])
+})
+
+test('two connections migrating one file at once run each migration once (the run begins IMMEDIATE)', {
+  timeout: 60_000,
+}, async (t) => {
+  const dir = tempDir(t)
+  for (let round = 0; round < 5; round++) {
+    const file = path.join(dir, `shared-${round}.db`)
+    const [a, b] = [await Database.open(file), await Database.open(file)]
+    const [ka, kb] = [a, b].map((database) => new Kysely({ dialect: new ResqliteDialect({ database }) }))
+    try {
+      // The Migrator's tables exist already, so each run's first statement is a read: without
+      // IMMEDIATE both would read, then race to write, and the later one fail on its stale
+      // snapshot.
+      await new Migrator({ db: ka, provider: { getMigrations: async () => ({}) } }).migrateToLatest()
+      const { ran, migrations } = countingMigrations()
+      const runs = [ka, kb].map((db) =>
+        new Migrator({ db, provider: { getMigrations: async () => migrations } }).migrateToLatest(),
+      )
+      for (const r of await Promise.all(runs)) assert.equal(r.error, undefined, `a run failed: ${r.error?.message}`)
+      assert.deepEqual(ran, ['migration1', 'migration2'])
+    } finally {
+      await a.close()
+      await b.close()
+    }
+  }
 })
 
 test('a migration run is one transaction: a failing migration leaves none of the run behind', async (t) => {
