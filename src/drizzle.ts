@@ -170,7 +170,7 @@ class ResqliteSession extends SQLiteSession<'async', RunResult, Record<string, u
    * transaction's session. */
   async batch(items: readonly unknown[]): Promise<unknown[]> {
     if (!Array.isArray(items)) throw typeError('db.batch() takes an array of Drizzle queries')
-    const steps = items.map(batchStep)
+    const steps = items.map((item, index) => batchStep(item, index, this.asyncDialect))
     if (steps.length === 0) return []
     return this.target.transaction(async (tx) => {
       const session = this.within(tx)
@@ -197,21 +197,27 @@ class ResqliteSession extends SQLiteSession<'async', RunResult, Record<string, u
 }
 
 type BatchStep = (session: ResqliteSession) => Promise<unknown>
-type RawQuery = { config: { action: 'run' | 'all' | 'get' | 'values' }; getSQL: () => SQL }
+type RawQuery = { config: { action: 'run' | 'all' | 'get' | 'values' }; getSQL: () => SQL; dialect: unknown }
 
 /** How `db.batch()` runs one item on a transaction's session: a query builder's (or relational
  * query's) prepared query, re-made on that session; raw SQL (`db.run(sql)`, `db.all`, `db.get`,
- * `db.values`) through the session's method of the same name. */
-function batchStep(item: unknown, index: number): BatchStep {
+ * `db.values`) through the session's method of the same name. An item must come from the same
+ * database (`drizzle()` gives each its own `dialect`), or it would run on the wrong one. */
+function batchStep(item: unknown, index: number, dialect: SQLiteAsyncDialect): BatchStep {
   const candidate = item as { _prepare?: () => unknown; constructor?: { [entityKind]?: string } } | null
   if (typeof candidate?._prepare === 'function') {
     if (candidate.constructor?.[entityKind] === 'SQLiteRaw') {
-      const { config, getSQL } = candidate as unknown as RawQuery
-      const sql = getSQL()
-      return (session) => (session[config.action] as (query: SQL) => Promise<unknown>).call(session, sql)
+      const { config, getSQL, dialect: of } = candidate as unknown as RawQuery
+      if (of === dialect) {
+        const sql = getSQL()
+        return (session) => (session[config.action] as (query: SQL) => Promise<unknown>).call(session, sql)
+      }
+    } else {
+      const prepared = candidate._prepare()
+      if (prepared instanceof ResqlitePreparedQuery && prepared.dialect === dialect) {
+        return (session) => prepared.on(session).execute()
+      }
     }
-    const prepared = candidate._prepare()
-    if (prepared instanceof ResqlitePreparedQuery) return (session) => prepared.on(session).execute()
   }
   throw typeError(
     `db.batch(): item ${index} is not a query of this database (a query builder, or db.run/all/get/values)`,
@@ -272,6 +278,11 @@ class ResqlitePreparedQuery extends SQLitePreparedQuery<Config> {
   ) {
     super('async', executeMethod, query, undefined, metadata, undefined)
     this.#method = executeMethod
+  }
+
+  /** The dialect of the database this query was built for. */
+  get dialect(): SQLiteAsyncDialect {
+    return this.session.asyncDialect
   }
 
   /** This query on another session (a transaction's, for `db.batch()`). */

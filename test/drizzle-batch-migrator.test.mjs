@@ -7,7 +7,7 @@ import assert from 'node:assert/strict'
 import fs from 'node:fs'
 import path from 'node:path'
 import { test } from 'node:test'
-import { eq, relations, sql } from 'drizzle-orm'
+import { eq, relations, sql, TransactionRollbackError } from 'drizzle-orm'
 import { integer, sqliteTable, text } from 'drizzle-orm/sqlite-core'
 import { drizzle } from '../dist/esm/drizzle.mjs'
 import { migrate } from '../dist/esm/drizzle-migrator.mjs'
@@ -102,7 +102,10 @@ test('db.batch() refuses what is not a query of the database before running any 
   for (const bad of [undefined, 'SELECT 1', { 0: db.select().from(people) }]) {
     await assert.rejects(db.batch(bad), { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE' })
   }
-  for (const item of ['SELECT 1', 42, null, Promise.resolve([]), sql`SELECT 1`]) {
+  // Queries of another database (which would otherwise run on this one) are refused too.
+  const other = drizzle(await openDb(t), { schema })
+  const foreign = [other.select().from(people), other.run(sql`DELETE FROM people`), other.query.people.findMany()]
+  for (const item of ['SELECT 1', 42, null, Promise.resolve([]), sql`SELECT 1`, ...foreign]) {
     await assert.rejects(db.batch([db.insert(people).values({ id: 1, name: 'ada' }), item]), {
       name: 'TypeError',
       code: 'ERR_INVALID_ARG_TYPE',
@@ -110,6 +113,23 @@ test('db.batch() refuses what is not a query of the database before running any 
     })
   }
   assert.deepEqual(await db.select().from(people), [], 'the valid item before the bad one did not run')
+})
+
+test('db.batch() inside a transaction body runs as a savepoint of it', async (t) => {
+  const { db } = await setup(t)
+  await assert.rejects(
+    db.transaction(async (tx) => {
+      const results = await db.batch([
+        db.insert(people).values({ id: 1, name: 'ada' }),
+        db.select({ name: people.name }).from(people),
+      ])
+      assert.deepEqual(results[1], [{ name: 'ada' }])
+      assert.deepEqual(await tx.select({ name: people.name }).from(people), [{ name: 'ada' }])
+      tx.rollback()
+    }),
+    (error) => error instanceof TransactionRollbackError,
+  )
+  assert.deepEqual(await db.select().from(people), [], "the batch's writes rolled back with the transaction")
 })
 
 /** A drizzle-kit migrations folder: `meta/_journal.json` and one SQL file per migration. */
