@@ -1,4 +1,4 @@
-// resqlite/drizzle from an ES module (docs/integrations.md "From ESM and CommonJS"): the driver
+// resqlite/drizzle from an ES module (docs/integrations.md, "From ESM and CommonJS"): the driver
 // is built on drizzle-orm's ESM build, the copy the app imports, so what it throws is an
 // instance of the classes the app imports from 'drizzle-orm'; the resqlite core behind it is
 // the one the app imports from 'resqlite'. No CommonJS copy of drizzle-orm is loaded.

@@ -1,4 +1,4 @@
-// resqlite/kysely from an ES module (docs/integrations.md "From ESM and CommonJS"): the dialect
+// resqlite/kysely from an ES module (docs/integrations.md, "From ESM and CommonJS"): the dialect
 // is built on kysely's ESM build, the copy the app imports (its adapter, compiler and
 // introspector are instances of the app's Kysely classes), over the one resqlite core. No
 // CommonJS copy of kysely is loaded. (A file of its own: node --test runs each file in its own
