@@ -1,7 +1,7 @@
 // What the query-builder adapters (kysely.ts, drizzle.ts) share: routing SQL that may read or
 // write, and a transaction held open across separate begin / commit calls.
-import type { ResqliteError } from './errors'
-import type { Transaction } from './transaction'
+import type { ResqliteError } from './errors.js'
+import type { Transaction } from './transaction.js'
 
 /** Runs a statement that may read or write (raw SQL arrives without saying which): as a read on
  * the readers first; one that writes (or holds several statements) then goes to the writer. A

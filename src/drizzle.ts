@@ -7,6 +7,10 @@
 // the callback runs as the body, and the session it is given sends to that body's `tx`.
 // Queries built with fields (typed selects, `.returning()`, relational queries) take their rows
 // as arrays (`rowMode: 'array'`), which Drizzle maps to objects itself.
+//
+// `db.batch([...])` (as Drizzle's libsql and D1 drivers have it) runs its queries in order in
+// one resqlite transaction: all or nothing, one result per query. Migrations
+// (`resqlite/drizzle/migrator`) run Drizzle's SQLite migration steps inside one transaction.
 import * as orm from 'drizzle-orm'
 import {
   createTableRelationsHelpers,
@@ -16,12 +20,16 @@ import {
   entityKind,
   extractTablesRelationalConfig,
   fillPlaceholders,
+  is,
   type Logger,
   NoopLogger,
   type Query,
   type RelationalSchemaConfig,
+  type SQL,
   type TablesRelationalConfig,
 } from 'drizzle-orm'
+import type { BatchItem, BatchResponse } from 'drizzle-orm/batch'
+import type { MigrationConfig, MigrationMeta } from 'drizzle-orm/migrator'
 import {
   BaseSQLiteDatabase,
   type PreparedQueryConfig,
@@ -33,11 +41,12 @@ import {
   SQLiteTransaction,
   type SQLiteTransactionConfig,
 } from 'drizzle-orm/sqlite-core'
-import { readThenWrite } from './builder-support'
-import type { Database } from './database'
-import type { Params } from './params'
-import type { Transaction } from './transaction'
-import type { Queryable, RunResult } from './types'
+import { readThenWrite } from './builder-support.js'
+import type { Database } from './database.js'
+import { typeError } from './errors.js'
+import type { Params } from './params.js'
+import type { Transaction } from './transaction.js'
+import type { Queryable, RunResult } from './types.js'
 
 /** Drizzle's row mapper: exported by 'drizzle-orm' at run time (its own drivers use it) but left
  * out of its type declarations. */
@@ -64,6 +73,23 @@ export class ResqliteDrizzleDatabase<
   static readonly [entityKind]: string = 'ResqliteDrizzleDatabase'
   /** The resqlite database underneath. */
   declare $client: Database
+
+  /** Runs the queries in order in one transaction and resolves one result per query, each what
+   * the query alone resolves (`db.run()`'s: resqlite's {@link RunResult}). All or nothing: the
+   * first that fails rolls the whole batch back and rejects the batch with its error. */
+  batch<U extends BatchItem<'sqlite'>, T extends Readonly<[U, ...U[]]>>(batch: T): Promise<BatchResponse<T>> {
+    return sessionOf(this).batch(batch) as Promise<BatchResponse<T>>
+  }
+}
+
+/** The session of one of this module's databases (Drizzle keeps it on the database, typed as
+ * internal; resqlite/drizzle/migrator reaches it the same way). */
+function sessionOf(db: object): ResqliteSession {
+  const session = (db as { session?: unknown }).session
+  if (!is(db, ResqliteDrizzleDatabase) || !is(session, ResqliteSession)) {
+    throw typeError("expected a database made by resqlite/drizzle's drizzle()")
+  }
+  return session as ResqliteSession
 }
 
 /** A Drizzle database over an open resqlite {@link Database}: `drizzle(db, { schema })`. Takes
@@ -139,6 +165,63 @@ class ResqliteSession extends SQLiteSession<'async', RunResult, Record<string, u
   within(tx: Transaction): ResqliteSession {
     return new ResqliteSession(tx, this.asyncDialect, this.schema, this.logger)
   }
+
+  /** `db.batch()`: every item checked before any runs, then each run in order on one
+   * transaction's session. */
+  async batch(items: readonly unknown[]): Promise<unknown[]> {
+    if (!Array.isArray(items)) throw typeError('db.batch() takes an array of Drizzle queries')
+    const steps = items.map((item, index) => batchStep(item, index, this.asyncDialect))
+    if (steps.length === 0) return []
+    return this.target.transaction(async (tx) => {
+      const session = this.within(tx)
+      const results: unknown[] = []
+      for (const step of steps) results.push(await step(session))
+      return results
+    })
+  }
+
+  /** Drizzle's SQLite migration steps (its async dialect's), in one transaction that begins
+   * IMMEDIATE, so that reading which migrations ran and running the others is one step even
+   * when another connection migrates at the same time. */
+  async migrate(migrations: MigrationMeta[], config: MigrationConfig): Promise<void> {
+    await this.target.transaction(
+      (tx) =>
+        this.asyncDialect.migrate(
+          migrations,
+          this.within(tx) as unknown as Parameters<SQLiteAsyncDialect['migrate']>[1],
+          config,
+        ),
+      { mode: 'immediate' },
+    )
+  }
+}
+
+type BatchStep = (session: ResqliteSession) => Promise<unknown>
+type RawQuery = { config: { action: 'run' | 'all' | 'get' | 'values' }; getSQL: () => SQL; dialect: unknown }
+
+/** How `db.batch()` runs one item on a transaction's session: a query builder's (or relational
+ * query's) prepared query, re-made on that session; raw SQL (`db.run(sql)`, `db.all`, `db.get`,
+ * `db.values`) through the session's method of the same name. An item must come from the same
+ * database (`drizzle()` gives each its own `dialect`), or it would run on the wrong one. */
+function batchStep(item: unknown, index: number, dialect: SQLiteAsyncDialect): BatchStep {
+  const candidate = item as { _prepare?: () => unknown; constructor?: { [entityKind]?: string } } | null
+  if (typeof candidate?._prepare === 'function') {
+    if (candidate.constructor?.[entityKind] === 'SQLiteRaw') {
+      const { config, getSQL, dialect: of } = candidate as unknown as RawQuery
+      if (of === dialect) {
+        const sql = getSQL()
+        return (session) => (session[config.action] as (query: SQL) => Promise<unknown>).call(session, sql)
+      }
+    } else {
+      const prepared = candidate._prepare()
+      if (prepared instanceof ResqlitePreparedQuery && prepared.dialect === dialect) {
+        return (session) => prepared.on(session).execute()
+      }
+    }
+  }
+  throw typeError(
+    `db.batch(): item ${index} is not a query of this database (a query builder, or db.run/all/get/values)`,
+  )
 }
 
 class ResqliteTransaction extends SQLiteTransaction<
@@ -182,6 +265,8 @@ class ResqlitePreparedQuery extends SQLitePreparedQuery<Config> {
   static readonly [entityKind]: string = 'ResqlitePreparedQuery'
   /** Set by Drizzle's select builder: which joined tables' columns may all be null. */
   declare joinsNotNullableMap?: Record<string, boolean>
+  /** Drizzle's `executeMethod` (private to its class). */
+  readonly #method: SQLiteExecuteMethod
 
   constructor(
     private readonly session: ResqliteSession,
@@ -192,6 +277,26 @@ class ResqlitePreparedQuery extends SQLitePreparedQuery<Config> {
     private readonly metadata: QueryMetadata | undefined,
   ) {
     super('async', executeMethod, query, undefined, metadata, undefined)
+    this.#method = executeMethod
+  }
+
+  /** The dialect of the database this query was built for. */
+  get dialect(): SQLiteAsyncDialect {
+    return this.session.asyncDialect
+  }
+
+  /** This query on another session (a transaction's, for `db.batch()`). */
+  on(session: ResqliteSession): ResqlitePreparedQuery {
+    const twin = new ResqlitePreparedQuery(
+      session,
+      this.query,
+      this.#method,
+      this.fields,
+      this.customResultMapper,
+      this.metadata,
+    )
+    twin.joinsNotNullableMap = this.joinsNotNullableMap
+    return twin
   }
 
   #params(placeholderValues: Record<string, unknown> | undefined): Params {

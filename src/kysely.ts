@@ -7,28 +7,40 @@
 // body's async context never reaches them). The driver therefore opens `db.transaction()` at
 // `beginTransaction` with a body that waits until commit or rollback, and keeps its `tx` on
 // the Kysely connection: the connection's queries go to that `tx` explicitly. Savepoints are
-// nested `tx.transaction()` levels held the same way.
+// nested `tx.transaction()` levels held the same way. Each of these steps goes through the
+// connection's `executeQuery` as the statement Kysely's own SQLite driver sends (`begin`,
+// `savepoint "sp"`, …), so Kysely's `log` shows them; the connection recognises the query
+// objects the driver made (never SQL text) and takes the step in the statement's place.
+//
+// Migrations: Kysely's SqliteAdapter has no migration lock (its own driver has one connection
+// behind a mutex). Here connections are many, so the adapter's lock is real: it serialises the
+// migrations of one Database in this process, and each migration run is one transaction, which
+// begins IMMEDIATE (so a run in another process waits for it instead of failing).
 import {
-  type CompiledQuery,
+  CompiledQuery,
+  createQueryId,
   type DatabaseConnection,
   type DatabaseIntrospector,
   type Dialect,
   type DialectAdapter,
   type Driver,
+  IdentifierNode,
   type Kysely,
+  type MigrationLockOptions,
   type QueryCompiler,
   type QueryResult,
+  RawNode,
   SelectQueryNode,
   SqliteAdapter,
   SqliteIntrospector,
   SqliteQueryCompiler,
   type TransactionSettings,
 } from 'kysely'
-import { Held, readThenWrite } from './builder-support'
-import type { Database } from './database'
-import { ResqliteError } from './errors'
-import type { Params } from './params'
-import type { Queryable } from './types'
+import { Held, readThenWrite } from './builder-support.js'
+import type { Database } from './database.js'
+import { ResqliteError } from './errors.js'
+import type { Params } from './params.js'
+import type { Queryable } from './types.js'
 
 /** Options of {@link ResqliteDialect}. */
 export interface ResqliteDialectConfig {
@@ -41,6 +53,9 @@ export interface ResqliteDialectConfig {
  * ResqliteDialect({ database }) })`. */
 export class ResqliteDialect implements Dialect {
   readonly #config: ResqliteDialectConfig
+  /** The driver Kysely created last: Kysely creates the adapter right after it, and the
+   * adapter's migration lock is the lock of that driver's database. */
+  #driver: ResqliteDriver | undefined
 
   constructor(config: ResqliteDialectConfig) {
     if (typeof config !== 'object' || config === null || config.database === undefined) {
@@ -50,7 +65,8 @@ export class ResqliteDialect implements Dialect {
   }
 
   createDriver(): Driver {
-    return new ResqliteDriver(this.#config)
+    this.#driver = new ResqliteDriver(this.#config)
+    return this.#driver
   }
 
   createQueryCompiler(): QueryCompiler {
@@ -58,12 +74,98 @@ export class ResqliteDialect implements Dialect {
   }
 
   createAdapter(): DialectAdapter {
-    return new SqliteAdapter()
+    return new ResqliteAdapter(this.#driver)
   }
 
   // biome-ignore lint/suspicious/noExplicitAny: Kysely's own dialects take Kysely<any>
   createIntrospector(db: Kysely<any>): DatabaseIntrospector {
     return new SqliteIntrospector(db)
+  }
+}
+
+/** The connections a migration runs on, whose transactions begin IMMEDIATE: reading which
+ * migrations ran and running the others is then one step against other processes too (a
+ * deferred transaction that read first could not write after another process had). */
+const migrating = new WeakSet<DatabaseConnection>()
+
+/** Serialises Kysely's migrations per Database, in this process: what Kysely's SQLite adapter
+ * leaves to its driver's single connection. */
+class MigrationLock {
+  static readonly #locks = new WeakMap<object, MigrationLock>()
+  #tail: Promise<void> = Promise.resolve()
+  #release: (() => void) | undefined
+
+  static of(owner: object): MigrationLock {
+    const known = MigrationLock.#locks.get(owner)
+    if (known !== undefined) return known
+    const lock = new MigrationLock()
+    MigrationLock.#locks.set(owner, lock)
+    return lock
+  }
+
+  /** Resolves once every earlier holder has released the lock. */
+  async acquire(): Promise<void> {
+    const previous = this.#tail
+    let release!: () => void
+    this.#tail = new Promise<void>((resolve) => (release = resolve))
+    await previous
+    this.#release = release
+  }
+
+  release(): void {
+    const release = this.#release
+    this.#release = undefined
+    release?.()
+  }
+}
+
+/** Kysely's SQLite adapter with a real migration lock (see {@link MigrationLock}), and each
+ * migration run as one transaction (`supportsTransactionalDdl`: SQLite's DDL is transactional),
+ * so a run that fails leaves no part of itself behind. Kysely's Migrator takes the lock, then
+ * begins the transaction (unless the Migrator's `disableTransactions` is set). */
+class ResqliteAdapter extends SqliteAdapter {
+  readonly #driver: ResqliteDriver | undefined
+
+  constructor(driver: ResqliteDriver | undefined) {
+    super()
+    this.#driver = driver
+  }
+
+  override get supportsTransactionalDdl(): boolean {
+    return true
+  }
+
+  /** Takes the lock, and marks the connection `db` runs on (the Migrator's, which then begins
+   * the migration's transaction on it) to begin IMMEDIATE. */
+  // biome-ignore lint/suspicious/noExplicitAny: Kysely's adapters take Kysely<any>
+  override async acquireMigrationLock(db: Kysely<any>, _options: MigrationLockOptions): Promise<void> {
+    const lock = this.#lock()
+    await lock.acquire()
+    try {
+      await db.getExecutor().provideConnection(async (connection) => {
+        migrating.add(connection)
+      })
+    } catch (error) {
+      lock.release()
+      throw error
+    }
+  }
+
+  // biome-ignore lint/suspicious/noExplicitAny: Kysely's adapters take Kysely<any>
+  override async releaseMigrationLock(db: Kysely<any>, _options: MigrationLockOptions): Promise<void> {
+    try {
+      await db.getExecutor().provideConnection(async (connection) => {
+        migrating.delete(connection)
+      })
+    } finally {
+      this.#lock().release()
+    }
+  }
+
+  /** The lock of the driver's database (every dialect over that Database shares it); this
+   * adapter's own when Kysely made it without a driver. */
+  #lock(): MigrationLock {
+    return MigrationLock.of(this.#driver?.database ?? this)
   }
 }
 
@@ -73,6 +175,11 @@ class ResqliteDriver implements Driver {
 
   constructor(config: ResqliteDialectConfig) {
     this.#config = config
+  }
+
+  /** The database, once `init` has opened it. */
+  get database(): Database | undefined {
+    return this.#db
   }
 
   async init(): Promise<void> {
@@ -94,33 +201,43 @@ class ResqliteDriver implements Driver {
         'resqlite transactions take no isolation level or access mode (SQLite transactions are serializable)',
       )
     }
-    const c = connection as ResqliteConnection
-    c.levels.push(await Held.begin((body) => this.#db!.transaction(body)))
+    const db = this.#db!
+    await connection.executeQuery(
+      control(CompiledQuery.raw('begin'), async (c) => {
+        const options = migrating.has(connection) ? ({ mode: 'immediate' } as const) : undefined
+        c.levels.push(await Held.begin((body) => db.transaction(body, options)))
+      }),
+    )
   }
 
   async commitTransaction(connection: DatabaseConnection): Promise<void> {
-    await (connection as ResqliteConnection).end(0, true)
+    await connection.executeQuery(control(CompiledQuery.raw('commit'), (c) => c.end(0, true)))
   }
 
   async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
-    await (connection as ResqliteConnection).end(0, false)
+    await connection.executeQuery(control(CompiledQuery.raw('rollback'), (c) => c.end(0, false)))
   }
 
-  async savepoint(connection: DatabaseConnection, name: string): Promise<void> {
-    const c = connection as ResqliteConnection
-    const outer = c.levels.at(-1)
-    if (outer === undefined) throw notInTransaction('savepoint')
-    c.levels.push(await Held.begin((body) => outer.tx.transaction(body), name))
+  async savepoint(connection: DatabaseConnection, name: string, compile: Compile): Promise<void> {
+    await connection.executeQuery(
+      control(savepointCommand(compile, 'savepoint', name), async (c) => {
+        const outer = c.levels.at(-1)
+        if (outer === undefined) throw notInTransaction('savepoint')
+        c.levels.push(await Held.begin((body) => outer.tx.transaction(body), name))
+      }),
+    )
   }
 
-  async rollbackToSavepoint(connection: DatabaseConnection, name: string): Promise<void> {
-    const c = connection as ResqliteConnection
-    await c.end(c.savepoint(name), false)
+  async rollbackToSavepoint(connection: DatabaseConnection, name: string, compile: Compile): Promise<void> {
+    await connection.executeQuery(
+      control(savepointCommand(compile, 'rollback to', name), (c) => c.end(c.savepoint(name), false)),
+    )
   }
 
-  async releaseSavepoint(connection: DatabaseConnection, name: string): Promise<void> {
-    const c = connection as ResqliteConnection
-    await c.end(c.savepoint(name), true)
+  async releaseSavepoint(connection: DatabaseConnection, name: string, compile: Compile): Promise<void> {
+    await connection.executeQuery(
+      control(savepointCommand(compile, 'release', name), (c) => c.end(c.savepoint(name), true)),
+    )
   }
 
   async releaseConnection(): Promise<void> {}
@@ -128,6 +245,25 @@ class ResqliteDriver implements Driver {
   async destroy(): Promise<void> {
     await this.#db?.close()
   }
+}
+
+type Compile = QueryCompiler['compileQuery']
+
+/** The transaction steps the driver sends through `executeQuery`: each query object the driver
+ * made, with what the connection does in its place. SQL text alone (a raw `begin`) is never
+ * taken for a step. */
+const controls = new WeakMap<CompiledQuery, (connection: ResqliteConnection) => Promise<void>>()
+
+function control(query: CompiledQuery, step: (connection: ResqliteConnection) => Promise<void>): CompiledQuery {
+  controls.set(query, step)
+  return query
+}
+
+/** `savepoint "name"` (or `rollback to`, `release`) compiled as Kysely's own SQLite driver
+ * compiles it: the name as a quoted identifier. */
+function savepointCommand(compile: Compile, command: string, name: string): CompiledQuery {
+  const node = RawNode.createWithChildren([RawNode.createWithSql(`${command} `), IdentifierNode.create(name)])
+  return compile(node, createQueryId())
 }
 
 function notInTransaction(what: string): ResqliteError {
@@ -149,6 +285,11 @@ class ResqliteConnection implements DatabaseConnection {
   }
 
   async executeQuery<R>(compiled: CompiledQuery, options?: { signal?: AbortSignal }): Promise<QueryResult<R>> {
+    const step = controls.get(compiled)
+    if (step !== undefined) {
+      await step(this)
+      return { rows: [] }
+    }
     const { sql, query } = compiled
     const params = compiled.parameters as Params
     const target = this.#target

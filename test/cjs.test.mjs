@@ -39,7 +39,7 @@ test('require() exposes Database and ResqliteError, the same classes as the ESM 
   }
 })
 
-test('every subpath export resolves to ESM, CommonJS and types, one implementation behind both', async () => {
+test('every subpath export resolves to ESM, CommonJS and types; one core behind all of them', async (t) => {
   const pkg = JSON.parse(fs.readFileSync(new URL('../package.json', import.meta.url)))
   for (const [subpath, entry] of Object.entries(pkg.exports)) {
     for (const file of [entry.import.types, entry.import.default, entry.require.types, entry.require.default]) {
@@ -50,6 +50,32 @@ test('every subpath export resolves to ESM, CommonJS and types, one implementati
     const fromEsm = await import(specifier)
     const fromCjs = require(specifier)
     assert.deepStrictEqual(Object.keys(fromEsm).sort(), Object.keys(fromCjs).sort(), `${specifier}: same exports`)
-    for (const name of Object.keys(fromCjs)) assert.equal(fromEsm[name], fromCjs[name], `${specifier}: ${name}`)
+    if (subpath === '.') {
+      // The core: the same classes from both entries.
+      for (const name of Object.keys(fromCjs)) assert.equal(fromEsm[name], fromCjs[name], `${specifier}: ${name}`)
+    } else {
+      // An adapter: each entry is built on its own module system's copy of the ORM (the one the
+      // app imports), so its classes differ; both run over the one core (tested below).
+      for (const name of Object.keys(fromCjs)) assert.equal(typeof fromEsm[name], typeof fromCjs[name], name)
+    }
   }
+
+  // The CommonJS adapters work over a Database from the ESM entry, and their errors are the
+  // core's one ResqliteError.
+  const db = await esm.Database.open(path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'resqlite-')), 'cjs.db'))
+  t.after(() => db.close())
+  const { Kysely } = require('kysely')
+  const { sql } = require('drizzle-orm')
+  const kysely = new Kysely({ dialect: new (require('resqlite/kysely').ResqliteDialect)({ database: db }) })
+  await kysely.transaction().execute((trx) => trx.schema.createTable('t').addColumn('v', 'integer').execute())
+  await kysely.insertInto('t').values({ v: 1 }).execute()
+  const drizzle = require('resqlite/drizzle').drizzle(db)
+  assert.deepEqual(await drizzle.all(sql`SELECT v FROM t`), [{ v: 1 }])
+  const { TransactionRollbackError } = require('drizzle-orm')
+  await assert.rejects(
+    drizzle.transaction(async (tx) => tx.rollback()),
+    (e) => e instanceof TransactionRollbackError,
+  )
+  await assert.rejects(kysely.selectFrom('nope').selectAll().execute(), (e) => e instanceof esm.ResqliteError)
+  await assert.rejects(drizzle.run(sql`SELEC 1`), (e) => e instanceof esm.ResqliteError)
 })

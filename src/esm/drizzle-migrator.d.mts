@@ -1,0 +1,1 @@
+export * from '../cjs/drizzle-migrator.js'
