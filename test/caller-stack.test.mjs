@@ -33,7 +33,9 @@ async function setUp(t, options) {
   await db.execute('CREATE TABLE t (id INTEGER PRIMARY KEY, v NOT NULL)')
   await db.execute('INSERT INTO t VALUES (1, 1)')
   await db.execute('CREATE TABLE big (x)')
-  await db.execute('WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 5000) INSERT INTO big SELECT i FROM n')
+  await db.execute(
+    'WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 5000) INSERT INTO big SELECT i FROM n',
+  )
   return db
 }
 
@@ -61,7 +63,12 @@ test('a write that fails on the writer thread names its caller', async (t) => {
   const db = await setUp(t, { inlineBudget: 0 })
   assertNamesCaller(await rejectionOf(() => db.execute('INSERT INTO t VALUES (1, 2)')), 'SQLITE_CONSTRAINT_PRIMARYKEY')
   assertNamesCaller(
-    await rejectionOf(() => db.executeBatch('INSERT INTO t VALUES (?, ?)', [[5, 1], [6, null]])),
+    await rejectionOf(() =>
+      db.executeBatch('INSERT INTO t VALUES (?, ?)', [
+        [5, 1],
+        [6, null],
+      ]),
+    ),
     'SQLITE_CONSTRAINT_NOTNULL',
   )
   // Not bounded: the writer thread even with the JS thread allowed.
