@@ -326,6 +326,8 @@ function checkCipher(cipher: unknown, what: string): CheckedCipher {
       n = p.values[value]
     } else {
       n = integerOption(label, value, p.min, p.max, 0)
+      if (p.pageSize && n !== 0 && (n < 512 || (n & (n - 1)) !== 0))
+        throw rangeError(`${label} must be 0 or a power of two from 512 to ${p.max}`)
     }
     checked.names.push(p.native)
     checked.values.push(n)

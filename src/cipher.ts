@@ -5,7 +5,7 @@
 
 /** One parameter: an integer in [min, max], a boolean (0/1), or one of named values. */
 export type ParamSpec =
-  | { native: string; kind: 'int'; min: number; max: number }
+  | { native: string; kind: 'int'; min: number; max: number; pageSize?: true }
   | { native: string; kind: 'bool' }
   | { native: string; kind: 'enum'; values: Record<string, number> }
 
@@ -19,7 +19,9 @@ export interface CipherSpec {
 
 const MAX_PAGE = 65536
 const iterations = (native: string): ParamSpec => ({ native, kind: 'int', min: 1, max: 2 ** 31 - 1 })
-const pageSize: ParamSpec = { native: 'legacy_page_size', kind: 'int', min: 0, max: MAX_PAGE }
+/** 0 (the cipher's default) or a page size SQLite allows: a power of two from 512 (sqlite3mc
+ * refuses anything else on the connection, after the file was created). */
+const pageSize: ParamSpec = { native: 'legacy_page_size', kind: 'int', min: 0, max: MAX_PAGE, pageSize: true }
 const sha = { sha1: 0, sha256: 1, sha512: 2 }
 const AEGIS_256 = 4
 

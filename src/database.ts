@@ -15,6 +15,7 @@ import {
   checkWatchOption,
   prepareCall,
 } from './arguments'
+import { awaitedAway, withCallerFrames } from './caller-stack'
 import { type CheckedCipher, Engine, type EngineOptions } from './engine'
 import { abortError, closedError, ResqliteError } from './errors'
 import { iteration, type PageSource, type RowIterator } from './iterate'
@@ -139,7 +140,7 @@ export class Database implements Queryable {
       await db.#engine.opened
     } catch (error) {
       await db.close()
-      throw error
+      throw withCallerFrames(error)
     }
     if (interval > 0) db.#watchExternalChanges(interval)
     return db
@@ -360,7 +361,7 @@ export class Database implements Queryable {
     const running = this.#engine.backup(destination, checked.signal, checked.progress)
     const settled = running.catch(() => undefined).finally(() => this.#backups.delete(settled))
     this.#backups.add(settled)
-    return running
+    return awaitedAway(running)
   }
 
   /** The database's image (`sqlite3_serialize`) as one `Buffer`, read on a reader: the committed
@@ -513,7 +514,7 @@ export class Database implements Queryable {
     })
     this.#queuedWrites++
     this.#lastQueued = written.then(this.#queuedDone, this.#queuedDone)
-    return written
+    return awaitedAway(written)
   }
 }
 

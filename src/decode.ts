@@ -9,7 +9,7 @@
 //   alive — slices of one string per result kept all of it (experiments/033);
 // - a large result's first parts arrive while the reader still steps the rest, and
 //   RowsAssembler decodes it at most ~0.25 ms per event-loop turn (experiments/009).
-import { rangeError } from './errors'
+import { ResqliteError, rangeError } from './errors'
 
 /** One decoded row: a plain object with a property per column, in column order. The public
  * type, with what each SQLite type becomes, is `Row` in types.ts (an alias of this one). */
@@ -234,7 +234,7 @@ export class RowsResult {
       const chunk = Math.max(1, Math.floor(TEXT_CHUNK_CELLS / cols))
       for (let r = from, k = from * cols; r < to; ) {
         const end = Math.min(to, r + chunk)
-        X = this.texts(this.buffer, k, end * cols, collect)
+        X = texts(this.texts, this.buffer, k, end * cols, collect)
         XI = 1
         XS = 0
         for (; r < end; r++, k += cols) out[n++] = make(cell, k, F, text)
@@ -340,5 +340,19 @@ export class RowsAssembler {
       this.#scheduled = false
       this.#run(performance.now())
     })
+  }
+}
+
+/** The engine's `texts` call (napi/texts.rs); a value V8 cannot hold as a string is the
+ * result's fault, not a bug: `ERR_RESULT_TOO_LARGE`. */
+function texts(call: Texts, buffer: ArrayBuffer, from: number, to: number, collect: Collect): string[] {
+  try {
+    return call(buffer, from, to, collect)
+  } catch (error) {
+    if (!String((error as Error)?.message).includes('longer than a JavaScript string')) throw error
+    throw new ResqliteError(
+      'ERR_RESULT_TOO_LARGE',
+      'a TEXT value of the result is longer than a JavaScript string can hold; read it in parts with substr(), or as a BLOB',
+    )
   }
 }

@@ -1,5 +1,6 @@
 // The JS side of the native engine: submits jobs to the reader pool or the writer and settles
 // their promises when the engine hands back a batch of completions.
+import { awaitedAway } from './caller-stack'
 import { arrayResult, DIRECT_DECODE_CELLS, type Row, RowsAssembler, RowsResult } from './decode'
 import { abortError, closedError, ResqliteError } from './errors'
 import { type InlineCounters, InlineRunner, NO_INLINE_COUNTS, RESOLVED } from './inline'
@@ -219,7 +220,7 @@ export class Engine {
       )
       if (done !== undefined) return done
     }
-    return new Promise<T>((resolve, reject) => {
+    const read = new Promise<T>((resolve, reject) => {
       const id = this.#newId()
       const job: Job = { kind, sql, resolve, reject, read: true, arrays }
       this.#readsInFlight++
@@ -235,6 +236,7 @@ export class Engine {
       this.#track(id, job)
       this.#calls.read(id, kind, sql, packed.bytes, packed.length, signal !== undefined)
     })
+    return awaitedAway(read)
   }
 
   /** Whether one more read may run on the JS thread now (counting it if so): in a write group's
@@ -304,7 +306,7 @@ export class Engine {
     this.#issued++
     const settled = group.add<T>(sql, copyPacked(packed))
     if (group.writes.length >= MAX_GROUP_WRITES) this.#closeGroup()
-    return settled
+    return awaitedAway(settled)
   }
 
   /** Before a read that may run on the JS thread: it joins the open write group, or opens one
@@ -452,7 +454,7 @@ export class Engine {
       this.#standaloneInFlight++
       this.#lastStandalone = this.#lastWrite.then(this.#standaloneDone)
     }
-    return written
+    return awaitedAway(written)
   }
 
   /** An iteration's pages (crates/engine/src/threads/iterate.rs): on a connection of its own,
@@ -485,9 +487,9 @@ export class Engine {
       })
     return {
       next: () => {
-        if (started) return step(IterateStep.Next, this.#newId())
+        if (started) return awaitedAway(step(IterateStep.Next, this.#newId()))
         started = true
-        return step(IterateStep.Start, cursor)
+        return awaitedAway(step(IterateStep.Start, cursor))
       },
       end: () => {
         step(IterateStep.End, this.#newId()).catch(() => {})
@@ -533,7 +535,7 @@ export class Engine {
    * `undefined` decrypts it. */
   rekey(enc: Encryption | undefined): Promise<void> {
     this.#closeGroup()
-    return new Promise<void>((resolve, reject) => {
+    const rekeyed = new Promise<void>((resolve, reject) => {
       const id = this.#newId()
       this.#track(id, { kind: undefined, sql: undefined, resolve, reject })
       try {
@@ -546,6 +548,7 @@ export class Engine {
         enc?.key.fill(0)
       }
     })
+    return awaitedAway(rekeyed)
   }
 
   /** Copies the database into the new file `destination` on a thread of its own (crates/engine/src/sqlite/backup.rs).
@@ -556,7 +559,7 @@ export class Engine {
     signal: AbortSignal | undefined,
     progress: ((progress: BackupProgress) => void) | undefined,
   ): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
+    const copied = new Promise<void>((resolve, reject) => {
       const id = this.#newId()
       const job: Job = { kind: undefined, sql: 'backup', resolve, reject, signal }
       job.onAbort = () => this.#native.cancel(id)
@@ -574,6 +577,7 @@ export class Engine {
       this.#track(id, job)
       this.#native.backup(id, destination)
     })
+    return copied
   }
 
   /** Interrupts the statement the writer is running, if any. */

@@ -90,8 +90,8 @@ export type ResqliteErrorCode =
   | 'ERR_KEY_PRAGMA'
   /** An iteration (`iterate`) read a second time: call `iterate` again to read the rows again. */
   | 'ERR_ITERATION_STARTED'
-  /** A page asked of an iteration that has ended, or one started while the database closes or
-   * a rekey runs. */
+  /** A page asked of an iteration that has ended, or one started while the database closes (one
+   * started during a rekey waits for it). */
   | 'ERR_ITERATION_ENDED'
   /** `rekey` while an iteration is open outside a transaction: finish or end it first. */
   | 'ERR_ITERATION_OPEN'

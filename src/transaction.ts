@@ -4,6 +4,7 @@
 // transaction level, so its statements reach the writer's queue in the order they were called.
 import type { AsyncLocalStorage } from 'node:async_hooks'
 import { type CallKind, checkBody, checkNestedOptions, prepareCall } from './arguments'
+import { awaitedAway } from './caller-stack'
 import type { Engine } from './engine'
 import { abortError, describe, ResqliteError, typeError } from './errors'
 import { RESOLVED } from './inline'
@@ -458,7 +459,7 @@ export class Transaction implements Queryable {
       return this.#send<T>(sql, kind, packed, arrays)
     }
     if (!this.#turns.free) packed = copyPacked(packed)
-    return new Promise<T>((resolve, reject) => {
+    const queued = new Promise<T>((resolve, reject) => {
       // A read on the writer is not interrupted (that could disturb the transaction); an abort
       // settles the promise at once and the result is dropped.
       const onAbort = () => reject(abortError(signal!, sql))
@@ -469,6 +470,7 @@ export class Transaction implements Queryable {
           .finally(() => signal?.removeEventListener('abort', onAbort))
       })
     })
+    return awaitedAway(queued)
   }
 
   /** Sends one statement of this transaction to the writer, unless the transaction is gone. */

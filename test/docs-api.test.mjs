@@ -806,13 +806,13 @@ describe('api.md backup and in-memory files', () => {
   )
 })
 
-// Promises that do not hold today. Not run: the lead enables them with the fix they need.
+// Promises that did not hold before issue 30's fixes.
 // api.md Reads: "a statement that … begins or ends a transaction, rejects with ERR_NOT_READ_ONLY".
 // RELEASE and ROLLBACK TO (which end a savepoint, the transaction too when it is the outermost)
 // reach SQLite on a read connection and fail with SQLITE_ERROR ("no such savepoint") on this
 // branch: the same family as issue 30's item 19. Passes on main at c2e8794 (64041ec refuses
 // transaction control in select*): enable it on merge.
-describe.skip('PENDING (not counted): api.md promises that do not hold yet', () => {
+describe('api.md promises fixed with issue 30', () => {
   // api.md rekey: "reads issued meanwhile wait and then run with the new key" (with the old one
   // when the rekey fails). An iteration issued while a rekey waits for another connection, and
   // then fails, is refused instead in 3 of 10 tries (ERR_ITERATION_ENDED "no iteration starts: a

@@ -34,25 +34,6 @@ describe('encryption.md Options', () => {
   })
 
   test(
-    '"A cipher setting that sqlite3mc refuses on a connection rejects with ERR_ENCRYPTION_CONFIG" (today: a legacyPageSize that is not a power of two; see the PENDING test)',
-    T,
-    async (t) => {
-      const dir = tempDir(t)
-      const err = await expectReject(
-        () =>
-          Database.open(path.join(dir, 'x.db'), {
-            encryptionKey: 'k',
-            cipher: { name: 'chacha20', legacyPageSize: 1000 },
-          }),
-        ResqliteError,
-        'ERR_ENCRYPTION_CONFIG',
-        /legacy_page_size/,
-      )
-      assert.doesNotMatch(err.message, /1000/)
-    },
-  )
-
-  test(
     'Temporary storage: "resqlite sets temp_store = MEMORY" on the writer, the readers and the JS thread\'s connection',
     T,
     async (t) => {
@@ -189,14 +170,14 @@ describe('encryption.md Rekey', () => {
   })
 })
 
-// Promises that do not hold today. Not run: the lead enables them with the fix they need.
+// Promises that did not hold before issue 30's fixes.
 // - encryption.md Options: "a value out of range is a TypeError/RangeError before any file is
 //   touched". A legacyPageSize inside 0–65536 that is not 0 or a power of two from 512 passes
 //   src/cipher.ts's check, sqlite3mc refuses it on the connection (ERR_ENCRYPTION_CONFIG), and
 //   the failed open leaves an empty database file behind. Fix: validate legacyPageSize as 0 or a
 //   power of two in 512–65536 in src/cipher.ts (then drop the ERR_ENCRYPTION_CONFIG test above,
 //   or find another refused setting for it).
-describe.skip('PENDING (not counted): encryption.md promises that do not hold yet', () => {
+describe('encryption.md promises fixed with issue 30', () => {
   test(
     '"a value out of range is a … RangeError before any file is touched": legacyPageSize 1000 or 100',
     T,

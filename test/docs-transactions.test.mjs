@@ -147,7 +147,7 @@ describe('transactions.md Rules', () => {
   )
 })
 
-// Promises that do not hold today. Not run: the lead enables them with the fix they need.
+// Promises that did not hold before issue 30's fixes.
 // transactions.md Rules: "Inside a body, a COMMIT, ROLLBACK or END statement rejects with
 // ERR_TRANSACTION_CONTROL, and the transaction then rejects with ERR_TRANSACTION_ROLLED_BACK".
 // `ROLLBACK TO <savepoint>` (a ROLLBACK statement) run through tx.execute inside a nested body
@@ -157,7 +157,7 @@ describe('transactions.md Rules', () => {
 // body): both still happen there. Through tx.select the same statements are refused with
 // ERR_NOT_READ_ONLY on main (api.md: select refuses a statement that ends a transaction), not on
 // this branch (SQLITE_ERROR / the level undone).
-describe.skip('PENDING (not counted): transactions.md promises that do not hold yet', () => {
+describe('transactions.md promises fixed with issue 30', () => {
   // Only ROLLBACK TO is a ROLLBACK statement: no page promises ERR_TRANSACTION_CONTROL for RELEASE
   // through execute (today the transaction rejects with SQLITE_ERROR and keeps nothing: not silent).
   for (const sql of ['ROLLBACK TO resqlite_sp1']) {

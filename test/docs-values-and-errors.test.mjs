@@ -245,7 +245,7 @@ describe('values-and-errors.md Values', () => {
   )
 })
 
-// Promises that do not hold today. Not run: the lead enables them with the fix they need.
+// Promises that did not hold before issue 30's fixes.
 // values-and-errors.md Library codes: "ERR_RESULT_TOO_LARGE | … text longer than a JavaScript
 // string can hold". A select whose TEXT value is longer than that (536,870,890 characters here)
 // rejects with a plain TypeError without a code ("texts: a value is longer than a JavaScript
@@ -254,7 +254,7 @@ describe('values-and-errors.md Values', () => {
 // ResqliteError('ERR_RESULT_TOO_LARGE') where decode.ts calls texts(), or throw it with that
 // code from texts.rs. Costly: ~14 s and ~3 GB of RSS on this machine; selectBytes of the same
 // value resolves (a Buffer is not a string).
-describe.skip('PENDING (not counted): values-and-errors.md promises that do not hold yet', () => {
+describe('values-and-errors.md promises fixed with issue 30', () => {
   test('ERR_RESULT_TOO_LARGE: "text longer than a JavaScript string can hold"', { timeout: 120_000 }, async (t) => {
     const db = await openDb(t, { readers: 1 })
     const err = await expectReject(

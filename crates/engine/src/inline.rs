@@ -212,7 +212,7 @@ pub fn write(
     let raw = stmt.raw;
     // SAFETY: valid statement.
     // A BEGIN or COMMIT goes to the writer thread, whose checks refuse it inside a transaction.
-    if stmt.has_tail || stmt.kind.transaction_control || unsafe { ffi::sqlite3_column_count(raw) } != 0 || skips(stmt) {
+    if stmt.has_tail || stmt.kind.ends_a_level() || unsafe { ffi::sqlite3_column_count(raw) } != 0 || skips(stmt) {
         return Ok(Ran::Skipped);
     }
     // Judged again whenever SQLite has re-prepared it: its program may differ.

@@ -51,6 +51,9 @@ pub struct Capture {
     pub transaction_control: bool,
     /// Since `clear`: a SAVEPOINT, RELEASE or ROLLBACK TO was compiled.
     pub savepoint: bool,
+    /// Since `clear`: a SAVEPOINT, RELEASE or ROLLBACK TO of one of the library's own
+    /// savepoints (`resqlite_…`: a nested transaction's level, a batch's) was compiled.
+    pub library_savepoint: bool,
     /// Since `clear`: a PRAGMA that changes a setting (one given a value, other than the
     /// queries that take an argument) was compiled.
     pub sets_pragma: bool,
@@ -72,6 +75,7 @@ impl Capture {
             reading: false,
             transaction_control: false,
             savepoint: false,
+            library_savepoint: false,
             sets_pragma: false,
             refusal: None,
         }
@@ -83,6 +87,7 @@ impl Capture {
         self.connection_state = false;
         self.transaction_control = false;
         self.savepoint = false;
+        self.library_savepoint = false;
         self.sets_pragma = false;
         self.refusal = None;
     }
@@ -223,7 +228,11 @@ pub unsafe extern "C" fn authorize(
             capture.sets_pragma |= !arg2.is_null() && !is_one_of(name, QUERY_PRAGMAS);
         }
         ffi::SQLITE_TRANSACTION => capture.transaction_control = true,
-        ffi::SQLITE_SAVEPOINT => capture.savepoint = true,
+        ffi::SQLITE_SAVEPOINT => {
+            capture.savepoint = true;
+            let name = if arg2.is_null() { &b""[..] } else { CStr::from_ptr(arg2).to_bytes() };
+            capture.library_savepoint |= name.len() >= 9 && name[..9].eq_ignore_ascii_case(b"resqlite_");
+        }
         ffi::SQLITE_FUNCTION if !arg2.is_null() => {
             let name = CStr::from_ptr(arg2).to_str().unwrap_or("");
             capture.connection_state |= CONNECTION_STATE_FUNCTIONS.iter().any(|f| f.eq_ignore_ascii_case(name));

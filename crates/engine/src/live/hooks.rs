@@ -22,8 +22,19 @@ pub struct StatementKind {
     pub transaction_control: bool,
     /// SAVEPOINT, RELEASE or ROLLBACK TO.
     pub savepoint: bool,
+    /// ... of one of the library's own savepoints (a nested transaction's level, a batch's).
+    pub library_savepoint: bool,
     /// A PRAGMA that changes a setting.
     pub sets_pragma: bool,
+}
+
+impl StatementKind {
+    /// Inside a transaction body it would end the transaction, or one of its levels, behind the
+    /// library's back: BEGIN, COMMIT, END, ROLLBACK, or a RELEASE or ROLLBACK TO of the
+    /// library's savepoints (a user's own savepoints are the user's).
+    pub fn ends_a_level(&self) -> bool {
+        self.transaction_control || self.library_savepoint
+    }
 }
 
 /// A connection's live-query hooks: the state SQLite's callbacks reach, and the connection's
@@ -115,6 +126,7 @@ impl Hooks {
         StatementKind {
             transaction_control: capture.transaction_control,
             savepoint: capture.savepoint,
+            library_savepoint: capture.library_savepoint,
             sets_pragma: capture.sets_pragma,
         }
     }

@@ -101,8 +101,8 @@ fn transaction_control_in_transaction(what: &str) -> DbError {
     DbError::new(
         "ERR_TRANSACTION_CONTROL",
         format!(
-            "{what} (COMMIT, ROLLBACK, END or BEGIN inside db.transaction()); end a transaction by \
-             returning from or throwing in its body"
+            "{what} (COMMIT, ROLLBACK, END, BEGIN, or a RELEASE or ROLLBACK TO of the library's \
+             savepoints inside db.transaction()); end a transaction by returning from or throwing in its body"
         ),
     )
 }
@@ -350,7 +350,7 @@ impl Worker {
             }
             return self.execute_script(sql, in_transaction);
         }
-        if in_transaction && stmt.kind.transaction_control {
+        if in_transaction && stmt.kind.ends_a_level() {
             return Err(self.refuse_transaction_control("this statement would end the transaction"));
         }
         let _reset = ResetOnDrop(stmt.raw);
@@ -422,7 +422,7 @@ impl Worker {
             self.hooks.clear_capture();
             let prepared = self.conn.prepare_at(rest, 0).map_err(|e| self.hooks.take_refusal().unwrap_or(e))?;
             let Some((stmt, consumed)) = prepared else { break };
-            if in_transaction && self.hooks.captured_kind().transaction_control {
+            if in_transaction && self.hooks.captured_kind().ends_a_level() {
                 drop(stmt);
                 return Err(self.refuse_transaction_control("a statement of this script would end the transaction"));
             }
@@ -442,7 +442,7 @@ impl Worker {
         if stmt.has_tail {
             return Err(multiple_statements("executeBatch takes one statement"));
         }
-        if stmt.kind.transaction_control {
+        if stmt.kind.ends_a_level() {
             return Err(self.refuse_transaction_control("executeBatch runs in a transaction of its own"));
         }
         let raw = stmt.raw;

@@ -205,6 +205,8 @@ fn swap_key(
     });
     if let Err(e) = swapped {
         let _ = worker.conn.query_text("PRAGMA journal_mode = WAL");
+        // Iterations may start again before the readers do: one waiting at the gate then runs.
+        shared.cursors.lock().unwrap().resume();
         shared.gate.release(old);
         return Outcome::Error(e);
     }
@@ -222,6 +224,7 @@ fn swap_key(
             Outcome::Error(DbError { message: format!("{} (after rekey)", e.message), ..e })
         }
     };
+    shared.cursors.lock().unwrap().resume();
     shared.gate.release(new);
     outcome
 }
