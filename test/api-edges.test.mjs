@@ -1,0 +1,56 @@
+// Edges of the public API (issue 30): re-entrant parameter packing, read-only properties,
+// diagnostics after close, live-query subscribe checks, one AbortSignal shared by many calls,
+// and options that are refused rather than ignored.
+
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import { Database, ResqliteError } from '../dist/esm/index.mjs'
+import { expectReject, openDb } from './helpers.mjs'
+
+const T = { timeout: 20_000 }
+
+test('a parameter getter that calls the library binds each call its own values', T, async (t) => {
+  const db = await openDb(t)
+  await db.execute('CREATE TABLE t (a TEXT, b TEXT)')
+  let inner
+  const params = {
+    get a() {
+      // Packed while the outer call is half packed: the nested call must not overwrite it.
+      inner = db.select('SELECT :x AS x, :y AS y', { x: 'INJ-1', y: 'INJ-2' })
+      return 'first'
+    },
+    b: 'second',
+  }
+  await db.execute('INSERT INTO t (a, b) VALUES (:a, :b)', params)
+  assert.deepStrictEqual(await inner, [{ x: 'INJ-1', y: 'INJ-2' }])
+  assert.deepStrictEqual(await db.select('SELECT a, b FROM t'), [{ a: 'first', b: 'second' }])
+
+  // Positional, and executeBatch, with a nested write in an array element's getter.
+  const row = ['p1', 'p2']
+  Object.defineProperty(row, 0, {
+    get() {
+      inner = db.execute('INSERT INTO t (a, b) VALUES (?, ?)', ['nested-a', 'nested-b'])
+      return 'p1'
+    },
+  })
+  await db.executeBatch('INSERT INTO t (a, b) VALUES (?, ?)', [row, ['q1', 'q2']])
+  await inner
+  assert.deepStrictEqual(await db.select("SELECT a, b FROM t WHERE a <> 'first' ORDER BY a"), [
+    { a: 'nested-a', b: 'nested-b' },
+    { a: 'p1', b: 'p2' },
+    { a: 'q1', b: 'q2' },
+  ])
+
+  // A nested call whose packing fails (undefined is refused) leaves the outer packing intact.
+  let nestedError
+  const outer = {
+    get a() {
+      db.select('SELECT :v AS v', { v: 'x', w: undefined }).catch((e) => (nestedError = e))
+      return 'after-throw'
+    },
+    b: 'ok',
+  }
+  await db.execute('INSERT INTO t (a, b) VALUES (:a, :b)', outer)
+  assert.deepStrictEqual(await db.select("SELECT b FROM t WHERE a = 'after-throw'"), [{ b: 'ok' }])
+  assert.equal(nestedError?.code, 'ERR_INVALID_ARG_TYPE')
+})
