@@ -19,7 +19,7 @@ import { type CheckedCipher, Engine, type EngineOptions } from './engine'
 import { abortError, closedError, ResqliteError } from './errors'
 import { iteration, type RowIterator } from './iterate'
 import { LiveQueries, LiveQuery } from './live-queries'
-import { JobKind, type NativeDiagnostics } from './native'
+import { JobKind } from './native'
 import { copyPacked, encodeBatch, encodeParams, NO_PARAMS, type Packed, type Params } from './params'
 import { OUTERMOST, Transaction, Turns } from './transaction'
 import type {
@@ -44,32 +44,15 @@ import type {
 
 const DEBUG_PANIC = Symbol.for('resqlite.debugPanic')
 
-/** The engine's diagnostics once the database is closing. */
-const CLOSED_DIAGNOSTICS: NativeDiagnostics = {
-  queries: 0,
-  requeries: 0,
-  skippedByColumns: 0,
-  unchangedSuppressed: 0,
-  fallbackAll: 0,
-  pageCacheBytes: 0,
-  schemaBytes: 0,
-  statementBytes: 0,
-  groups: 0,
-  groupedWrites: 0,
-  steppedAside: 0,
-}
-
 /** A SQLite database: one writer connection and a pool of reader connections, each on its own
  * native thread, so no query runs on the event loop. Open one with {@link Database.open}; its
  * query methods are {@link Queryable}'s, shared with {@link Transaction}. */
 export class Database implements Queryable {
-  /** The path the database was opened with. */
-  readonly path: string
-  /** How many reader connections serve reads (the `readers` option, or its default). */
-  readonly readers: number
-  /** Opened with `readonly: true`: no writer, and every write rejects with
-   * `ERR_DATABASE_READONLY`. */
-  readonly readonly: boolean
+  // path, readers and readonly are getters over private fields: assigning one throws in strict
+  // mode (a no-op otherwise), so plain JS cannot make the object disagree with its engine.
+  readonly #path: string
+  readonly #readers: number
+  readonly #readonly: boolean
   readonly #engine: Engine
   /** Writers wait here in call order; a transaction holds the writer alone. */
   readonly #turns = new Turns()
@@ -91,15 +74,31 @@ export class Database implements Queryable {
   readonly #memoryDir: string | undefined
 
   private constructor(path: string, options: EngineOptions, memoryDir: string | undefined) {
-    this.path = path
+    this.#path = path
     this.#memoryDir = memoryDir
     this.#file = memoryDir === undefined ? path : join(memoryDir, 'db')
-    this.readers = options.readers
-    this.readonly = options.readonly
+    this.#readers = options.readers
+    this.#readonly = options.readonly
     this.#cipher = options.encryption?.cipher
     this.#attached = options.attach.length > 0
     this.#engine = new Engine(this.#file, options)
     this.#live = new LiveQueries(this.#engine)
+  }
+
+  /** The path the database was opened with. */
+  get path(): string {
+    return this.#path
+  }
+
+  /** How many reader connections serve reads (the `readers` option, or its default). */
+  get readers(): number {
+    return this.#readers
+  }
+
+  /** Opened with `readonly: true`: no writer, and every write rejects with
+   * `ERR_DATABASE_READONLY`. */
+  get readonly(): boolean {
+    return this.#readonly
   }
 
   /** Opens (creating if needed) the database at `path`. Every connection is opened and
@@ -152,9 +151,12 @@ export class Database implements Queryable {
   }
 
   /** Counters for live queries, SQLite's memory use, the WAL's size, group commits, the engine
-   * threads' steps aside and SQLite work on the JS thread ({@link Diagnostics}). After `close()`, the engine's counters read 0. */
+   * threads' steps aside and SQLite work on the JS thread ({@link Diagnostics}). Rejects with
+   * `ERR_DATABASE_CLOSED` once `close()` was called, like every other call: the counters only
+   * grow, and a closed engine has none to give. */
   async diagnostics(): Promise<Diagnostics> {
-    const native = this.#closing ? CLOSED_DIAGNOSTICS : this.#engine.diagnostics()
+    if (this.#closing) throw closedError()
+    const native = this.#engine.diagnostics()
     const wal = await stat(`${this.#file}-wal`).catch(() => undefined)
     return {
       streams: this.#live.counters(native),
@@ -278,7 +280,7 @@ export class Database implements Queryable {
     } catch (error) {
       return Promise.reject(error)
     }
-    if (this.readonly) return Promise.reject(readonlyError('BEGIN'))
+    if (this.#readonly) return Promise.reject(readonlyError('BEGIN'))
     if (signal?.aborted) return Promise.reject(abortError(signal, 'transaction'))
     return this.#transaction(body, mode, signal)
   }
@@ -310,7 +312,7 @@ export class Database implements Queryable {
     } catch (error) {
       return Promise.reject(error)
     }
-    if (this.readonly) {
+    if (this.#readonly) {
       enc?.key.fill(0)
       return Promise.reject(
         new ResqliteError(
@@ -407,7 +409,7 @@ export class Database implements Queryable {
     this.#watch = setInterval(() => {
       if (checking || this.#live.size === 0 || this.#closing) return
       checking = true
-      const check = this.readonly
+      const check = this.#readonly
         ? this.#engine.read(JobKind.DataVersion, 'PRAGMA data_version', NO_PARAMS, undefined)
         : this.#engine.write(JobKind.DataVersion, 'PRAGMA data_version', NO_PARAMS)
       check.then(
@@ -460,7 +462,7 @@ export class Database implements Queryable {
     } catch (error) {
       return Promise.reject(error)
     }
-    if (this.readonly) return Promise.reject(readonlyError(sql))
+    if (this.#readonly) return Promise.reject(readonlyError(sql))
     if (this.#turns.free) {
       // Nothing holds or waits for the writer: a bounded execute may run on the JS thread.
       const done = kind === JobKind.Execute ? this.#engine.writeInline<T>(sql, packed, undefined) : undefined

@@ -234,16 +234,20 @@ function unsubscriber(stop: () => void): Unsubscribe {
 /** A query whose rows update themselves: `subscribe`, `for await`, or RxJS `from(live)`. Lazy:
  * nothing runs until the first subscription. */
 export class LiveQuery<T = Row> implements AsyncIterable<T[]> {
-  /** The query's SQL, as given to `db.stream()`. */
-  readonly sql: string
+  readonly #sql: string
   readonly #live: LiveQueries
   readonly #params: Params | undefined
 
   /** @internal Made by `db.stream()`. */
   constructor(live: LiveQueries, sql: string, params: Params | undefined) {
     this.#live = live
-    this.sql = sql
+    this.#sql = sql
     this.#params = params
+  }
+
+  /** The query's SQL, as given to `db.stream()` (read-only: assigning it throws in strict mode). */
+  get sql(): string {
+    return this.#sql
   }
 
   /** Calls `next` with the current rows, then with the new rows after every committed write
@@ -263,7 +267,7 @@ export class LiveQuery<T = Row> implements AsyncIterable<T[]> {
     // An observer object is kept as it is (RxJS passes a class instance): its methods are
     // called on it.
     const observer: LiveQueryObserver<T> = typeof next === 'function' ? { next, error } : next
-    return this.#live.subscribe(this.sql, this.#params, observer)
+    return this.#live.subscribe(this.#sql, this.#params, observer)
   }
 
   /** Yields the current rows, then each change; when results arrive faster than the loop

@@ -54,3 +54,51 @@ test('a parameter getter that calls the library binds each call its own values',
   assert.deepStrictEqual(await db.select("SELECT b FROM t WHERE a = 'after-throw'"), [{ b: 'ok' }])
   assert.equal(nestedError?.code, 'ERR_INVALID_ARG_TYPE')
 })
+
+test('db.path, db.readers, db.readonly and live.sql cannot be assigned', T, async (t) => {
+  const db = await openDb(t, { readers: 2 })
+  const before = { path: db.path, readers: db.readers, readonly: db.readonly }
+  // This module is strict: assignment throws.
+  for (const key of ['path', 'readers', 'readonly']) {
+    assert.throws(
+      () => {
+        db[key] = 'changed'
+      },
+      TypeError,
+      key,
+    )
+  }
+  assert.deepStrictEqual({ path: db.path, readers: db.readers, readonly: db.readonly }, before)
+  assert.equal(before.readers, 2)
+  const live = db.stream('SELECT 1 AS one')
+  assert.throws(() => {
+    live.sql = 'SELECT 2'
+  }, TypeError)
+  assert.equal(live.sql, 'SELECT 1 AS one')
+  // Sloppy-mode code (a Function body is sloppy): the assignment does nothing.
+  new Function('db', 'db.readonly = true; db.path = "x"; db.readers = 9')(db)
+  assert.deepStrictEqual({ path: db.path, readers: db.readers, readonly: db.readonly }, before)
+})
+
+test('a read-only database whose readonly is assigned false still refuses writes', T, async (t) => {
+  const rw = await openDb(t)
+  await rw.execute('CREATE TABLE t (x)')
+  const ro = await Database.open(rw.path, { readonly: true })
+  t.after(() => ro.close())
+  new Function('ro', 'ro.readonly = false')(ro)
+  assert.equal(ro.readonly, true)
+  await expectReject(() => ro.execute('INSERT INTO t VALUES (1)'), ResqliteError, 'ERR_DATABASE_READONLY')
+  await expectReject(() => ro.transaction(async () => {}), ResqliteError, 'ERR_DATABASE_READONLY')
+})
+
+test('diagnostics() rejects with ERR_DATABASE_CLOSED once close() was called', T, async (t) => {
+  const db = await openDb(t)
+  await db.execute('CREATE TABLE t (x)')
+  const open = await db.diagnostics()
+  assert.equal(typeof open.walBytes, 'number')
+  const closing = db.close()
+  // Called while closing, and after: both reject, neither reports zeroed counters.
+  await expectReject(() => db.diagnostics(), ResqliteError, 'ERR_DATABASE_CLOSED', /closed/)
+  await closing
+  await expectReject(() => db.diagnostics(), ResqliteError, 'ERR_DATABASE_CLOSED', /closed/)
+})
