@@ -253,10 +253,11 @@ export class Database implements Queryable {
   /** On a `Database`: waits its turn on the writer behind earlier writes and any open
    * transaction, or, inside a transaction body, joins the transaction.
    * @inheritDoc */
-  executeBatch(sql: string, paramSets: readonly Params[]): Promise<BatchResult> {
+  executeBatch(sql: string, paramSets: readonly Params[], options?: unknown): Promise<BatchResult> {
+    // `options`: none are taken; any given (a signal, a typo) is refused, not ignored.
     return (
-      this.#context.getStore()?.executeBatch(sql, paramSets) ??
-      this.#write(JobKind.Batch, sql, () => encodeBatch(paramSets))
+      this.#context.getStore()?.executeBatch(sql, paramSets, options) ??
+      this.#write(JobKind.Batch, sql, () => encodeBatch(paramSets), options as undefined)
     )
   }
 
@@ -458,7 +459,7 @@ export class Database implements Queryable {
     let packed: Packed
     let arrays: boolean
     try {
-      ;({ packed, arrays } = prepareCall(sql, options, pack, 'write'))
+      ;({ packed, arrays } = prepareCall(sql, options, pack, kind === JobKind.Batch ? 'batch' : 'write'))
     } catch (error) {
       return Promise.reject(error)
     }

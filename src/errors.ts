@@ -62,10 +62,10 @@ export type ResqliteErrorCode =
   /** At `open()` or `rekey()`: SQLite3 Multiple Ciphers refused to select the cipher, or one of
    * its parameters. */
   | 'ERR_ENCRYPTION_CONFIG'
-  /** `rekey` on a database opened with `attach`, a re-encrypted copy that failed its check,
-   * another process holding the database in WAL mode, or a writer that could not reopen after a
-   * rekey. Other rekey failures carry SQLite's code; either way, a rekey that fails before the
-   * swap leaves the database under its old key. */
+  /** `rekey` on a database opened with `attach`, a re-encrypted copy that failed its check, or
+   * a writer that could not reopen after a rekey. Other rekey failures carry SQLite's code
+   * (`SQLITE_BUSY`: another process kept the database open past `busyTimeout`); either way, a
+   * rekey that fails before the swap leaves the database under its old key. */
   | 'ERR_REKEY'
   /** `rekey` called inside a transaction body. */
   | 'ERR_REKEY_IN_TRANSACTION'

@@ -29,7 +29,7 @@ import type {
 const CALLS: Partial<Record<JobKind, CallKind>> = {
   [JobKind.SelectBytes]: 'bytes',
   [JobKind.Execute]: 'write',
-  [JobKind.Batch]: 'write',
+  [JobKind.Batch]: 'batch',
 }
 
 /** A FIFO of callers that need the writer. Plain writes pass straight through while nothing
@@ -242,8 +242,8 @@ export class Transaction implements Queryable {
   /** On a `Transaction`: joins this transaction, in a savepoint of it that keeps the batch
    * all-or-nothing.
    * @inheritDoc */
-  executeBatch(sql: string, paramSets: readonly Params[]): Promise<BatchResult> {
-    return this.#op(JobKind.Batch, sql, () => encodeBatch(paramSets), undefined)
+  executeBatch(sql: string, paramSets: readonly Params[], options?: unknown): Promise<BatchResult> {
+    return this.#op(JobKind.Batch, sql, () => encodeBatch(paramSets), options as undefined)
   }
 
   /** On a `Transaction`: nests `body` as a savepoint; its rejection rolls back the savepoint's

@@ -9,6 +9,12 @@ import { expectReject, openDb } from './helpers.mjs'
 
 const T = { timeout: 20_000 }
 
+async function drain(iterator) {
+  const rows = []
+  for await (const row of iterator) rows.push(row)
+  return rows
+}
+
 test('a parameter getter that calls the library binds each call its own values', T, async (t) => {
   const db = await openDb(t)
   await db.execute('CREATE TABLE t (a TEXT, b TEXT)')
@@ -101,4 +107,194 @@ test('diagnostics() rejects with ERR_DATABASE_CLOSED once close() was called', T
   await expectReject(() => db.diagnostics(), ResqliteError, 'ERR_DATABASE_CLOSED', /closed/)
   await closing
   await expectReject(() => db.diagnostics(), ResqliteError, 'ERR_DATABASE_CLOSED', /closed/)
+})
+
+test('options a call does not take are refused, naming the option', T, async (t) => {
+  const db = await openDb(t)
+  await db.execute('CREATE TABLE t (x)')
+  const signal = new AbortController().signal
+  const cases = [
+    // [what, call, code, message fragment]
+    [
+      'executeBatch + signal',
+      () => db.executeBatch('INSERT INTO t VALUES (?)', [[1]], { signal }),
+      'ERR_INVALID_ARG_VALUE',
+      /executeBatch takes no signal/,
+    ],
+    [
+      'executeBatch + rowMode',
+      () => db.executeBatch('INSERT INTO t VALUES (?)', [[1]], { rowMode: 'array' }),
+      'ERR_INVALID_ARG_VALUE',
+      /executeBatch takes no rowMode/,
+    ],
+    [
+      'executeBatch + unknown',
+      () => db.executeBatch('INSERT INTO t VALUES (?)', [[1]], { chunk: 10 }),
+      'ERR_INVALID_ARG_VALUE',
+      /unknown option 'chunk'/,
+    ],
+    [
+      'executeBatch + non-object',
+      () => db.executeBatch('INSERT INTO t VALUES (?)', [[1]], 5),
+      'ERR_INVALID_ARG_TYPE',
+      /options must be an object/,
+    ],
+    [
+      'select + unknown',
+      () => db.select('SELECT 1', [], { rowmode: 'array' }),
+      'ERR_INVALID_ARG_VALUE',
+      /unknown option 'rowmode'.*signal and rowMode/,
+    ],
+    [
+      'selectOne + unknown',
+      () => db.selectOne('SELECT 1', [], { timeout: 5 }),
+      'ERR_INVALID_ARG_VALUE',
+      /unknown option 'timeout'/,
+    ],
+    [
+      'selectBytes + unknown',
+      () => db.selectBytes('SELECT 1', [], { pageRows: 5 }),
+      'ERR_INVALID_ARG_VALUE',
+      /unknown option 'pageRows': selectBytes takes signal/,
+    ],
+    [
+      'execute + unknown',
+      () => db.execute('INSERT INTO t VALUES (1)', [], { safeIntegers: true }),
+      'ERR_INVALID_ARG_VALUE',
+      /unknown option 'safeIntegers': execute takes rowMode/,
+    ],
+    [
+      'select + array options',
+      () => db.select('SELECT 1', [], []),
+      'ERR_INVALID_ARG_TYPE',
+      /options must be an object.*Array/,
+    ],
+    [
+      'select + a signal as options',
+      () => db.select('SELECT 1', [], signal),
+      'ERR_INVALID_ARG_TYPE',
+      /options must be an object.*AbortSignal/,
+    ],
+    [
+      'open + array options',
+      () => Database.open(':memory:', []),
+      'ERR_INVALID_ARG_TYPE',
+      /options must be an object.*Array/,
+    ],
+    [
+      'open + watch array',
+      () => Database.open(':memory:', { watchExternalChanges: [] }),
+      'ERR_INVALID_ARG_TYPE',
+      /watchExternalChanges/,
+    ],
+    [
+      'transaction + array options',
+      () => db.transaction(async () => {}, []),
+      'ERR_INVALID_ARG_TYPE',
+      /options must be an object/,
+    ],
+    [
+      'backup + array options',
+      () => db.backup(`${db.path}.bak`, []),
+      'ERR_INVALID_ARG_TYPE',
+      /options must be an object/,
+    ],
+    ['rekey + array options', () => db.rekey('k', []), 'ERR_INVALID_ARG_TYPE', /options must be an object/],
+  ]
+  for (const [what, call, code, fragment] of cases) {
+    const e = await expectReject(call, TypeError, code, fragment).catch((error) => {
+      throw new Error(`${what}: ${error.message}`)
+    })
+    assert.ok(e, what)
+  }
+  const iterated = db.iterate('SELECT 1', [], { rowMode: 'array', limit: 3 })
+  await assert.rejects(drain(iterated), { code: 'ERR_INVALID_ARG_VALUE', message: /unknown option 'limit'/ })
+  await db.transaction(async (tx) => {
+    await expectReject(
+      () => tx.executeBatch('INSERT INTO t VALUES (?)', [[1]], { signal }),
+      TypeError,
+      'ERR_INVALID_ARG_VALUE',
+      /executeBatch takes no signal/,
+    )
+    await expectReject(
+      () => db.executeBatch('INSERT INTO t VALUES (?)', [[1]], { signal }),
+      TypeError,
+      'ERR_INVALID_ARG_VALUE',
+      /executeBatch takes no signal/,
+    )
+    await expectReject(
+      () => tx.select('SELECT 1', [], { nope: 1 }),
+      TypeError,
+      'ERR_INVALID_ARG_VALUE',
+      /unknown option 'nope'/,
+    )
+  })
+  // None of them ran: t is still empty. Options whose value is undefined are as if not given.
+  assert.deepStrictEqual(await db.select('SELECT count(*) AS n FROM t'), [{ n: 0 }])
+  assert.deepStrictEqual(await db.executeBatch('INSERT INTO t VALUES (?)', [[1]], { signal: undefined }), {
+    changes: 1,
+  })
+  assert.deepStrictEqual(await db.executeBatch('INSERT INTO t VALUES (?)', [[2]], {}), { changes: 1 })
+})
+
+test('messages about a wrong option name its type or the allowed values, never the value given', T, async (t) => {
+  const db = await openDb(t)
+  const secret = 'my-secret-mode'
+  const cases = [
+    [() => db.transaction(async () => {}, { mode: secret }), /mode must be 'deferred', 'immediate' or 'exclusive'$/],
+    [() => db.select('SELECT 1', [], { rowMode: secret }), /rowMode must be 'object' or 'array'$/],
+    [() => Database.open(':memory:', { checkpoints: secret }), /checkpoints must be 'auto' or 'external'$/],
+    [() => Database.open(':memory:', { encryptionKey: 'k', cipher: secret }), /unknown cipher: one of/],
+    [() => Database.open(':memory:', { encryptionKey: 'k', cipher: { name: secret } }), /unknown cipher\.name: one of/],
+    [() => Database.open(':memory:', { readers: 777 }), /readers must be between 1 and 64$/],
+    [() => Database.open(':memory:', { busyTimeout: -777 }), /busyTimeout must be between/],
+    [() => Database.open(':memory:', { inlineBudget: 777 }), /inlineBudget must be between 0 and 10$/],
+    [() => drain(db.iterate('SELECT 1', [], { pageRows: 7_777_777 })), /pageRows must be between/],
+    [
+      () => Database.open(':memory:', { attach: { [secret]: '' } }),
+      /attach\.my-secret-mode is not a database file path/,
+    ],
+    [() => Database.open(':memory:', { attach: { main: `/tmp/${secret}` } }), /schema name cannot be 'main' or 'temp'/],
+    [() => db.backup(''), /destination is not a file path/],
+  ]
+  for (const [call, fragment] of cases) {
+    const e = await call().then(
+      () => assert.fail(`resolved: ${fragment}`),
+      (error) => error,
+    )
+    assert.match(String(e.code), /^ERR_/, e.message)
+    assert.match(e.message, fragment)
+    assert.doesNotMatch(e.message, /777|my-secret-mode'|\/tmp\//, e.message)
+  }
+})
+
+test('rekey while another process keeps the database open rejects with SQLITE_BUSY after busyTimeout', T, async (t) => {
+  const { spawn } = await import('node:child_process')
+  const db = await openDb(t, { busyTimeout: 200 })
+  await db.execute('CREATE TABLE t (x)')
+  await db.execute('INSERT INTO t VALUES (1)')
+  const holder = new URL('../dist/esm/index.mjs', import.meta.url).href
+  const child = spawn(
+    process.execPath,
+    [
+      '--input-type=module',
+      '-e',
+      `import { Database } from ${JSON.stringify(holder)}
+       const db = await Database.open(${JSON.stringify(db.path)}, { readers: 1 })
+       await db.select('SELECT * FROM t')
+       process.stdout.write('ready\\n')
+       setInterval(() => {}, 1000)`,
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  )
+  t.after(() => child.kill())
+  await new Promise((resolve, reject) => {
+    child.stdout.once('data', resolve)
+    child.once('exit', reject)
+  })
+  // docs/api.md "rekey" and docs/values-and-errors.md: SQLite's SQLITE_BUSY, not ERR_REKEY.
+  await expectReject(() => db.rekey('new key'), ResqliteError, /^SQLITE_BUSY/, /busyTimeout/)
+  // The database kept its old state (plaintext): a write and a read work.
+  await db.execute('INSERT INTO t VALUES (2)')
+  assert.deepStrictEqual(await db.select('SELECT count(*) AS n FROM t'), [{ n: 2 }])
 })
