@@ -11,7 +11,8 @@
  *   `ERR_INVALID_RETURN_VALUE`, as Node's own do.
  *
  * Nothing is thrown synchronously: every method reports its errors as a rejected promise (a
- * live query, to its subscribers). */
+ * live query, to its subscribers), except `LiveQuery.subscribe` given no subscriber (a
+ * `TypeError`: there is no one to report to). */
 export type ResqliteErrorCode =
   /** SQLite's result code, by name: `SQLITE_CONSTRAINT_UNIQUE`, `SQLITE_BUSY`, `SQLITE_NOTADB`, … */
   | `SQLITE_${string}`

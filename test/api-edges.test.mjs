@@ -298,3 +298,63 @@ test('rekey while another process keeps the database open rejects with SQLITE_BU
   await db.execute('INSERT INTO t VALUES (2)')
   assert.deepStrictEqual(await db.select('SELECT count(*) AS n FROM t'), [{ n: 2 }])
 })
+
+test('subscribe refuses what is not a next function or an observer, at once', T, async (t) => {
+  const db = await openDb(t)
+  const live = db.stream('SELECT 1 AS x')
+  const cases = [
+    [() => live.subscribe(), /subscribe takes a next function or an observer.*undefined/],
+    [() => live.subscribe(42), /subscribe takes a next function or an observer.*number/],
+    [() => live.subscribe(null), /subscribe takes a next function or an observer.*null/],
+    [() => live.subscribe('next'), /subscribe takes a next function or an observer.*string/],
+    [() => live.subscribe(() => {}, 42), /error must be a function.*number/],
+    [() => live.subscribe({ next: 42 }), /observer\.next must be a function.*number/],
+    [() => live.subscribe({ next() {}, error: 'x' }), /observer\.error must be a function.*string/],
+    [() => live.subscribe({ next() {}, complete: {} }), /observer\.complete must be a function/],
+  ]
+  for (const [call, fragment] of cases)
+    assert.throws(call, { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE', message: fragment })
+  assert.throws(() => live.subscribe({ next() {} }, () => {}), { code: 'ERR_INVALID_ARG_VALUE' })
+  // Nothing was started by the refused calls.
+  assert.equal((await db.diagnostics()).streams.active, 0)
+  // An observer with some methods only (RxJS's partial observer) is fine.
+  const rows = await new Promise((resolve) => {
+    const stop = live.subscribe({ next: (r) => (stop(), resolve(r)) })
+  })
+  assert.deepStrictEqual(rows, [{ x: 1 }])
+})
+
+test('a subscriber that throws: its error is an uncaught exception, other subscribers still get rows', T, async () => {
+  const { execFileSync } = await import('node:child_process')
+  const lib = new URL('../dist/esm/index.mjs', import.meta.url).href
+  const script = `
+    import { Database } from ${JSON.stringify(lib)}
+    const db = await Database.open(':memory:')
+    await db.execute('CREATE TABLE t (x)')
+    const boom = new Error('boom from next')
+    const seen = { uncaught: [], second: [], completeThrew: false }
+    process.on('uncaughtException', (e) => seen.uncaught.push(e === boom ? 'boom' : e.message))
+    let firstCalls = 0
+    db.stream('SELECT count(*) AS n FROM t').subscribe(() => { firstCalls++; throw boom })
+    db.stream('SELECT count(*) AS n FROM t').subscribe({ next: (r) => seen.second.push(r[0].n), complete() { seen.completeThrew = true; throw new Error('boom from complete') } })
+    await new Promise((r) => setTimeout(r, 200))
+    await db.execute('INSERT INTO t VALUES (1)')
+    await new Promise((r) => setTimeout(r, 300))
+    await db.close()
+    await new Promise((r) => setTimeout(r, 50))
+    console.log(JSON.stringify({ ...seen, firstCalls }))
+  `
+  const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], {
+    encoding: 'utf8',
+    timeout: 15_000,
+  })
+  const seen = JSON.parse(out.trim().split('\n').pop())
+  // The throwing subscriber stays subscribed (it saw both results), the other one saw both too,
+  // and each throw reached 'uncaughtException' as the original error.
+  assert.deepStrictEqual(seen, {
+    uncaught: ['boom', 'boom', 'boom from complete'],
+    second: [0, 1],
+    completeThrew: true,
+    firstCalls: 2,
+  })
+})
