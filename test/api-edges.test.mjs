@@ -358,3 +358,56 @@ test('a subscriber that throws: its error is an uncaught exception, other subscr
     firstCalls: 2,
   })
 })
+
+/** Collects process warnings while `fn` runs (and a turn after). */
+async function warningsDuring(fn) {
+  const warnings = []
+  const onWarning = (w) => warnings.push(w)
+  process.on('warning', onWarning)
+  try {
+    await fn()
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  } finally {
+    process.off('warning', onWarning)
+  }
+  return warnings
+}
+
+const SLOW = 'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 1e9) SELECT count(*) AS n FROM c'
+
+test(
+  'one AbortSignal shared by 50 concurrent reads and iterations: no listener warning, abort cancels them all',
+  T,
+  async (t) => {
+    const db = await openDb(t)
+    const ac = new AbortController()
+    const warnings = await warningsDuring(async () => {
+      // Finished calls give their listener back: 50 quick reads leave none behind.
+      const quick = await Promise.all(
+        Array.from({ length: 50 }, (_, i) => db.select('SELECT ? AS i', [i], { signal: ac.signal })),
+      )
+      assert.equal(quick.length, 50)
+      const reads = Array.from({ length: 50 }, () => db.select(SLOW, [], { signal: ac.signal }))
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      // An iteration's page is not interrupted natively (it ends at the page), so these are
+      // started just before the abort, still waiting for their first page when it comes.
+      const iterations = Array.from({ length: 12 }, () =>
+        drain(db.iterate(SLOW.replace('1e9', '3e5'), [], { signal: ac.signal })),
+      )
+      const settled = Promise.allSettled([...reads, ...iterations])
+      ac.abort(new Error('request gone'))
+      const results = await settled
+      for (const r of results) {
+        assert.equal(r.status, 'rejected')
+        assert.equal(r.reason.code, 'ABORT_ERR')
+        assert.equal(r.reason.cause.message, 'request gone')
+      }
+    })
+    assert.deepStrictEqual(
+      warnings.map((w) => w.name),
+      [],
+    )
+    // The readers are free again.
+    assert.deepStrictEqual(await db.select('SELECT 1 AS one'), [{ one: 1 }])
+  },
+)
