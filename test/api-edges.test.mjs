@@ -411,3 +411,49 @@ test(
     assert.deepStrictEqual(await db.select('SELECT 1 AS one'), [{ one: 1 }])
   },
 )
+
+test(
+  'one AbortSignal shared by 30 waiting transactions and 20 reads inside one: no listener warning, abort ends them all',
+  T,
+  async (t) => {
+    const db = await openDb(t)
+    await db.execute('CREATE TABLE t (x)')
+    const ac = new AbortController()
+    const { signal } = ac
+    let release
+    const holding = new Promise((resolve) => (release = resolve))
+    const warnings = await warningsDuring(async () => {
+      let inner
+      // The first transaction holds the writer; its body issues 20 reads with the signal.
+      const first = db.transaction(
+        async (tx) => {
+          await tx.execute('INSERT INTO t VALUES (1)')
+          inner = Promise.allSettled(
+            Array.from({ length: 20 }, () => tx.select('SELECT count(*) AS n FROM t', [], { signal })),
+          )
+          await holding
+        },
+        { signal },
+      )
+      // 30 more wait their turn with the same signal.
+      const waiting = Array.from({ length: 30 }, () =>
+        db.transaction(async (tx) => tx.execute('INSERT INTO t VALUES (2)'), { signal }),
+      )
+      await new Promise((resolve) => setTimeout(resolve, 50))
+      ac.abort(new Error('request gone'))
+      const results = await Promise.allSettled([first, ...waiting])
+      for (const r of results) {
+        assert.equal(r.status, 'rejected')
+        assert.equal(r.reason.code, 'ABORT_ERR')
+      }
+      release()
+      for (const r of await inner) if (r.status === 'rejected') assert.equal(r.reason.code, 'ABORT_ERR')
+    })
+    assert.deepStrictEqual(
+      warnings.map((w) => w.name),
+      [],
+    )
+    // Every transaction rolled back: nothing was written.
+    assert.deepStrictEqual(await db.select('SELECT count(*) AS n FROM t'), [{ n: 0 }])
+  },
+)
