@@ -292,7 +292,12 @@ const TRANSACTION = [
     (db) => db.transaction(() => 1),
     { rejects: [TypeError, 'ERR_INVALID_RETURN_VALUE', /must return a promise/] },
   ],
-  ['body returns a thenable', (db) => db.transaction(() => ({ then: (resolve) => resolve(5) })), { resolves: 5 }],
+  [
+    'body returns a thenable',
+    // biome-ignore lint/suspicious/noThenProperty: a thenable body result is the case
+    (db) => db.transaction(() => ({ then: (resolve) => resolve(5) })),
+    { resolves: 5 },
+  ],
   [
     "mode 'weird' (not echoed)",
     (db) => db.transaction(async () => 1, { mode: 'weird' }),
