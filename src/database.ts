@@ -144,10 +144,11 @@ export class Database implements Queryable {
    * @typeParam T - The row's shape, as the caller declares it (not checked). Default {@link Row}.
    * @param sql - One read-only statement.
    * @param params - Its parameters, by position (array) or by name (object).
-   * @returns A {@link LiveQuery}; errors (bad SQL, `ERR_NOT_READ_ONLY`, bad parameters, a
-   *   closed database) reach its subscribers, never thrown here. */
-  stream<T = Row>(sql: string, params?: Params): LiveQuery<T> {
-    return new LiveQuery<T>(this.#live, sql, params)
+   * @param options - None are taken: any given (a `signal`: unsubscribe instead) is refused.
+   * @returns A {@link LiveQuery}; errors (bad SQL, `ERR_NOT_READ_ONLY`, bad parameters, options
+   *   given, a closed database) reach its subscribers, never thrown here. */
+  stream<T = Row>(sql: string, params?: Params, options?: unknown): LiveQuery<T> {
+    return new LiveQuery<T>(this.#live, sql, params, options)
   }
 
   /** Counters for live queries, SQLite's memory use, the WAL's size, group commits, the engine

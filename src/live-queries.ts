@@ -164,7 +164,7 @@ export class LiveQueries {
     return this.#queries.size
   }
 
-  subscribe(sql: unknown, params: unknown, observer: LiveQueryObserver<unknown>): Unsubscribe {
+  subscribe(sql: unknown, params: unknown, observer: LiveQueryObserver<unknown>, options?: unknown): Unsubscribe {
     const s: Subscriber = { observer, seen: false, closed: false }
     const stop = unsubscriber(() => this.#unsubscribe(query, s))
     let query: SharedQuery | undefined
@@ -172,6 +172,10 @@ export class LiveQueries {
     try {
       if (this.#closed) throw closedError()
       checkSql(sql)
+      if (options !== undefined) {
+        // A live query runs until unsubscribed: a signal (or any option) would be ignored.
+        throw typeError('stream takes no options: a live query runs until you unsubscribe', 'ERR_INVALID_ARG_VALUE')
+      }
       // `[]` and `{}` mean no parameters, as `undefined` does: one key for all three.
       const none = (Array.isArray(params) || isPlainEmpty(params)) && Object.keys(params as object).length === 0
       packed = encodeParams(none ? undefined : params)
@@ -273,12 +277,14 @@ export class LiveQuery<T = Row> implements AsyncIterable<T[]> {
   readonly #sql: string
   readonly #live: LiveQueries
   readonly #params: Params | undefined
+  readonly #options: unknown
 
   /** @internal Made by `db.stream()`. */
-  constructor(live: LiveQueries, sql: string, params: Params | undefined) {
+  constructor(live: LiveQueries, sql: string, params: Params | undefined, options?: unknown) {
     this.#live = live
     this.#sql = sql
     this.#params = params
+    this.#options = options
   }
 
   /** The query's SQL, as given to `db.stream()` (read-only: assigning it throws in strict mode). */
@@ -307,7 +313,7 @@ export class LiveQuery<T = Row> implements AsyncIterable<T[]> {
     // An observer object is kept as it is (RxJS passes a class instance): its methods are
     // called on it.
     const observer: LiveQueryObserver<T> = typeof next === 'function' ? { next, error } : next
-    return this.#live.subscribe(this.#sql, this.#params, observer)
+    return this.#live.subscribe(this.#sql, this.#params, observer, this.#options)
   }
 
   /** Yields the current rows, then each change; when results arrive faster than the loop

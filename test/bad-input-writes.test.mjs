@@ -599,6 +599,11 @@ const STREAM_ASYNC = [
     [...TYPE, /parameter 1 has an unsupported type/],
   ],
   ['params a string', (db) => db.stream('SELECT ?', 'x'), [...TYPE, /params must be an array/]],
+  [
+    'options given (a signal: a live query runs until unsubscribed)',
+    (db) => db.stream('SELECT 1', [], { signal: new AbortController().signal }),
+    [...VALUE, /stream takes no options/],
+  ],
 ].map(([name, make, expected]) => ({
   name: `stream: ${name}: the error reaches the subscriber, then complete`,
   run: async (ctx) => {
