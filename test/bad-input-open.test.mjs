@@ -394,4 +394,36 @@ const ADAPTERS = [
   },
 ]
 
-runCases([...OPEN, ...AFTER_CLOSE, ...CLOSE, ...ADAPTERS], { label: 'bad input (open, close, adapters)' })
+// Cases that fail today because of issue 30 items owned by others (the item in the name).
+// They state the correct behaviour and are NOT run by npm test: enable them with
+// BAD_INPUT_PENDING=1 once those fixes are merged, then move them into the lists above.
+const PENDING_OTHERS = [
+  {
+    name: 'item 22: opening with a wrong key changes no file, -shm included (10 tries)',
+    run: async (ctx) => {
+      const file = ctx.file('keyed.db')
+      // Kept open (no checkpoint on close of the others) so that -wal and -shm exist.
+      const holder = await ctx.fresh({ encryptionKey: 'right key', checkpoints: 'external' }, 'keyed.db')
+      await holder.execute('CREATE TABLE x (y); INSERT INTO x VALUES (1)')
+      const files = () => ['', '-wal', '-shm'].map((s) => (fs.existsSync(file + s) ? fs.readFileSync(file + s) : null))
+      const changed = []
+      for (let i = 0; i < 10; i++) {
+        const before = files()
+        const code = await Database.open(file, { encryptionKey: 'wrong key', readers: 1 }).then(
+          (db) => db.close().then(() => 'opened'),
+          (e) => e.code,
+        )
+        assert.equal(code, 'ERR_ENCRYPTION_KEY')
+        files().forEach((now, k) => {
+          if (!before[k]?.equals(now)) changed.push(`try ${i}: ${['db', '-wal', '-shm'][k]}`)
+        })
+      }
+      return changed
+    },
+    resolves: [],
+  },
+]
+
+runCases(process.env.BAD_INPUT_PENDING ? PENDING_OTHERS : [...OPEN, ...AFTER_CLOSE, ...CLOSE, ...ADAPTERS], {
+  label: process.env.BAD_INPUT_PENDING ? 'pending (others)' : 'bad input (open, close, adapters)',
+})
