@@ -39,8 +39,47 @@ const TRANSACTION_OPTION_KEYS = new Set(['mode', 'signal'])
 const MODES = new Set(['deferred', 'immediate', 'exclusive'])
 
 /** Which options a statement call takes: a read's (`signal`, `rowMode`), selectBytes' (`signal`:
- * its JSON always holds objects) or execute's (`rowMode`: a write runs to its end). */
-export type CallKind = 'read' | 'bytes' | 'write'
+ * its JSON always holds objects), execute's (`rowMode`: a write runs to its end) or
+ * executeBatch's (none: it runs to its end and returns no rows). */
+export type CallKind = 'read' | 'bytes' | 'write' | 'batch'
+
+/** The option keys each kind of call takes, and how its errors name the call. */
+const CALL_OPTIONS: Record<CallKind | 'iterate', { keys: ReadonlySet<string>; takes: string }> = {
+  read: { keys: new Set(['signal', 'rowMode']), takes: 'select and selectOne take signal and rowMode' },
+  bytes: { keys: new Set(['signal']), takes: 'selectBytes takes signal' },
+  write: { keys: new Set(['rowMode']), takes: 'execute takes rowMode' },
+  batch: { keys: new Set(), takes: 'executeBatch takes no options' },
+  iterate: { keys: new Set(['signal', 'rowMode', 'pageRows']), takes: 'iterate takes signal, rowMode and pageRows' },
+}
+
+/** Options are a plain object (`{ … }`): an array, a class instance (an `AbortSignal` passed
+ * where `{ signal }` belongs) or a primitive would have every key ignored. */
+export function checkOptionsObject(options: unknown, what = 'options'): asserts options is object {
+  if (typeof options !== 'object' || options === null || Array.isArray(options) || !isPlainObject(options)) {
+    throw typeError(`${what} must be an object ({ … }), got ${describe(options)}`)
+  }
+}
+
+function isPlainObject(v: object): boolean {
+  const proto = Object.getPrototypeOf(v)
+  if (proto === null || proto === Object.prototype) return true
+  // An object literal from another realm (node:vm).
+  return Object.getPrototypeOf(proto) === null && proto.constructor?.name === 'Object'
+}
+
+/** Every per-query option name: one a call does not take may still be given as `undefined`
+ * (code that passes `{ signal: options.signal }` along), as if not given. */
+const QUERY_OPTION_KEYS = CALL_OPTIONS.iterate.keys
+
+/** Refuses keys a call does not take (a typo, or an option of another method), naming the key. */
+function checkOptionKeys(options: object, call: CallKind | 'iterate'): void {
+  const { keys, takes } = CALL_OPTIONS[call]
+  for (const key of Object.keys(options)) {
+    if (keys.has(key)) continue
+    if (QUERY_OPTION_KEYS.has(key) && (options as Record<string, unknown>)[key] === undefined) continue
+    throw typeError(`unknown option '${key}': ${takes}`, 'ERR_INVALID_ARG_VALUE')
+  }
+}
 
 /** The checks every statement call makes, in order: the SQL, the options, the parameters
  * (packed by `pack`), then a signal already aborted. */
@@ -52,12 +91,19 @@ export function prepareCall(
 ): { packed: Packed; signal: AbortSignal | undefined; arrays: boolean } {
   checkSql(sql)
   const signal = checkQueryOptions(options)
-  const given = options as QueryOptions | undefined
-  if (call === 'write' && given?.signal !== undefined) {
-    throw typeError('execute takes no signal: a write runs to its end', 'ERR_INVALID_ARG_VALUE')
-  }
-  if (call === 'bytes' && given?.rowMode !== undefined) {
-    throw typeError('selectBytes takes no rowMode: its JSON always holds objects', 'ERR_INVALID_ARG_VALUE')
+  if (options !== undefined) {
+    const given = options as QueryOptions
+    if ((call === 'write' || call === 'batch') && given.signal !== undefined) {
+      const name = call === 'write' ? 'execute' : 'executeBatch'
+      throw typeError(`${name} takes no signal: a write runs to its end`, 'ERR_INVALID_ARG_VALUE')
+    }
+    if (call === 'bytes' && given.rowMode !== undefined) {
+      throw typeError('selectBytes takes no rowMode: its JSON always holds objects', 'ERR_INVALID_ARG_VALUE')
+    }
+    if (call === 'batch' && given.rowMode !== undefined) {
+      throw typeError('executeBatch takes no rowMode: it returns no rows', 'ERR_INVALID_ARG_VALUE')
+    }
+    checkOptionKeys(options as object, call)
   }
   const arrays = checkRowMode(options)
   const packed = pack()
@@ -71,10 +117,7 @@ function checkRowMode(options: unknown): boolean {
   const rowMode = (options as QueryOptions | undefined)?.rowMode
   if (rowMode === undefined || rowMode === 'object') return false
   if (rowMode === 'array') return true
-  throw typeError(
-    `options.rowMode must be 'object' or 'array', got ${typeof rowMode === 'string' ? `'${rowMode}'` : describe(rowMode)}`,
-    'ERR_INVALID_ARG_VALUE',
-  )
+  throw typeError(`options.rowMode must be 'object' or 'array'${notString(rowMode)}`, 'ERR_INVALID_ARG_VALUE')
 }
 
 /** Rows per page of an iteration, by default (types.ts IterateOptions). */
@@ -88,6 +131,7 @@ export function prepareIterate(
 ): { packed: Packed; signal: AbortSignal | undefined; pageRows: number; arrays: boolean } {
   checkSql(sql)
   const signal = checkQueryOptions(options)
+  if (options !== undefined) checkOptionKeys(options as object, 'iterate')
   const arrays = checkRowMode(options)
   const pageRows = integerOption(
     'options.pageRows',
@@ -106,18 +150,14 @@ export function checkBody(body: unknown): void {
 export function checkMode(mode: unknown): TransactionMode {
   if (mode === undefined) return 'deferred'
   if (typeof mode !== 'string' || !MODES.has(mode)) {
-    throw typeError(
-      `mode must be 'deferred', 'immediate' or 'exclusive', got ${typeof mode === 'string' ? `'${mode}'` : describe(mode)}`,
-      'ERR_INVALID_ARG_VALUE',
-    )
+    throw typeError(`mode must be 'deferred', 'immediate' or 'exclusive'${notString(mode)}`, 'ERR_INVALID_ARG_VALUE')
   }
   return mode as TransactionMode
 }
 
 export function checkNestedOptions(options: unknown): void {
   if (options === undefined) return
-  if (typeof options !== 'object' || options === null)
-    throw typeError(`options must be an object, got ${describe(options)}`)
+  checkOptionsObject(options)
   for (const key of Object.keys(options)) {
     throw typeError(
       `a nested transaction takes no '${key}' option: mode and signal belong to the outermost transaction`,
@@ -132,8 +172,7 @@ export function checkSql(sql: unknown): asserts sql is string {
 
 export function checkQueryOptions(options: unknown): AbortSignal | undefined {
   if (options === undefined) return undefined
-  if (typeof options !== 'object' || options === null)
-    throw typeError(`options must be an object, got ${describe(options)}`)
+  checkOptionsObject(options)
   const signal = (options as QueryOptions).signal
   if (signal === undefined) return undefined
   if (!(signal instanceof AbortSignal))
@@ -157,8 +196,7 @@ export function checkPath(path: unknown, options: unknown): string {
 }
 
 export function checkOptions(options: unknown): EngineOptions {
-  if (typeof options !== 'object' || options === null)
-    throw typeError(`options must be an object, got ${describe(options)}`)
+  checkOptionsObject(options)
   for (const key of Object.keys(options)) {
     if (!OPTION_KEYS.has(key)) throw typeError(`unknown option '${key}'`, 'ERR_INVALID_ARG_VALUE')
   }
@@ -182,7 +220,7 @@ function checkExtensions(extensions: unknown): NativeExtension[] {
   if (!Array.isArray(extensions)) throw typeError(`extensions must be an array, got ${describe(extensions)}`)
   return extensions.map((e, i): NativeExtension => {
     if (typeof e === 'string') e = { path: e }
-    if (typeof e !== 'object' || e === null) {
+    if (typeof e !== 'object' || e === null || Array.isArray(e)) {
       throw typeError(`extensions[${i}] must be a path or { path, entryPoint }, got ${describe(e)}`)
     }
     for (const key of Object.keys(e)) {
@@ -203,26 +241,29 @@ function checkExtensions(extensions: unknown): NativeExtension[] {
 function checkCheckpoints(value: unknown): boolean {
   if (value === undefined || value === 'auto') return false
   if (value === 'external') return true
-  throw typeError(
-    `checkpoints must be 'auto' or 'external', got ${typeof value === 'string' ? `'${value}'` : describe(value)}`,
-    'ERR_INVALID_ARG_VALUE',
-  )
+  throw typeError(`checkpoints must be 'auto' or 'external'${notString(value)}`, 'ERR_INVALID_ARG_VALUE')
 }
 
 /** `attach`: schema name → file path. The names SQLite reserves and paths that would give each
  * connection its own private database are refused. */
 function checkAttach(attach: unknown): [string, string][] {
   if (attach === undefined) return []
-  if (typeof attach !== 'object' || attach === null || Array.isArray(attach)) {
+  if (typeof attach !== 'object' || attach === null || Array.isArray(attach) || !isPlainObject(attach)) {
     throw typeError(`attach must be an object of schema name → file path, got ${describe(attach)}`)
   }
   return Object.entries(attach).map(([name, file]): [string, string] => {
     if (name === '' || name.includes('\0') || ['main', 'temp'].includes(name.toLowerCase())) {
-      throw typeError(`attach: '${name}' cannot be a schema name`, 'ERR_INVALID_ARG_VALUE')
+      throw typeError(
+        "attach: a schema name cannot be 'main' or 'temp' (any case), empty, or hold a NUL character",
+        'ERR_INVALID_ARG_VALUE',
+      )
     }
     if (typeof file !== 'string') throw typeError(`attach.${name} must be a file path, got ${describe(file)}`)
     if (file === '' || file === ':memory:' || file.includes('\0')) {
-      throw new ResqliteError('ERR_INVALID_PATH', `attach.${name}: '${file}' is not a database file path`)
+      throw new ResqliteError(
+        'ERR_INVALID_PATH',
+        `attach.${name} is not a database file path ('', ':memory:' and paths holding a NUL character are refused)`,
+      )
     }
     return [name, file]
   })
@@ -233,7 +274,7 @@ export function checkWatchOption(options: OpenOptions): number {
   const watch = options.watchExternalChanges
   if (watch === undefined || watch === false) return 0
   if (watch === true) return 1000
-  if (typeof watch !== 'object' || watch === null) {
+  if (typeof watch !== 'object' || watch === null || Array.isArray(watch) || !isPlainObject(watch)) {
     throw typeError(`watchExternalChanges must be a boolean or { interval }, got ${describe(watch)}`)
   }
   for (const key of Object.keys(watch)) {
@@ -260,8 +301,7 @@ export function checkRekey(
   current: CheckedCipher | undefined,
 ): Encryption | undefined {
   if (options !== undefined) {
-    if (typeof options !== 'object' || options === null)
-      throw typeError(`options must be an object, got ${describe(options)}`)
+    checkOptionsObject(options)
     for (const key of Object.keys(options)) {
       if (!REKEY_OPTION_KEYS.has(key)) throw typeError(`unknown rekey option '${key}'`, 'ERR_INVALID_ARG_VALUE')
     }
@@ -285,15 +325,18 @@ export function checkRekey(
 function checkCipher(cipher: unknown, what: string): CheckedCipher {
   let name: unknown = cipher ?? DEFAULT_CIPHER
   let given: Record<string, unknown> = {}
-  if (typeof cipher === 'object' && cipher !== null) {
+  if (typeof cipher === 'object' && cipher !== null && !Array.isArray(cipher)) {
     given = cipher as Record<string, unknown>
     name = given.name
   } else if (cipher !== undefined && typeof cipher !== 'string') {
     throw typeError(`${what} must be a cipher name or a cipher object, got ${describe(cipher)}`)
   }
   if (typeof name !== 'string' || !Object.hasOwn(CIPHERS, name)) {
-    const shown = typeof name === 'string' ? `'${name}'` : describe(name)
-    throw typeError(`unknown ${what} ${shown}: one of ${Object.keys(CIPHERS).join(', ')}`, 'ERR_INVALID_ARG_VALUE')
+    const label = typeof cipher === 'object' && cipher !== null ? `${what}.name` : what
+    throw typeError(
+      `unknown ${label}${notString(name)}: one of ${Object.keys(CIPHERS).join(', ')}`,
+      'ERR_INVALID_ARG_VALUE',
+    )
   }
   const spec = CIPHERS[name]
   for (const key of Object.keys(given)) {
@@ -381,11 +424,13 @@ function encodeKey(key: unknown, cipher: CheckedCipher, what: string): Uint8Arra
 export function checkBackup(destination: unknown, options: unknown): BackupOptions {
   if (typeof destination !== 'string') throw typeError(`destination must be a string, got ${describe(destination)}`)
   if (destination === '' || destination === ':memory:' || destination.includes('\0')) {
-    throw new ResqliteError('ERR_INVALID_PATH', `backup: '${destination}' is not a file path`)
+    throw new ResqliteError(
+      'ERR_INVALID_PATH',
+      "backup: destination is not a file path ('', ':memory:' and paths holding a NUL character are refused)",
+    )
   }
   if (options === undefined) return {}
-  if (typeof options !== 'object' || options === null)
-    throw typeError(`options must be an object, got ${describe(options)}`)
+  checkOptionsObject(options)
   for (const key of Object.keys(options)) {
     if (!BACKUP_OPTION_KEYS.has(key)) throw typeError(`unknown backup option '${key}'`, 'ERR_INVALID_ARG_VALUE')
   }
@@ -397,8 +442,7 @@ export function checkBackup(destination: unknown, options: unknown): BackupOptio
 
 export function checkTransactionOptions(options: unknown): { mode: string; signal: AbortSignal | undefined } {
   if (options === undefined) return { mode: 'deferred', signal: undefined }
-  if (typeof options !== 'object' || options === null)
-    throw typeError(`options must be an object, got ${describe(options)}`)
+  checkOptionsObject(options)
   for (const key of Object.keys(options)) {
     if (!TRANSACTION_OPTION_KEYS.has(key))
       throw typeError(`unknown transaction option '${key}'`, 'ERR_INVALID_ARG_VALUE')
@@ -411,7 +455,7 @@ function integerOption(name: string, value: unknown, min: number, max: number, f
   if (value === undefined) return fallback
   if (typeof value !== 'number' || !Number.isInteger(value))
     throw typeError(`${name} must be an integer, got ${describe(value)}`)
-  if (value < min || value > max) throw rangeError(`${name} must be between ${min} and ${max}, got ${value}`)
+  if (value < min || value > max) throw rangeError(`${name} must be between ${min} and ${max}`)
   return value
 }
 
@@ -419,8 +463,15 @@ function numberOption(name: string, value: unknown, min: number, max: number, fa
   if (value === undefined) return fallback
   if (typeof value !== 'number' || Number.isNaN(value))
     throw typeError(`${name} must be a number, got ${describe(value)}`)
-  if (value < min || value > max) throw rangeError(`${name} must be between ${min} and ${max}, got ${value}`)
+  if (value < min || value > max) throw rangeError(`${name} must be between ${min} and ${max}`)
   return value
+}
+
+/** For an enumerated option given a wrong value: its type when it is not a string; a wrong
+ * string is not echoed (it may be a secret typed in the wrong place), the message lists the
+ * allowed ones. */
+function notString(value: unknown): string {
+  return typeof value === 'string' ? '' : `, got ${describe(value)}`
 }
 
 function booleanOption(name: string, value: unknown): boolean {

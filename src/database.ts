@@ -15,12 +15,13 @@ import {
   checkWatchOption,
   prepareCall,
 } from './arguments'
+import { whenAborted } from './abort-listeners'
 import { awaitedAway, withCallerFrames } from './caller-stack'
 import { type CheckedCipher, Engine, type EngineOptions } from './engine'
 import { abortError, closedError, ResqliteError } from './errors'
 import { iteration, type PageSource, type RowIterator } from './iterate'
 import { LiveQueries, LiveQuery } from './live-queries'
-import { JobKind, type NativeDiagnostics } from './native'
+import { JobKind } from './native'
 import { copyPacked, encodeBatch, encodeParams, NO_PARAMS, type Packed, type Params } from './params'
 import { OUTERMOST, Transaction, Turns } from './transaction'
 import type {
@@ -45,32 +46,15 @@ import type {
 
 const DEBUG_PANIC = Symbol.for('resqlite.debugPanic')
 
-/** The engine's diagnostics once the database is closing. */
-const CLOSED_DIAGNOSTICS: NativeDiagnostics = {
-  queries: 0,
-  requeries: 0,
-  skippedByColumns: 0,
-  unchangedSuppressed: 0,
-  fallbackAll: 0,
-  pageCacheBytes: 0,
-  schemaBytes: 0,
-  statementBytes: 0,
-  groups: 0,
-  groupedWrites: 0,
-  steppedAside: 0,
-}
-
 /** A SQLite database: one writer connection and a pool of reader connections, each on its own
  * native thread, so no query runs on the event loop. Open one with {@link Database.open}; its
  * query methods are {@link Queryable}'s, shared with {@link Transaction}. */
 export class Database implements Queryable {
-  /** The path the database was opened with. */
-  readonly path: string
-  /** How many reader connections serve reads (the `readers` option, or its default). */
-  readonly readers: number
-  /** Opened with `readonly: true`: no writer, and every write rejects with
-   * `ERR_DATABASE_READONLY`. */
-  readonly readonly: boolean
+  // path, readers and readonly are getters over private fields: assigning one throws in strict
+  // mode (a no-op otherwise), so plain JS cannot make the object disagree with its engine.
+  readonly #path: string
+  readonly #readers: number
+  readonly #readonly: boolean
   readonly #engine: Engine
   /** Writers wait here in call order; a transaction holds the writer alone. */
   readonly #turns = new Turns()
@@ -78,6 +62,8 @@ export class Database implements Queryable {
   readonly #context = new AsyncLocalStorage<Transaction>()
   /** Standalone writes waiting for a transaction to release the writer, and the last of them
    * (a read issued after them waits for them: `#writesBeforeRead`). */
+  /** Reads waiting for earlier writes (`#readAfter`), as settled promises: close() waits for them. */
+  readonly #readsWaiting = new Set<Promise<void>>()
   #queuedWrites = 0
   #lastQueued: Promise<void> = Promise.resolve()
   readonly #queuedDone = () => {
@@ -99,15 +85,31 @@ export class Database implements Queryable {
   readonly #memoryDir: string | undefined
 
   private constructor(path: string, options: EngineOptions, memoryDir: string | undefined) {
-    this.path = path
+    this.#path = path
     this.#memoryDir = memoryDir
     this.#file = memoryDir === undefined ? path : join(memoryDir, 'db')
-    this.readers = options.readers
-    this.readonly = options.readonly
+    this.#readers = options.readers
+    this.#readonly = options.readonly
     this.#cipher = options.encryption?.cipher
     this.#attached = options.attach.length > 0
     this.#engine = new Engine(this.#file, options)
     this.#live = new LiveQueries(this.#engine)
+  }
+
+  /** The path the database was opened with. */
+  get path(): string {
+    return this.#path
+  }
+
+  /** How many reader connections serve reads (the `readers` option, or its default). */
+  get readers(): number {
+    return this.#readers
+  }
+
+  /** Opened with `readonly: true`: no writer, and every write rejects with
+   * `ERR_DATABASE_READONLY`. */
+  get readonly(): boolean {
+    return this.#readonly
   }
 
   /** Opens (creating if needed) the database at `path`. Every connection is opened and
@@ -153,16 +155,20 @@ export class Database implements Queryable {
    * @typeParam T - The row's shape, as the caller declares it (not checked). Default {@link Row}.
    * @param sql - One read-only statement.
    * @param params - Its parameters, by position (array) or by name (object).
-   * @returns A {@link LiveQuery}; errors (bad SQL, `ERR_NOT_READ_ONLY`, bad parameters, a
-   *   closed database) reach its subscribers, never thrown here. */
-  stream<T = Row>(sql: string, params?: Params): LiveQuery<T> {
-    return new LiveQuery<T>(this.#live, sql, params)
+   * @param options - None are taken: any given (a `signal`: unsubscribe instead) is refused.
+   * @returns A {@link LiveQuery}; errors (bad SQL, `ERR_NOT_READ_ONLY`, bad parameters, options
+   *   given, a closed database) reach its subscribers, never thrown here. */
+  stream<T = Row>(sql: string, params?: Params, options?: unknown): LiveQuery<T> {
+    return new LiveQuery<T>(this.#live, sql, params, options)
   }
 
   /** Counters for live queries, SQLite's memory use, the WAL's size, group commits, the engine
-   * threads' steps aside and SQLite work on the JS thread ({@link Diagnostics}). After `close()`, the engine's counters read 0. */
+   * threads' steps aside and SQLite work on the JS thread ({@link Diagnostics}). Rejects with
+   * `ERR_DATABASE_CLOSED` once `close()` was called, like every other call: the counters only
+   * grow, and a closed engine has none to give. */
   async diagnostics(): Promise<Diagnostics> {
-    const native = this.#closing ? CLOSED_DIAGNOSTICS : this.#engine.diagnostics()
+    if (this.#closing) throw closedError()
+    const native = this.#engine.diagnostics()
     const wal = await stat(`${this.#file}-wal`).catch(() => undefined)
     return {
       streams: this.#live.counters(native),
@@ -260,10 +266,11 @@ export class Database implements Queryable {
   /** On a `Database`: waits its turn on the writer behind earlier writes and any open
    * transaction, or, inside a transaction body, joins the transaction.
    * @inheritDoc */
-  executeBatch(sql: string, paramSets: readonly Params[]): Promise<BatchResult> {
+  executeBatch(sql: string, paramSets: readonly Params[], options?: unknown): Promise<BatchResult> {
+    // `options`: none are taken; any given (a signal, a typo) is refused, not ignored.
     return (
-      this.#context.getStore()?.executeBatch(sql, paramSets) ??
-      this.#write(JobKind.Batch, sql, () => encodeBatch(paramSets))
+      this.#context.getStore()?.executeBatch(sql, paramSets, options) ??
+      this.#write(JobKind.Batch, sql, () => encodeBatch(paramSets), options as undefined)
     )
   }
 
@@ -287,7 +294,7 @@ export class Database implements Queryable {
     } catch (error) {
       return Promise.reject(error)
     }
-    if (this.readonly) return Promise.reject(readonlyError('BEGIN'))
+    if (this.#readonly) return Promise.reject(readonlyError('BEGIN'))
     if (signal?.aborted) return Promise.reject(abortError(signal, 'transaction'))
     return this.#transaction(body, mode, signal)
   }
@@ -319,7 +326,7 @@ export class Database implements Queryable {
     } catch (error) {
       return Promise.reject(error)
     }
-    if (this.readonly) {
+    if (this.#readonly) {
       enc?.key.fill(0)
       return Promise.reject(
         new ResqliteError(
@@ -409,6 +416,7 @@ export class Database implements Queryable {
     this.#live.closeAll()
     this.#closing = this.#turns
       .idle()
+      .then(() => Promise.all(this.#readsWaiting))
       .then(() => this.#engine.close())
       .finally(() => this.#memoryDir && rm(this.#memoryDir, { recursive: true, force: true }))
     return this.#closing
@@ -427,7 +435,7 @@ export class Database implements Queryable {
     this.#watch = setInterval(() => {
       if (checking || this.#live.size === 0 || this.#closing) return
       checking = true
-      const check = this.readonly
+      const check = this.#readonly
         ? this.#engine.read(JobKind.DataVersion, 'PRAGMA data_version', NO_PARAMS, undefined)
         : this.#engine.write(JobKind.DataVersion, 'PRAGMA data_version', NO_PARAMS)
       check.then(
@@ -465,7 +473,12 @@ export class Database implements Queryable {
       const { packed, signal, arrays } = prepareCall(sql, options, () => encodeParams(params), call)
       const before = this.#writesBeforeRead()
       if (before === undefined) return this.#engine.read(kind, sql, packed, signal, arrays)
-      return this.#readAfter(before, kind, sql, copyPacked(packed), signal, arrays)
+      // Issued before close(): it runs before the engine closes (close() waits for it).
+      const read = this.#readAfter<T>(before, kind, sql, copyPacked(packed), signal, arrays)
+      const settled = read.then(NOTHING, NOTHING)
+      this.#readsWaiting.add(settled)
+      settled.then(() => this.#readsWaiting.delete(settled))
+      return read
     } catch (error) {
       return Promise.reject(error)
     }
@@ -487,7 +500,6 @@ export class Database implements Queryable {
     arrays: boolean,
   ): Promise<T> {
     await untilAborted(before, signal, sql)
-    if (this.#closing) throw closedError()
     return this.#engine.read<T>(kind, sql, packed, signal, arrays)
   }
 
@@ -498,11 +510,11 @@ export class Database implements Queryable {
     let packed: Packed
     let arrays: boolean
     try {
-      ;({ packed, arrays } = prepareCall(sql, options, pack, 'write'))
+      ;({ packed, arrays } = prepareCall(sql, options, pack, kind === JobKind.Batch ? 'batch' : 'write'))
     } catch (error) {
       return Promise.reject(error)
     }
-    if (this.readonly) return Promise.reject(readonlyError(sql))
+    if (this.#readonly) return Promise.reject(readonlyError(sql))
     if (this.#turns.free) {
       // Nothing holds or waits for the writer: a bounded execute may run on the JS thread.
       const done = kind === JobKind.Execute ? this.#engine.writeInline<T>(sql, packed, undefined) : undefined
@@ -527,10 +539,9 @@ function untilAborted(before: Promise<void>, signal: AbortSignal | undefined, sq
   if (signal === undefined) return before
   if (signal.aborted) return Promise.reject(abortError(signal, sql))
   return new Promise((resolve, reject) => {
-    const onAbort = () => reject(abortError(signal, sql))
-    signal.addEventListener('abort', onAbort, { once: true })
+    const unlisten = whenAborted(signal, () => reject(abortError(signal, sql)))
     before.then(() => {
-      signal.removeEventListener('abort', onAbort)
+      unlisten()
       resolve()
     })
   })
@@ -550,3 +561,5 @@ function afterWrites<T>(before: Promise<void> | undefined, pages: PageSource<T>)
     end: () => pages.end(),
   }
 }
+
+const NOTHING = (): void => {}

@@ -1,5 +1,6 @@
 // The JS side of the native engine: submits jobs to the reader pool or the writer and settles
 // their promises when the engine hands back a batch of completions.
+import { whenAborted } from './abort-listeners'
 import { awaitedAway } from './caller-stack'
 import { arrayResult, DIRECT_DECODE_CELLS, type Row, RowsAssembler, RowsResult } from './decode'
 import { abortError, closedError, ResqliteError } from './errors'
@@ -80,6 +81,8 @@ interface Job {
   reject: (error: unknown) => void
   signal?: AbortSignal
   onAbort?: () => void
+  /** Forgets `onAbort` (abort-listeners.ts): one listener per signal, however many jobs. */
+  unlisten?: () => void
   /** Assembles a large result arriving in parts. */
   parts?: RowsAssembler
   /** Rejected early (aborted, or a part failed to decode): later completions are ignored. */
@@ -231,7 +234,7 @@ export class Engine {
           job.settled = true
           reject(abortError(signal, sql))
         }
-        signal.addEventListener('abort', job.onAbort, { once: true })
+        job.unlisten = whenAborted(signal, job.onAbort)
       }
       this.#track(id, job)
       this.#calls.read(id, kind, sql, packed.bytes, packed.length, signal !== undefined)
@@ -573,7 +576,7 @@ export class Engine {
           }
         }
       }
-      signal?.addEventListener('abort', job.onAbort, { once: true })
+      if (signal) job.unlisten = whenAborted(signal, job.onAbort)
       this.#track(id, job)
       this.#native.backup(id, destination)
     })
@@ -687,7 +690,7 @@ export class Engine {
       this.#unrefIfIdle()
       if (job.polled) this.#words[Mailbox.WritesInFlight]!--
       else if (job.read) this.#readsInFlight--
-      if (job.onAbort) job.signal?.removeEventListener('abort', job.onAbort)
+      job.unlisten?.()
       if (job.settled) continue
       if (job.failure) {
         job.reject(job.failure.error)

@@ -11,7 +11,8 @@
  *   `ERR_INVALID_RETURN_VALUE`, as Node's own do.
  *
  * Nothing is thrown synchronously: every method reports its errors as a rejected promise (a
- * live query, to its subscribers). */
+ * live query, to its subscribers), except `LiveQuery.subscribe` given no subscriber (a
+ * `TypeError`: there is no one to report to). */
 export type ResqliteErrorCode =
   /** SQLite's result code, by name: `SQLITE_CONSTRAINT_UNIQUE`, `SQLITE_BUSY`, `SQLITE_NOTADB`, … */
   | `SQLITE_${string}`
@@ -63,10 +64,10 @@ export type ResqliteErrorCode =
   /** At `open()` or `rekey()`: SQLite3 Multiple Ciphers refused to select the cipher, or one of
    * its parameters. */
   | 'ERR_ENCRYPTION_CONFIG'
-  /** `rekey` on a database opened with `attach`, a re-encrypted copy that failed its check,
-   * another process holding the database in WAL mode, or a writer that could not reopen after a
-   * rekey. Other rekey failures carry SQLite's code; either way, a rekey that fails before the
-   * swap leaves the database under its old key. */
+  /** `rekey` on a database opened with `attach`, a re-encrypted copy that failed its check, or
+   * a writer that could not reopen after a rekey. Other rekey failures carry SQLite's code
+   * (`SQLITE_BUSY`: another process kept the database open past `busyTimeout`); either way, a
+   * rekey that fails before the swap leaves the database under its old key. */
   | 'ERR_REKEY'
   /** `rekey` called inside a transaction body. */
   | 'ERR_REKEY_IN_TRANSACTION'

@@ -2,6 +2,8 @@
 // open on the engine between pages (crates/engine/src/threads/iterate.rs), so memory stays flat
 // whatever the result's size. The next page is asked for as soon as one arrives, so the engine
 // steps it while the caller works through this one: at most two pages are alive at a time.
+
+import { whenAborted } from './abort-listeners'
 import { prepareIterate } from './arguments'
 import { abortError, ResqliteError } from './errors'
 import { encodeParams, type Packed, type Params } from './params'
@@ -171,8 +173,7 @@ function nextTurn(): Promise<void> {
 function abortable<V>(promise: Promise<V>, signal: AbortSignal, sql: string): Promise<V> {
   if (signal.aborted) return Promise.reject(abortError(signal, sql))
   return new Promise<V>((resolve, reject) => {
-    const onAbort = () => reject(abortError(signal, sql))
-    signal.addEventListener('abort', onAbort, { once: true })
-    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort))
+    const unlisten = whenAborted(signal, () => reject(abortError(signal, sql)))
+    promise.then(resolve, reject).finally(unlisten)
   })
 }

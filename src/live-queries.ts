@@ -7,7 +7,7 @@
 
 import { checkSql } from './arguments'
 import type { Engine } from './engine'
-import { closedError, type ResqliteError } from './errors'
+import { closedError, describe, type ResqliteError, typeError } from './errors'
 import type { NativeDiagnostics } from './native'
 import { encodeParams, type Packed, type Params } from './params'
 import type { Row } from './types'
@@ -97,7 +97,22 @@ class SharedQuery {
     if (s.closed || this.rows === undefined) return
     s.seen = true
     this.live.emissions++
-    s.observer.next?.(this.rows)
+    call(s.observer, 'next', this.rows)
+  }
+}
+
+/** Calls one of an observer's methods, if it has it. A method that throws does not stop the
+ * others, nor the subscribers after it: its error is rethrown on its own, as an uncaught
+ * exception (process 'uncaughtException', the original error and its stack), which is what
+ * RxJS and the Observable proposal do with an observer's error. */
+function call(observer: LiveQueryObserver<unknown>, method: 'next' | 'error' | 'complete', value?: unknown): void {
+  try {
+    if (method === 'complete') observer.complete?.()
+    else observer[method]?.(value as never)
+  } catch (error) {
+    queueMicrotask(() => {
+      throw error
+    })
   }
 }
 
@@ -108,8 +123,29 @@ function fail(s: Subscriber, error: unknown): void {
 }
 
 function report(observer: LiveQueryObserver<unknown>, error: unknown): void {
-  if (observer.error) observer.error(error)
+  if (observer.error) call(observer, 'error', error)
   else process.emitWarning(error as Error)
+}
+
+/** `subscribe`'s arguments: a `next` function (and an optional `error` function), or an
+ * observer object whose `next`, `error` and `complete` are functions where given. Checked when
+ * subscribing: a wrong one would otherwise fail later, as an uncaught exception. */
+function checkObserver(next: unknown, error: unknown): void {
+  if (typeof next === 'function') {
+    if (error !== undefined && typeof error !== 'function')
+      throw typeError(`subscribe: error must be a function, got ${describe(error)}`)
+    return
+  }
+  if (typeof next !== 'object' || next === null) {
+    throw typeError(`subscribe takes a next function or an observer { next, error, complete }, got ${describe(next)}`)
+  }
+  if (error !== undefined)
+    throw typeError('subscribe: with an observer object, give error as its method', 'ERR_INVALID_ARG_VALUE')
+  for (const method of ['next', 'error', 'complete'] as const) {
+    const f = (next as Record<string, unknown>)[method]
+    if (f !== undefined && typeof f !== 'function')
+      throw typeError(`subscribe: observer.${method} must be a function, got ${describe(f)}`)
+  }
 }
 
 /** The live queries of one database. */
@@ -128,7 +164,7 @@ export class LiveQueries {
     return this.#queries.size
   }
 
-  subscribe(sql: unknown, params: unknown, observer: LiveQueryObserver<unknown>): Unsubscribe {
+  subscribe(sql: unknown, params: unknown, observer: LiveQueryObserver<unknown>, options?: unknown): Unsubscribe {
     const s: Subscriber = { observer, seen: false, closed: false }
     const stop = unsubscriber(() => this.#unsubscribe(query, s))
     let query: SharedQuery | undefined
@@ -136,6 +172,10 @@ export class LiveQueries {
     try {
       if (this.#closed) throw closedError()
       checkSql(sql)
+      if (options !== undefined) {
+        // A live query runs until unsubscribed: a signal (or any option) would be ignored.
+        throw typeError('stream takes no options: a live query runs until you unsubscribe', 'ERR_INVALID_ARG_VALUE')
+      }
       // `[]` and `{}` mean no parameters, as `undefined` does: one key for all three.
       const none = (Array.isArray(params) || isPlainEmpty(params)) && Object.keys(params as object).length === 0
       packed = encodeParams(none ? undefined : params)
@@ -145,7 +185,7 @@ export class LiveQueries {
         if (s.closed) return
         s.closed = true
         report(observer, error)
-        observer.complete?.()
+        call(observer, 'complete')
       })
       return stop
     }
@@ -193,7 +233,7 @@ export class LiveQueries {
     }
     for (const s of subscribers) {
       if (error !== undefined) report(s.observer, error)
-      s.observer.complete?.()
+      call(s.observer, 'complete')
     }
   }
 
@@ -234,36 +274,46 @@ function unsubscriber(stop: () => void): Unsubscribe {
 /** A query whose rows update themselves: `subscribe`, `for await`, or RxJS `from(live)`. Lazy:
  * nothing runs until the first subscription. */
 export class LiveQuery<T = Row> implements AsyncIterable<T[]> {
-  /** The query's SQL, as given to `db.stream()`. */
-  readonly sql: string
+  readonly #sql: string
   readonly #live: LiveQueries
   readonly #params: Params | undefined
+  readonly #options: unknown
 
   /** @internal Made by `db.stream()`. */
-  constructor(live: LiveQueries, sql: string, params: Params | undefined) {
+  constructor(live: LiveQueries, sql: string, params: Params | undefined, options?: unknown) {
     this.#live = live
-    this.sql = sql
+    this.#sql = sql
     this.#params = params
+    this.#options = options
+  }
+
+  /** The query's SQL, as given to `db.stream()` (read-only: assigning it throws in strict mode). */
+  get sql(): string {
+    return this.#sql
   }
 
   /** Calls `next` with the current rows, then with the new rows after every committed write
-   * that changed them (results equal to the last one delivered are skipped). Never throws:
-   * errors go to `error` (see {@link LiveQueryObserver.error}). Subscribers of the same
-   * (sql, params) share one native query.
+   * that changed them (results equal to the last one delivered are skipped). Errors of the
+   * query go to `error` (see {@link LiveQueryObserver.error}); it throws only a `TypeError`
+   * (`ERR_INVALID_ARG_TYPE`) when `next` or `error` is not a function. A callback that throws
+   * does not end the subscription: its error is rethrown as an uncaught exception. Subscribers
+   * of the same (sql, params) share one native query.
    *
    * @returns The function that stops the subscription. */
   subscribe(next: (rows: T[]) => void, error?: (error: unknown) => void): Unsubscribe
   /** Subscribes an observer: `next` with the current rows, then with the new rows after every
    * committed write that changed them; `error` and `complete` as {@link LiveQueryObserver}
-   * describes. Never throws.
+   * describes. Throws only a `TypeError` (`ERR_INVALID_ARG_TYPE`) for something that is not an
+   * observer (a method given that is not a function).
    *
    * @returns The function that stops the subscription. */
   subscribe(observer: LiveQueryObserver<T>): Unsubscribe
   subscribe(next: ((rows: T[]) => void) | LiveQueryObserver<T>, error?: (error: unknown) => void): Unsubscribe {
+    checkObserver(next, error)
     // An observer object is kept as it is (RxJS passes a class instance): its methods are
     // called on it.
     const observer: LiveQueryObserver<T> = typeof next === 'function' ? { next, error } : next
-    return this.#live.subscribe(this.sql, this.#params, observer)
+    return this.#live.subscribe(this.#sql, this.#params, observer, this.#options)
   }
 
   /** Yields the current rows, then each change; when results arrive faster than the loop

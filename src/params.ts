@@ -28,6 +28,10 @@ const INT64_MAX = 2n ** 63n - 1n
 let buf = Buffer.allocUnsafe(INITIAL)
 let view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength)
 let pos = 0
+/** Packings under way: more than one when a parameter's getter (or a Proxy's trap) calls the
+ * library while its own call is being packed. A nested packing writes to a buffer of its own,
+ * so neither overwrites the other; the common path only counts. */
+let depth = 0
 
 function ensure(extra: number): void {
   if (pos + extra <= buf.length) return
@@ -64,9 +68,15 @@ export const NO_PARAMS: Packed = { bytes: Buffer.from([0]), length: 1 }
 
 /** Packs one call's parameters. `undefined` and `[]` mean none. */
 export function encodeParams(params: unknown): Packed {
-  pos = 0
-  writeSet(params, 'params')
-  return finish()
+  if (depth > 0) return nested(params, false)
+  depth++
+  try {
+    pos = 0
+    writeSet(params, 'params')
+    return finish()
+  } finally {
+    depth--
+  }
 }
 
 /** Packs executeBatch's parameter sets: u32 count, then each set. */
@@ -74,12 +84,33 @@ export function encodeBatch(paramSets: unknown): Packed {
   if (!Array.isArray(paramSets)) {
     throw typeError(`paramSets must be an array of parameter arrays or objects, got ${describe(paramSets)}`)
   }
-  pos = 0
-  ensure(4)
-  view.setUint32(0, paramSets.length, true)
-  pos = 4
-  for (let i = 0; i < paramSets.length; i++) writeSet(paramSets[i], `paramSets[${i}]`)
-  return finish()
+  if (depth > 0) return nested(paramSets, true)
+  depth++
+  try {
+    pos = 0
+    ensure(4)
+    view.setUint32(0, paramSets.length, true)
+    pos = 4
+    for (let i = 0; i < paramSets.length; i++) writeSet(paramSets[i], `paramSets[${i}]`)
+    return finish()
+  } finally {
+    depth--
+  }
+}
+
+/** A packing started while another is under way (a getter of its parameters called the
+ * library): packed into a fresh buffer, the outer packing's state put back afterwards. */
+function nested(params: unknown, batch: boolean): Packed {
+  const outer = { buf, view, pos }
+  buf = Buffer.allocUnsafe(INITIAL)
+  view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength)
+  depth--
+  try {
+    return batch ? encodeBatch(params) : encodeParams(params)
+  } finally {
+    depth++
+    ;({ buf, view, pos } = outer)
+  }
 }
 
 function writeSet(params: unknown, what: string): void {

@@ -3,6 +3,7 @@
 // writer waits its turn in call order (Turns), at the database level and inside each
 // transaction level, so its statements reach the writer's queue in the order they were called.
 import type { AsyncLocalStorage } from 'node:async_hooks'
+import { whenAborted } from './abort-listeners'
 import { type CallKind, checkBody, checkNestedOptions, prepareCall } from './arguments'
 import { awaitedAway } from './caller-stack'
 import type { Engine } from './engine'
@@ -30,7 +31,7 @@ import type {
 const CALLS: Partial<Record<JobKind, CallKind>> = {
   [JobKind.SelectBytes]: 'bytes',
   [JobKind.Execute]: 'write',
-  [JobKind.Batch]: 'write',
+  [JobKind.Batch]: 'batch',
 }
 
 /** A FIFO of callers that need the writer. Plain writes pass straight through while nothing
@@ -71,9 +72,9 @@ export class Turns {
           this.#queue.splice(this.#queue.indexOf(entry), 1)
           reject(abortError(signal, sql ?? ''))
         }
-        signal.addEventListener('abort', onAbort, { once: true })
+        const unlisten = whenAborted(signal, onAbort)
         entry.start = () => {
-          signal.removeEventListener('abort', onAbort)
+          unlisten()
           resolve()
         }
       }
@@ -248,8 +249,8 @@ export class Transaction implements Queryable {
   /** On a `Transaction`: joins this transaction, in a savepoint of it that keeps the batch
    * all-or-nothing.
    * @inheritDoc */
-  executeBatch(sql: string, paramSets: readonly Params[]): Promise<BatchResult> {
-    return this.#op(JobKind.Batch, sql, () => encodeBatch(paramSets), undefined)
+  executeBatch(sql: string, paramSets: readonly Params[], options?: unknown): Promise<BatchResult> {
+    return this.#op(JobKind.Batch, sql, () => encodeBatch(paramSets), options as undefined)
   }
 
   /** On a `Transaction`: nests `body` as a savepoint; its rejection rolls back the savepoint's
@@ -386,15 +387,16 @@ export class Transaction implements Queryable {
       if (signal.aborted) return resolve({ ok: false, aborted: true, error: abortError(signal, 'transaction') })
       const started = this.#startBody(body)
       if (!isPromiseLike(started)) return resolve(started)
-      const onAbort = () => resolve({ ok: false, aborted: true, error: abortError(signal, 'transaction') })
-      signal.addEventListener('abort', onAbort, { once: true })
+      const unlisten = whenAborted(signal, () =>
+        resolve({ ok: false, aborted: true, error: abortError(signal, 'transaction') }),
+      )
       started.then(
         (value) => {
-          signal.removeEventListener('abort', onAbort)
+          unlisten()
           resolve({ ok: true, value })
         },
         (error) => {
-          signal.removeEventListener('abort', onAbort)
+          unlisten()
           resolve({ ok: false, error })
         },
       )
@@ -462,12 +464,9 @@ export class Transaction implements Queryable {
     const queued = new Promise<T>((resolve, reject) => {
       // A read on the writer is not interrupted (that could disturb the transaction); an abort
       // settles the promise at once and the result is dropped.
-      const onAbort = () => reject(abortError(signal!, sql))
-      signal?.addEventListener('abort', onAbort, { once: true })
+      const unlisten = signal ? whenAborted(signal, () => reject(abortError(signal, sql))) : () => {}
       this.#turns.write(() => {
-        this.#send<T>(sql, kind, packed, arrays)
-          .then(resolve, reject)
-          .finally(() => signal?.removeEventListener('abort', onAbort))
+        this.#send<T>(sql, kind, packed, arrays).then(resolve, reject).finally(unlisten)
       })
     })
     return awaitedAway(queued)

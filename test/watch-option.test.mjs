@@ -28,12 +28,13 @@ test('watchExternalChanges: wrong types, unknown keys and out-of-range intervals
   assert.equal(existsSync(file), false)
 })
 
-test('diagnostics() after close resolves with no live queries left', async (t) => {
+test('close() with a watched live query: the subscription completes, diagnostics() then rejects', async (t) => {
   const db = await Database.open(path.join(tempDir(t), 'd.db'), { watchExternalChanges: true })
-  const stop = db.stream('SELECT 1 AS one').subscribe(() => {})
+  let completed = false
+  const stop = db.stream('SELECT 1 AS one').subscribe({ next() {}, complete: () => (completed = true) })
   await db.close()
-  const { streams } = await db.diagnostics()
-  assert.equal(streams.active, 0)
-  assert.equal(streams.queries, 0)
+  assert.equal(completed, true)
+  // Every call after close rejects (docs/api.md "close"), diagnostics() too.
+  await assert.rejects(db.diagnostics(), { code: 'ERR_DATABASE_CLOSED' })
   stop() // after close: a no-op
 })
