@@ -100,10 +100,10 @@ export function drizzle<TSchema extends Record<string, unknown> = Record<string,
   config: DrizzleConfig<TSchema> = {},
 ): ResqliteDrizzleDatabase<TSchema> {
   if (typeof database?.transaction !== 'function' || typeof database?.select !== 'function') {
-    throw new TypeError('drizzle() needs an open resqlite Database')
+    throw typeError('drizzle() needs an open resqlite Database')
   }
   if (config.cache !== undefined) {
-    throw new TypeError("resqlite's drizzle() does not support Drizzle's query cache (the cache option)")
+    throw typeError("resqlite's drizzle() does not support Drizzle's query cache (the cache option)", 'ERR_INVALID_ARG_VALUE')
   }
   const dialect = new SQLiteAsyncDialect({ casing: config.casing })
   const logger = config.logger === true ? new DefaultLogger() : config.logger || new NoopLogger()

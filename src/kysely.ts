@@ -38,7 +38,7 @@ import {
 } from 'kysely'
 import { Held, readThenWrite } from './builder-support.js'
 import type { Database } from './database.js'
-import { ResqliteError } from './errors.js'
+import { describe, ResqliteError, typeError } from './errors.js'
 import type { Params } from './params.js'
 import type { Queryable } from './types.js'
 
@@ -58,8 +58,9 @@ export class ResqliteDialect implements Dialect {
   #driver: ResqliteDriver | undefined
 
   constructor(config: ResqliteDialectConfig) {
-    if (typeof config !== 'object' || config === null || config.database === undefined) {
-      throw new TypeError('ResqliteDialect needs { database }: an open Database or a function that opens one')
+    const database = (config as ResqliteDialectConfig | undefined)?.database
+    if (typeof database !== 'function' && !isDatabase(database)) {
+      throw typeError('ResqliteDialect needs { database }: an open Database or a function that opens one')
     }
     this.#config = { ...config }
   }
@@ -184,7 +185,11 @@ class ResqliteDriver implements Driver {
 
   async init(): Promise<void> {
     const { database } = this.#config
-    this.#db = typeof database === 'function' ? await database() : database
+    const db = typeof database === 'function' ? await database() : database
+    if (!isDatabase(db)) {
+      throw typeError(`ResqliteDialect's database function resolved to ${describe(db)}, not a resqlite Database`)
+    }
+    this.#db = db
   }
 
   /** A connection is only a handle: reads from many of them run in parallel on the readers,
@@ -341,4 +346,11 @@ class ResqliteConnection implements DatabaseConnection {
     }
     if (failure !== undefined) throw failure
   }
+}
+
+/** Whether `value` looks like a resqlite Database (the adapters may run over another copy of the
+ * core's classes, so no instanceof). */
+function isDatabase(value: unknown): value is Database {
+  const db = value as Database | null | undefined
+  return typeof db?.select === 'function' && typeof db?.transaction === 'function'
 }
