@@ -196,6 +196,9 @@ export class Engine {
       this.#inline !== undefined &&
       kind !== JobKind.Serialize &&
       kind !== JobKind.Columns &&
+      // watchExternalChanges' check on a read-only database: a reader's job (it publishes what
+      // it finds to the live queries), which the JS thread's readInline does not know.
+      kind !== JobKind.DataVersion &&
       this.#mayRunInline(this.#readBesideWrites(this.#inline))
     ) {
       // On the writer's connection once its thread has finished every job: after a write, its
