@@ -54,6 +54,8 @@ export interface EngineOptions {
   extensions: NativeExtension[]
   /** No checkpoints from any connection: another process runs them. */
   externalCheckpoints: boolean
+  /** TEXT that is not valid UTF-8 reads with U+FFFD replacements (`invalidUtf8: 'replace'`). */
+  replaceInvalidUtf8: boolean
 }
 
 /** A validated cipher with the key bytes to hand to the engine (which copies them; the caller's
@@ -167,6 +169,7 @@ export class Engine {
           inline: options.inlineBudgetMicros > 0,
           extensions: options.extensions,
           externalCheckpoints: options.externalCheckpoints,
+          replaceInvalidUtf8: options.replaceInvalidUtf8,
         },
         this.#onComplete,
       )

@@ -8,6 +8,7 @@ use std::ptr;
 
 use sqlite3mc_sys as ffi;
 
+use super::step::InvalidUtf8;
 use crate::error::{DbError, DbResult};
 
 /// SQLITE_BUSY | (2 << 8): a deferred transaction's read snapshot is stale for writing.
@@ -18,6 +19,8 @@ pub struct Connection {
     /// As set on the connection (setup.rs): SQLITE_BUSY messages name it, and
     /// `without_busy_wait` restores it.
     busy_timeout_ms: u32,
+    /// What reading TEXT that is not valid UTF-8 does (the `invalidUtf8` open option).
+    invalid_utf8: InvalidUtf8,
 }
 
 // SAFETY: a Connection is moved to its thread once and used only there
@@ -34,7 +37,15 @@ impl Connection {
         let mut db = ptr::null_mut();
         // SAFETY: valid C string and out-pointer; the handle is closed by Drop even on error.
         let rc = unsafe { ffi::sqlite3_open_v2(c_path.as_ptr(), &mut db, flags, ptr::null()) };
-        Ok((Connection { db, busy_timeout_ms }, rc))
+        Ok((Connection { db, busy_timeout_ms, invalid_utf8: InvalidUtf8::Error }, rc))
+    }
+
+    pub fn invalid_utf8(&self) -> InvalidUtf8 {
+        self.invalid_utf8
+    }
+
+    pub fn set_invalid_utf8(&mut self, invalid_utf8: InvalidUtf8) {
+        self.invalid_utf8 = invalid_utf8;
     }
 
     pub fn checkpoint_on_close(&self, on: bool) {

@@ -9,6 +9,7 @@ use sqlite3mc_sys as ffi;
 use super::connection::Connection;
 use super::encryption::{self, KeyConfig};
 use super::extensions::{self, Extension};
+use super::step::InvalidUtf8;
 use crate::error::{DbError, DbResult};
 
 /// What a connection is for: the pool has one writer and N readers.
@@ -36,6 +37,8 @@ pub struct OpenOptions<'a> {
     /// Another process (e.g. Litestream) runs the checkpoints: this connection never does, not
     /// even on close (docs/replication.md).
     pub external_checkpoints: bool,
+    /// What reading TEXT that is not valid UTF-8 does (step.rs).
+    pub invalid_utf8: InvalidUtf8,
 }
 
 /// Opens a connection for `opts.role`: keyed first, then set up (see `configure`); the
@@ -47,7 +50,8 @@ pub fn open(opts: &OpenOptions) -> DbResult<Connection> {
             Role::Writer => ffi::SQLITE_OPEN_READWRITE | ffi::SQLITE_OPEN_CREATE,
             Role::Reader => ffi::SQLITE_OPEN_READONLY,
         };
-    let (conn, rc) = Connection::open(opts.path, flags, opts.busy_timeout_ms)?;
+    let (mut conn, rc) = Connection::open(opts.path, flags, opts.busy_timeout_ms)?;
+    conn.set_invalid_utf8(opts.invalid_utf8);
     if rc != ffi::SQLITE_OK {
         let err = conn.last_error();
         return Err(DbError { message: format!("cannot open '{}': {}", opts.path, err.message), ..err });

@@ -10,6 +10,7 @@ use crate::error::DbError;
 use crate::sqlite::encryption::KeyConfig;
 use crate::sqlite::extensions::Extension;
 use crate::sqlite::setup::{self, OpenOptions, Role};
+use crate::sqlite::step::InvalidUtf8;
 
 pub struct PoolOptions {
     pub path: String,
@@ -26,6 +27,8 @@ pub struct PoolOptions {
     pub inline: bool,
     /// No checkpoints from any connection: another process runs them (setup.rs).
     pub external_checkpoints: bool,
+    /// What reading TEXT that is not valid UTF-8 does, on every connection (sqlite/step.rs).
+    pub invalid_utf8: InvalidUtf8,
 }
 
 /// Opening happens on the worker threads. A lead connection opens alone first (the writer,
@@ -95,6 +98,7 @@ pub(super) fn open_worker(opts: &PoolOptions, role: Role, key: Option<&KeyConfig
         attach: &opts.attach,
         extensions: &opts.extensions,
         external_checkpoints: opts.external_checkpoints,
+        invalid_utf8: opts.invalid_utf8,
     })?;
     Ok(Worker::new(conn, role))
 }
