@@ -90,6 +90,16 @@ impl OpenLatch {
 }
 
 pub(super) fn open_worker(opts: &PoolOptions, role: Role, key: Option<&KeyConfig>) -> Result<Worker, DbError> {
+    open_connection(opts, role, key, false)
+}
+
+/// The pool's first connection (the writer, or reader 0 when read-only): a wrong key is found
+/// before anything touches the files (sqlite/setup.rs `probe_key`).
+pub(super) fn open_lead(opts: &PoolOptions, role: Role, key: Option<&KeyConfig>) -> Result<Worker, DbError> {
+    open_connection(opts, role, key, true)
+}
+
+fn open_connection(opts: &PoolOptions, role: Role, key: Option<&KeyConfig>, lead: bool) -> Result<Worker, DbError> {
     let conn = setup::open(&OpenOptions {
         path: &opts.path,
         role,
@@ -99,6 +109,7 @@ pub(super) fn open_worker(opts: &PoolOptions, role: Role, key: Option<&KeyConfig
         extensions: &opts.extensions,
         external_checkpoints: opts.external_checkpoints,
         invalid_utf8: opts.invalid_utf8,
+        lead,
     })?;
     Ok(Worker::new(conn, role))
 }
