@@ -30,6 +30,7 @@ const OPTION_KEYS = new Set([
   'inlineBudget',
   'extensions',
   'checkpoints',
+  'invalidUtf8',
 ])
 /** Milliseconds a read may run on the JS thread before it moves to a reader (experiments/032). */
 const DEFAULT_INLINE_BUDGET = 0.1
@@ -211,6 +212,7 @@ export function checkOptions(options: unknown): EngineOptions {
     inlineBudgetMicros: Math.round(numberOption('inlineBudget', o.inlineBudget, 0, 10, DEFAULT_INLINE_BUDGET) * 1000),
     extensions: checkExtensions(o.extensions),
     externalCheckpoints: checkCheckpoints(o.checkpoints),
+    replaceInvalidUtf8: checkInvalidUtf8(o.invalidUtf8),
   }
 }
 
@@ -235,6 +237,15 @@ function checkExtensions(extensions: unknown): NativeExtension[] {
       throw typeError(`extensions[${i}].entryPoint must be a non-empty function name, got ${describe(entryPoint)}`)
     return { path, entryPoint }
   })
+}
+
+/** `invalidUtf8`: 'error' (the default) or 'replace'; true for 'replace'. The value is not
+ * echoed: only its type is named. */
+function checkInvalidUtf8(value: unknown): boolean {
+  if (value === undefined || value === 'error') return false
+  if (value === 'replace') return true
+  if (typeof value === 'string') throw typeError(`invalidUtf8 must be 'error' or 'replace'`, 'ERR_INVALID_ARG_VALUE')
+  throw typeError(`invalidUtf8 must be 'error' or 'replace', got ${describe(value)}`)
 }
 
 /** `checkpoints`: 'auto' (the default) or 'external'; true for 'external'. */

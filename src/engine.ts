@@ -56,6 +56,8 @@ export interface EngineOptions {
   extensions: NativeExtension[]
   /** No checkpoints from any connection: another process runs them. */
   externalCheckpoints: boolean
+  /** TEXT that is not valid UTF-8 reads with U+FFFD replacements (`invalidUtf8: 'replace'`). */
+  replaceInvalidUtf8: boolean
 }
 
 /** A validated cipher with the key bytes to hand to the engine (which copies them; the caller's
@@ -179,6 +181,7 @@ export class Engine {
           inline: options.inlineBudgetMicros > 0,
           extensions: options.extensions,
           externalCheckpoints: options.externalCheckpoints,
+          replaceInvalidUtf8: options.replaceInvalidUtf8,
         },
         this.#onComplete,
       )
@@ -208,6 +211,9 @@ export class Engine {
       this.#inline !== undefined &&
       kind !== JobKind.Serialize &&
       kind !== JobKind.Columns &&
+      // watchExternalChanges' check on a read-only database: a reader's job (it publishes what
+      // it finds to the live queries), which the JS thread's readInline does not know.
+      kind !== JobKind.DataVersion &&
       this.#mayRunInline(this.#readBesideWrites(this.#inline))
     ) {
       // On the writer's connection once its thread has finished every job: after a write, its

@@ -40,6 +40,9 @@ export type ResqliteErrorCode =
   /** A TEXT value that is not valid UTF-8; the message names the column (read it with
    * `CAST(col AS BLOB)`). */
   | 'ERR_INVALID_UTF8'
+  /** SQL holding a NUL character, which SQLite would stop reading at: the message gives its
+   * offset; nothing runs. */
+  | 'ERR_NUL_IN_SQL'
   /** A result set larger than 4 GiB, or one with more text than a JavaScript string can hold. */
   | 'ERR_RESULT_TOO_LARGE'
   /** A path that is `''` or holds a NUL character, for the database or an `attach` entry

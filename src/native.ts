@@ -191,6 +191,8 @@ export interface OpenOptions {
   externalCheckpoints: boolean
   /** Loaded on every connection as it opens (crates/engine/src/sqlite/extensions.rs). */
   extensions: NativeExtension[]
+  /** TEXT that is not valid UTF-8 reads with U+FFFD replacements (crates/engine/src/sqlite/step.rs). */
+  replaceInvalidUtf8: boolean
 }
 
 /** An extension library and its entry point (undefined: SQLite derives it from the file name). */

@@ -238,6 +238,12 @@ export interface OpenOptions {
    * must, or the WAL grows without bound: Litestream, which checkpoints itself
    * (docs/replication.md). */
   checkpoints?: 'auto' | 'external'
+  /** What reading TEXT that is not valid UTF-8 does (rows, `selectBytes`, `iterate`, live
+   * queries alike). `'error'` (default): the call rejects with `ERR_INVALID_UTF8` naming the
+   * column and row, so no byte is lost unnoticed. `'replace'`: each invalid sequence becomes
+   * U+FFFD, as better-sqlite3 and node:sqlite return it (TextDecoder's rule), so a legacy row
+   * cannot make a table unreadable; the original bytes stay readable with `CAST(col AS BLOB)`. */
+  invalidUtf8?: 'error' | 'replace'
   /** SQLite extensions loaded on every connection as it opens (writer, readers, the JS
    * thread's): a library path, or `{ path, entryPoint }` when the entry point is not the one
    * SQLite derives from the file name. `load_extension()` stays unavailable to SQL. A library

@@ -17,11 +17,10 @@ const HEADER = Buffer.from('SQLite format 3\0')
 const MARKER = 'PLAINTEXT-MARKER-7f3a'
 
 const sha256 = (file) => crypto.createHash('sha256').update(fs.readFileSync(file)).digest('hex')
-/** Hashes of the database files in `dir` (main, -wal, -journal, …), by name. Not the -shm: it
- * holds the WAL index (page numbers and checksums, no page content), which WAL recovery
- * rebuilds when any connection opens, whatever its key. */
+/** Hashes of the database files in `dir` (main, -wal, -shm, -journal, …), by name: a failed
+ * open changes none of them, and creates none (docs/encryption.md). */
 function snapshot(dir) {
-  const files = fs.readdirSync(dir).filter((f) => !f.endsWith('-shm') && fs.statSync(path.join(dir, f)).isFile())
+  const files = fs.readdirSync(dir).filter((f) => fs.statSync(path.join(dir, f)).isFile())
   return Object.fromEntries(files.sort().map((f) => [f, sha256(path.join(dir, f))]))
 }
 

@@ -109,7 +109,7 @@ pub fn select(
         while more && rows < max_rows {
             for i in 0..names.len() {
                 // SAFETY: the statement is on a row; the cell is used before the next step.
-                if !sink.cell(unsafe { cell(raw, i as c_int, names, rows)? }) {
+                if !sink.cell(unsafe { cell(raw, i as c_int, names, rows, conn.invalid_utf8())? }) {
                     return Ok(Ran::Moved);
                 }
             }

@@ -10,6 +10,7 @@ use crate::live::hooks::Hooks;
 use crate::sqlite::connection::Connection;
 use crate::sqlite::setup::{self, OpenOptions, Role};
 use crate::sqlite::statement_cache::StatementCache;
+use crate::sqlite::step::InvalidUtf8;
 
 /// A connection with its statement cache and live-query hooks (as `threads::worker::Worker`
 /// holds them). Declared in drop order: statements, then the connection, then the hooks.
@@ -30,6 +31,8 @@ impl Opened {
             attach: &[],
             extensions: &[],
             external_checkpoints: false,
+            invalid_utf8: InvalidUtf8::Error,
+            lead: false,
         };
         let conn = setup::open(&opts).unwrap_or_else(|e| panic!("open: {}", e.message));
         // SAFETY: the hooks outlive the connection (field order) and stay on this thread.

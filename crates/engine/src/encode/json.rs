@@ -71,11 +71,11 @@ pub fn encode_json(conn: &Connection, statement: &Statement, max_rows: usize) ->
         for (token, &(_, col)) in tokens.iter().zip(&order) {
             out.extend_from_slice(token);
             // SAFETY: the statement is on a row; the cell is used before the next step.
-            match unsafe { cell(stmt, col as i32, &names, row)? } {
+            match unsafe { cell(stmt, col as i32, &names, row, conn.invalid_utf8())? } {
                 Cell::Null => out.extend_from_slice(b"null"),
                 Cell::Int(v) => numbers.int(&mut out, v),
                 Cell::Float(v) => numbers.float(&mut out, v),
-                Cell::Text(s, _) => write_string(&mut out, s),
+                Cell::Text(s, _) => write_string(&mut out, &s),
                 Cell::Blob(b) => {
                     out.push(b'"');
                     let start = out.len();

@@ -85,7 +85,7 @@ pub fn encode_rows(
     while more && rows < max_rows {
         for i in 0..names.len() {
             // SAFETY: the statement is on a row; the cell is used before the next step.
-            let value = unsafe { cell(stmt, i as i32, &names, rows)? };
+            let value = unsafe { cell(stmt, i as i32, &names, rows, conn.invalid_utf8())? };
             part.push_cell(value, safe_integers)?;
         }
         part.rows += 1;
@@ -168,7 +168,7 @@ impl Part {
                 } else if ascii {
                     (TAG_TEXT, self.append_to_arena(s.as_bytes())? | ASCII)
                 } else {
-                    (TAG_TEXT, self.append_utf16(s)?)
+                    (TAG_TEXT, self.append_utf16(&s)?)
                 }
             }
             Cell::Blob(b) => (TAG_BLOB, self.append_to_arena(b)?),
@@ -506,7 +506,7 @@ mod tests {
         assert_eq!(err.code, "ERR_INVALID_UTF8");
         assert_eq!(
             err.message,
-            "column 'ok' of row 2 holds TEXT that is not valid UTF-8 (at byte 1); read it as bytes with CAST(ok AS BLOB)"
+            "column 'ok' of row 2 holds TEXT that is not valid UTF-8 (at byte 1); read it as bytes with CAST(ok AS BLOB), or open with invalidUtf8: 'replace'"
         );
     }
 

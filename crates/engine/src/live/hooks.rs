@@ -195,6 +195,7 @@ impl Hooks {
     /// Runs every statement of `sql`, discarding rows (the library's transaction control). One
     /// statement at a time, so the writer applies each one's effects in order.
     pub fn exec(&self, conn: &Connection, sql: &str) -> DbResult<()> {
+        crate::sqlite::connection::refuse_nul(sql)?;
         let mut rest = sql.as_bytes();
         loop {
             self.clear_capture();

@@ -13,6 +13,7 @@ use crate::handoff::mailbox::{deliver_completions, finalize_context, CallbackCon
 use crate::handoff::poller::Poller;
 use crate::sqlite::encryption::KeyConfig;
 use crate::sqlite::extensions::Extension;
+use crate::sqlite::step::InvalidUtf8;
 use crate::threads::job::{IterateStep, Job, Request};
 use crate::threads::{Pool, PoolOptions, Shared};
 
@@ -55,6 +56,9 @@ pub struct OpenOptions<'a> {
     pub external_checkpoints: Option<bool>,
     /// Loaded on every connection as it opens (sqlite/extensions.rs).
     pub extensions: Option<Vec<ExtensionSpec>>,
+    /// TEXT that is not valid UTF-8 reads with U+FFFD replacements instead of failing
+    /// (sqlite/step.rs `InvalidUtf8`). Default false.
+    pub replace_invalid_utf8: Option<bool>,
 }
 
 /// An extension library and its entry point (none: SQLite derives it from the file name).
@@ -134,6 +138,7 @@ impl NativeDatabase {
             inline,
             external_checkpoints,
             extensions,
+            replace_invalid_utf8,
         } = options;
         // Checked before anything starts: a bad cipher setting must not touch the file.
         let key = key_config(encryption)?;
@@ -179,6 +184,11 @@ impl NativeDatabase {
                     .collect(),
                 inline: inline.unwrap_or(false),
                 external_checkpoints: external_checkpoints.unwrap_or(false),
+                invalid_utf8: if replace_invalid_utf8.unwrap_or(false) {
+                    InvalidUtf8::Replace
+                } else {
+                    InvalidUtf8::Error
+                },
             },
             open_id,
             Box::new(TsfnWaker { tsfn, mailbox }),

@@ -8,6 +8,7 @@ use std::ptr;
 
 use sqlite3mc_sys as ffi;
 
+use super::step::InvalidUtf8;
 use crate::error::{DbError, DbResult};
 
 /// SQLITE_BUSY | (2 << 8): a deferred transaction's read snapshot is stale for writing.
@@ -18,6 +19,8 @@ pub struct Connection {
     /// As set on the connection (setup.rs): SQLITE_BUSY messages name it, and
     /// `without_busy_wait` restores it.
     busy_timeout_ms: u32,
+    /// What reading TEXT that is not valid UTF-8 does (the `invalidUtf8` open option).
+    invalid_utf8: InvalidUtf8,
 }
 
 // SAFETY: a Connection is moved to its thread once and used only there
@@ -34,7 +37,15 @@ impl Connection {
         let mut db = ptr::null_mut();
         // SAFETY: valid C string and out-pointer; the handle is closed by Drop even on error.
         let rc = unsafe { ffi::sqlite3_open_v2(c_path.as_ptr(), &mut db, flags, ptr::null()) };
-        Ok((Connection { db, busy_timeout_ms }, rc))
+        Ok((Connection { db, busy_timeout_ms, invalid_utf8: InvalidUtf8::Error }, rc))
+    }
+
+    pub fn invalid_utf8(&self) -> InvalidUtf8 {
+        self.invalid_utf8
+    }
+
+    pub fn set_invalid_utf8(&mut self, invalid_utf8: InvalidUtf8) {
+        self.invalid_utf8 = invalid_utf8;
     }
 
     pub fn checkpoint_on_close(&self, on: bool) {
@@ -246,6 +257,25 @@ impl Connection {
     }
 }
 
+/// Refuses SQL holding a NUL character: SQLite stops reading at the first NUL, so whatever
+/// follows it (another statement, say) would be dropped without a word. Checked where a
+/// statement is prepared from the caller's whole SQL (a statement cache miss, `Hooks::exec`),
+/// never on a cache hit. The offset is the NUL's index in the JS string (UTF-16 units), as
+/// `sql.indexOf('\0')`.
+pub fn refuse_nul(sql: &str) -> DbResult<()> {
+    match sql.bytes().position(|b| b == 0) {
+        None => Ok(()),
+        Some(at) => {
+            // A NUL is ASCII: the bytes before it are whole characters.
+            let offset = sql[..at].encode_utf16().count();
+            Err(DbError::new(
+                "ERR_NUL_IN_SQL",
+                format!("the SQL contains a NUL character at offset {offset}; SQLite would ignore everything after it"),
+            ))
+        }
+    }
+}
+
 /// Column 0 of the current row as text (NULL as ""), copied.
 ///
 /// # Safety
@@ -287,5 +317,18 @@ impl Drop for Connection {
         // Connection in Worker); close_v2 would otherwise leave a zombie until they are.
         // SAFETY: db came from sqlite3_open_v2 (possibly null after OOM, which close accepts).
         unsafe { ffi::sqlite3_close_v2(self.db) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::refuse_nul;
+
+    #[test]
+    fn sql_holding_a_nul_is_refused_with_its_offset_in_utf16_units() {
+        assert!(refuse_nul("SELECT 1; SELECT 2").is_ok());
+        let e = refuse_nul("SELECT 'é😀';\0SELECT 2").expect_err("refused");
+        assert_eq!(e.code, "ERR_NUL_IN_SQL");
+        assert!(e.message.contains("at offset 13;"), "{}", e.message);
     }
 }

@@ -2,6 +2,7 @@
 //! the checkpoint policy on the writer, and the attached databases.
 
 use std::os::raw::c_int;
+use std::path::Path;
 use std::ptr;
 
 use sqlite3mc_sys as ffi;
@@ -9,6 +10,7 @@ use sqlite3mc_sys as ffi;
 use super::connection::Connection;
 use super::encryption::{self, KeyConfig};
 use super::extensions::{self, Extension};
+use super::step::InvalidUtf8;
 use crate::error::{DbError, DbResult};
 
 /// What a connection is for: the pool has one writer and N readers.
@@ -36,6 +38,11 @@ pub struct OpenOptions<'a> {
     /// Another process (e.g. Litestream) runs the checkpoints: this connection never does, not
     /// even on close (docs/replication.md).
     pub external_checkpoints: bool,
+    /// What reading TEXT that is not valid UTF-8 does (step.rs).
+    pub invalid_utf8: InvalidUtf8,
+    /// The pool's first connection: when a WAL is there, prove the key on the database file
+    /// alone before opening for real (`probe_key`).
+    pub lead: bool,
 }
 
 /// Opens a connection for `opts.role`: keyed first, then set up (see `configure`); the
@@ -47,7 +54,11 @@ pub fn open(opts: &OpenOptions) -> DbResult<Connection> {
             Role::Writer => ffi::SQLITE_OPEN_READWRITE | ffi::SQLITE_OPEN_CREATE,
             Role::Reader => ffi::SQLITE_OPEN_READONLY,
         };
-    let (conn, rc) = Connection::open(opts.path, flags, opts.busy_timeout_ms)?;
+    if opts.lead {
+        probe_key(opts).map_err(|e| encryption::explain_open_error(e, opts.key.is_some()))?;
+    }
+    let (mut conn, rc) = Connection::open(opts.path, flags, opts.busy_timeout_ms)?;
+    conn.set_invalid_utf8(opts.invalid_utf8);
     if rc != ffi::SQLITE_OK {
         let err = conn.last_error();
         return Err(DbError { message: format!("cannot open '{}': {}", opts.path, err.message), ..err });
@@ -65,6 +76,62 @@ pub fn open(opts: &OpenOptions) -> DbResult<Connection> {
         encryption::remove_rekey_leftovers(opts.path);
     }
     Ok(conn)
+}
+
+/// Fails with `SQLITE_NOTADB` when the key (or its absence, or the cipher settings) cannot
+/// read the database, touching no file.
+///
+/// A connection's first read opens a leftover WAL before it reads page 1 through the key: it
+/// rebuilds the WAL index in `-shm` and takes a read mark there, and only then finds that the key
+/// is wrong. So when a WAL is there, page 1 is read first on a connection that opens the main
+/// file as `immutable`: SQLite then takes no lock and never opens the WAL or `-shm`.
+/// `PRAGMA schema_version` reads page 1 alone (the schema is not loaded), which is where a wrong
+/// key fails. Without a WAL, the real open touches nothing before page 1 either. Any other
+/// failure here (no file yet, a main file mid-checkpoint) is left to the real open to report.
+fn probe_key(opts: &OpenOptions) -> DbResult<()> {
+    if opts.path.is_empty() || opts.path == ":memory:" || !Path::new(&format!("{}-wal", opts.path)).exists() {
+        return Ok(());
+    }
+    // Without locks, page 1 read while another process checkpoints may be torn: a NOTADB is
+    // believed only if a second read gives it too.
+    let mut tries = 0;
+    loop {
+        tries += 1;
+        match probe_page_one(opts) {
+            Err(e) if e.code == "SQLITE_NOTADB" && tries < 2 => continue,
+            Err(e) if e.code == "SQLITE_NOTADB" => return Err(e),
+            _ => return Ok(()),
+        }
+    }
+}
+
+fn probe_page_one(opts: &OpenOptions) -> DbResult<()> {
+    let flags =
+        ffi::SQLITE_OPEN_READONLY | ffi::SQLITE_OPEN_URI | ffi::SQLITE_OPEN_NOMUTEX | ffi::SQLITE_OPEN_EXRESCODE;
+    let (conn, rc) = Connection::open(&immutable_uri(opts.path), flags, 0)?;
+    if rc != ffi::SQLITE_OK {
+        return Ok(());
+    }
+    if let Some(key) = opts.key {
+        encryption::key_connection(conn.raw(), key)?;
+    }
+    conn.query_int("PRAGMA schema_version").map(|_| ())
+}
+
+/// `path` as a URI filename that opens it immutable (percent-encoding what a URI would read
+/// as a query, a fragment or an escape).
+fn immutable_uri(path: &str) -> String {
+    let mut uri = String::from(if path.starts_with('/') { "file://" } else { "file:" });
+    for c in path.chars() {
+        match c {
+            '%' => uri.push_str("%25"),
+            '?' => uri.push_str("%3f"),
+            '#' => uri.push_str("%23"),
+            c => uri.push(c),
+        }
+    }
+    uri.push_str("?immutable=1");
+    uri
 }
 
 /// The settings every connection gets (ARCHITECTURE.md "Opening"), and WAL on the writer.
@@ -135,4 +202,16 @@ fn attach(conn: &Connection, opts: &OpenOptions) -> DbResult<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::immutable_uri;
+
+    #[test]
+    fn an_immutable_uri_escapes_what_a_uri_would_read_otherwise() {
+        assert_eq!(immutable_uri("/tmp/a.db"), "file:///tmp/a.db?immutable=1");
+        assert_eq!(immutable_uri("rel/a.db"), "file:rel/a.db?immutable=1");
+        assert_eq!(immutable_uri("//x/a%20b?c#d.db"), "file:////x/a%2520b%3fc%23d.db?immutable=1");
+    }
 }

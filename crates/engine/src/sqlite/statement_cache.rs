@@ -147,6 +147,7 @@ impl StatementCache {
 /// A statement outside any cache (an iteration's: encode/pages.rs), or for the cache.
 pub fn prepare(conn: &Connection, hooks: &Hooks, sql: &str) -> DbResult<Statement> {
     let bytes = sql.as_bytes();
+    super::connection::refuse_nul(sql)?;
     hooks.clear_capture();
     let (stmt, consumed) = conn
         .prepare_at(bytes, ffi::SQLITE_PREPARE_PERSISTENT)

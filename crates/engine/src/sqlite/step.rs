@@ -1,5 +1,6 @@
 //! Stepping a bound statement: the loop both result encoders share.
 
+use std::borrow::Cow;
 use std::ffi::CStr;
 use std::os::raw::c_int;
 
@@ -13,8 +14,8 @@ pub enum Cell<'a> {
     Null,
     Int(i64),
     Float(f64),
-    /// The text, and whether all of it is ASCII.
-    Text(&'a str, bool),
+    /// The text (owned only when invalid UTF-8 was replaced), and whether all of it is ASCII.
+    Text(Cow<'a, str>, bool),
     Blob(&'a [u8]),
 }
 
@@ -34,12 +35,30 @@ pub fn column_names(stmt: *mut ffi::sqlite3_stmt) -> Vec<String> {
     }
 }
 
-/// Reads column `i` of the current row. TEXT that is not valid UTF-8 is an error: a JS string
-/// cannot hold it without replacing bytes, and we never lose data silently.
+/// What to do with TEXT that is not valid UTF-8 (the `invalidUtf8` open option). A JS string
+/// cannot hold such bytes as they are.
+#[derive(Clone, Copy, PartialEq, Eq, Default, Debug)]
+pub enum InvalidUtf8 {
+    /// An `ERR_INVALID_UTF8` error naming the cell: nothing is lost silently (the default).
+    #[default]
+    Error,
+    /// Each invalid sequence becomes U+FFFD, as better-sqlite3 and node:sqlite do: the WHATWG
+    /// Encoding Standard's rule (TextDecoder's), which Rust's lossy conversion follows.
+    Replace,
+}
+
+/// Reads column `i` of the current row. TEXT that is not valid UTF-8 is an error, or with
+/// `InvalidUtf8::Replace` a copy with U+FFFD in place of each invalid sequence.
 ///
 /// # Safety
 /// `stmt` must be positioned on a row (the last step returned SQLITE_ROW).
-pub unsafe fn cell<'a>(stmt: *mut ffi::sqlite3_stmt, i: c_int, names: &[String], row: usize) -> DbResult<Cell<'a>> {
+pub unsafe fn cell<'a>(
+    stmt: *mut ffi::sqlite3_stmt,
+    i: c_int,
+    names: &[String],
+    row: usize,
+    invalid_utf8: InvalidUtf8,
+) -> DbResult<Cell<'a>> {
     // One sqlite3_column_value per cell, then the sqlite3_value_* accessors: each
     // sqlite3_column_* call repeats the column lookup and the (no-op) mutex enter/leave
     // (experiments/003). The value is unprotected, which is safe here: only this thread uses
@@ -55,17 +74,20 @@ pub unsafe fn cell<'a>(stmt: *mut ffi::sqlite3_stmt, i: c_int, names: &[String],
             // ASCII (most text) needs no other check; then simdutf8's fast check; the standard
             // one only to locate an error.
             if bytes.is_ascii() {
-                return Ok(Cell::Text(std::str::from_utf8_unchecked(bytes), true));
+                return Ok(Cell::Text(Cow::Borrowed(std::str::from_utf8_unchecked(bytes)), true));
             }
             if let Ok(text) = simdutf8::basic::from_utf8(bytes) {
-                return Ok(Cell::Text(text, false));
+                return Ok(Cell::Text(Cow::Borrowed(text), false));
+            }
+            if invalid_utf8 == InvalidUtf8::Replace {
+                return Ok(Cell::Text(Cow::Owned(String::from_utf8_lossy(bytes).into_owned()), false));
             }
             let text = std::str::from_utf8(bytes).map_err(|e| {
                 DbError::new(
                     "ERR_INVALID_UTF8",
                     format!(
                         "column '{}' of row {} holds TEXT that is not valid UTF-8 (at byte {}); \
-                         read it as bytes with CAST({} AS BLOB)",
+                         read it as bytes with CAST({} AS BLOB), or open with invalidUtf8: 'replace'",
                         names[i as usize],
                         row + 1,
                         e.valid_up_to(),
@@ -73,7 +95,7 @@ pub unsafe fn cell<'a>(stmt: *mut ffi::sqlite3_stmt, i: c_int, names: &[String],
                     ),
                 )
             })?;
-            Cell::Text(text, false)
+            Cell::Text(Cow::Borrowed(text), false)
         }
         ffi::SQLITE_BLOB => {
             let p = ffi::sqlite3_value_blob(v);

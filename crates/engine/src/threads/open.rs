@@ -10,6 +10,7 @@ use crate::error::DbError;
 use crate::sqlite::encryption::KeyConfig;
 use crate::sqlite::extensions::Extension;
 use crate::sqlite::setup::{self, OpenOptions, Role};
+use crate::sqlite::step::InvalidUtf8;
 
 pub struct PoolOptions {
     pub path: String,
@@ -26,6 +27,8 @@ pub struct PoolOptions {
     pub inline: bool,
     /// No checkpoints from any connection: another process runs them (setup.rs).
     pub external_checkpoints: bool,
+    /// What reading TEXT that is not valid UTF-8 does, on every connection (sqlite/step.rs).
+    pub invalid_utf8: InvalidUtf8,
 }
 
 /// Opening happens on the worker threads. A lead connection opens alone first (the writer,
@@ -87,6 +90,16 @@ impl OpenLatch {
 }
 
 pub(super) fn open_worker(opts: &PoolOptions, role: Role, key: Option<&KeyConfig>) -> Result<Worker, DbError> {
+    open_connection(opts, role, key, false)
+}
+
+/// The pool's first connection (the writer, or reader 0 when read-only): a wrong key is found
+/// before anything touches the files (sqlite/setup.rs `probe_key`).
+pub(super) fn open_lead(opts: &PoolOptions, role: Role, key: Option<&KeyConfig>) -> Result<Worker, DbError> {
+    open_connection(opts, role, key, true)
+}
+
+fn open_connection(opts: &PoolOptions, role: Role, key: Option<&KeyConfig>, lead: bool) -> Result<Worker, DbError> {
     let conn = setup::open(&OpenOptions {
         path: &opts.path,
         role,
@@ -95,6 +108,8 @@ pub(super) fn open_worker(opts: &PoolOptions, role: Role, key: Option<&KeyConfig
         attach: &opts.attach,
         extensions: &opts.extensions,
         external_checkpoints: opts.external_checkpoints,
+        invalid_utf8: opts.invalid_utf8,
+        lead,
     })?;
     Ok(Worker::new(conn, role))
 }

@@ -8,7 +8,7 @@ use crossbeam_channel::Receiver;
 
 use super::iterate;
 use super::job::{Job, Outcome, Request};
-use super::open::{open_worker, OpenLatch, PoolOptions};
+use super::open::{open_lead, open_worker, OpenLatch, PoolOptions};
 use super::run::run;
 use super::shared::{ReaderSlot, Shared};
 use super::worker::{transaction_control_refused, Worker};
@@ -32,7 +32,12 @@ pub(super) fn reader_thread(
     if !lead && !latch.wait_for_lead() {
         return;
     }
-    let opened = open_worker(opts, Role::Reader, shared.gate.key().as_deref());
+    let key = shared.gate.key();
+    let opened = if lead {
+        open_lead(opts, Role::Reader, key.as_deref())
+    } else {
+        open_worker(opts, Role::Reader, key.as_deref())
+    };
     if lead {
         latch.lead_done(opened.is_ok());
     }

@@ -82,6 +82,7 @@ impl Harness {
             extensions: Vec::new(),
             inline: false,
             external_checkpoints: false,
+            invalid_utf8: crate::sqlite::step::InvalidUtf8::Error,
         };
         let wakes = Arc::new(Wakes::default());
         let pool = Pool::start(opts, OPEN, Box::new(FakeWaker(wakes.clone())));
@@ -254,6 +255,7 @@ fn an_open_that_fails_completes_with_its_error() {
         extensions: Vec::new(),
         inline: false,
         external_checkpoints: false,
+        invalid_utf8: crate::sqlite::step::InvalidUtf8::Error,
     };
     let wakes = Arc::new(Wakes::default());
     let pool = Pool::start(opts, OPEN, Box::new(FakeWaker(wakes.clone())));

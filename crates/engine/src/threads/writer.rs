@@ -10,7 +10,7 @@ use crossbeam_channel::Receiver;
 
 use super::group_commit;
 use super::job::{Job, Outcome, Request};
-use super::open::{open_worker, OpenLatch, PoolOptions};
+use super::open::{open_lead, open_worker, OpenLatch, PoolOptions};
 use super::run::run;
 use super::shared::Shared;
 use super::worker::Worker;
@@ -20,7 +20,7 @@ use crate::sqlite::encryption::{self, KeyConfig};
 use crate::sqlite::setup::Role;
 
 pub(super) fn writer_thread(opts: &PoolOptions, shared: &Shared, latch: &OpenLatch, rx: Receiver<Job>) {
-    let opened = open_worker(opts, Role::Writer, shared.gate.key().as_deref());
+    let opened = open_lead(opts, Role::Writer, shared.gate.key().as_deref());
     latch.lead_done(opened.is_ok());
     let worker = match opened {
         Ok(worker) => worker,

@@ -1,0 +1,63 @@
+// watchExternalChanges on a database opened readonly: another process's commits re-run live
+// queries, as on a read-write database (issue 30 item 17).
+
+import assert from 'node:assert/strict'
+import { execFile } from 'node:child_process'
+import path from 'node:path'
+import { test } from 'node:test'
+import { fileURLToPath } from 'node:url'
+
+import { Database } from '../dist/esm/index.mjs'
+import { tempDir } from './helpers.mjs'
+import { collect } from './live-helpers.mjs'
+
+const TIMEOUT = { timeout: 60_000 }
+
+const INDEX = fileURLToPath(new URL('../dist/esm/index.mjs', import.meta.url))
+
+/** Runs `code` (an ES module body with `Database` imported) in another Node process. */
+function inChild(code, env) {
+  const source = `import { Database } from ${JSON.stringify(INDEX)}\n${code}`
+  return new Promise((resolve, reject) => {
+    execFile(
+      process.execPath,
+      ['--input-type=module', '-e', source],
+      { env: { ...process.env, ...env }, timeout: 30_000 },
+      (error, stdout, stderr) =>
+        error ? reject(new Error(`child failed: ${error.message}\n${stderr}`)) : resolve(stdout),
+    )
+  })
+}
+
+test('readonly with watchExternalChanges: another process committing re-runs the live query', TIMEOUT, async (t) => {
+  const file = path.join(tempDir(t), 'dashboard.db')
+  const setup = await Database.open(file)
+  await setup.execute('CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)')
+  await setup.executeBatch(
+    'INSERT INTO t (v) VALUES (?)',
+    Array.from({ length: 40 }, (_, i) => [`row ${i}`]),
+  )
+  await setup.close()
+
+  const ro = await Database.open(file, { readonly: true, watchExternalChanges: { interval: 50 } })
+  t.after(() => ro.close())
+  const live = collect(ro.stream('SELECT count(*) AS n FROM t'))
+  assert.deepStrictEqual(await live.next(), [{ n: 40 }])
+  await inChild(
+    `const db = await Database.open(process.env.FILE)
+     await db.executeBatch('INSERT INTO t (v) VALUES (?)', Array.from({ length: 20 }, (_, i) => ['more ' + i]))
+     await db.close()`,
+    { FILE: file },
+  )
+  await live.waitFor((c) => c.last?.[0]?.n === 60, 'the count after the other process committed', 10_000)
+  assert.deepStrictEqual(live.errors, [])
+  // and again, while the other process stays open
+  await inChild(
+    `const db = await Database.open(process.env.FILE)
+     await db.execute("DELETE FROM t WHERE id <= 10")
+     await db.close()`,
+    { FILE: file },
+  )
+  await live.waitFor((c) => c.last?.[0]?.n === 50, 'the count after a second commit', 10_000)
+  live.stop()
+})
