@@ -5,6 +5,7 @@ import { AsyncLocalStorage } from 'node:async_hooks'
 import { mkdtemp, rm, stat } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { whenAborted } from './abort-listeners'
 import {
   checkBackup,
   checkBody,
@@ -15,7 +16,6 @@ import {
   checkWatchOption,
   prepareCall,
 } from './arguments'
-import { whenAborted } from './abort-listeners'
 import { awaitedAway, withCallerFrames } from './caller-stack'
 import { type CheckedCipher, Engine, type EngineOptions } from './engine'
 import { abortError, closedError, ResqliteError } from './errors'
@@ -60,15 +60,13 @@ export class Database implements Queryable {
   readonly #turns = new Turns()
   /** The innermost open transaction of the current async context. */
   readonly #context = new AsyncLocalStorage<Transaction>()
-  /** Standalone writes waiting for a transaction to release the writer, and the last of them
-   * (a read issued after them waits for them: `#writesBeforeRead`). */
+  /** The last standalone write each async flow issued (the code that runs after it, awaits or
+   * not, and what it calls): a read in that flow waits for it (`#writesBeforeRead`). Writes
+   * issued by other flows (a server's other requests) are seen once they committed, so reads
+   * never wait for someone else's long write (experiments/051). */
+  readonly #flow = new AsyncLocalStorage<IssuedWrite>()
   /** Reads waiting for earlier writes (`#readAfter`), as settled promises: close() waits for them. */
   readonly #readsWaiting = new Set<Promise<void>>()
-  #queuedWrites = 0
-  #lastQueued: Promise<void> = Promise.resolve()
-  readonly #queuedDone = () => {
-    this.#queuedWrites--
-  }
   readonly #live: LiveQueries
   /** Opened with `attach`: rekey would re-encrypt the main file only (see rekey). */
   readonly #attached: boolean
@@ -484,11 +482,19 @@ export class Database implements Queryable {
     }
   }
 
-  /** What a read issued now waits for to see every standalone write issued before it: writes
-   * queued behind a transaction, or those still on the writer (engine.ts `writesBeforeRead`);
-   * undefined when there are none. */
+  /** What a read issued now waits for to see every standalone write its own flow issued before
+   * it: the last of them, if it has not settled (writes settle in call order); undefined when
+   * there is none. A write group holding it commits now. */
   #writesBeforeRead(): Promise<void> | undefined {
-    return this.#queuedWrites > 0 ? this.#lastQueued : this.#engine.writesBeforeRead()
+    const issued = this.#flow.getStore()
+    if (issued === undefined || !issued.pending) return undefined
+    this.#engine.runGroupNow()
+    return issued.settled
+  }
+
+  /** Marks the current flow as having issued a write that settles with `settled`. */
+  #issued(settled: Promise<void> | undefined): void {
+    if (settled !== undefined) this.#flow.enterWith(new IssuedWrite(settled))
   }
 
   async #readAfter<T>(
@@ -518,14 +524,15 @@ export class Database implements Queryable {
     if (this.#turns.free) {
       // Nothing holds or waits for the writer: a bounded execute may run on the JS thread.
       const done = kind === JobKind.Execute ? this.#engine.writeInline<T>(sql, packed, undefined) : undefined
-      return done ?? this.#engine.write(kind, sql, packed, undefined, arrays)
+      const written = done ?? this.#engine.write<T>(kind, sql, packed, undefined, arrays)
+      this.#issued(this.#engine.takePendingWrite())
+      return written
     }
     const queued = copyPacked(packed)
     const written = new Promise<T>((resolve, reject) => {
       this.#turns.write(() => this.#engine.write<T>(kind, sql, queued, undefined, arrays).then(resolve, reject))
     })
-    this.#queuedWrites++
-    this.#lastQueued = written.then(this.#queuedDone, this.#queuedDone)
+    this.#issued(written.then(NOTHING, NOTHING))
     return awaitedAway(written)
   }
 }
@@ -563,3 +570,14 @@ function afterWrites<T>(before: Promise<void> | undefined, pages: PageSource<T>)
 }
 
 const NOTHING = (): void => {}
+
+/** A standalone write an async flow issued: pending until it has run. */
+class IssuedWrite {
+  pending = true
+  readonly settled: Promise<void>
+  constructor(settled: Promise<void>) {
+    this.settled = settled.then(() => {
+      this.pending = false
+    })
+  }
+}

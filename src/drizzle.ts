@@ -103,7 +103,10 @@ export function drizzle<TSchema extends Record<string, unknown> = Record<string,
     throw typeError('drizzle() needs an open resqlite Database')
   }
   if (config.cache !== undefined) {
-    throw typeError("resqlite's drizzle() does not support Drizzle's query cache (the cache option)", 'ERR_INVALID_ARG_VALUE')
+    throw typeError(
+      "resqlite's drizzle() does not support Drizzle's query cache (the cache option)",
+      'ERR_INVALID_ARG_VALUE',
+    )
   }
   const dialect = new SQLiteAsyncDialect({ casing: config.casing })
   const logger = config.logger === true ? new DefaultLogger() : config.logger || new NoopLogger()

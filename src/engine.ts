@@ -130,14 +130,9 @@ export class Engine {
   #burst = 0
   /** Settles when the last job sent to the writer thread settles (holding none of its result). */
   #lastWrite: Promise<void> = RESOLVED
-  /** Standalone writes (execute, executeBatch outside a transaction) sent to the writer thread
-   * and not completed; the last of them settles after every other (writes settle in call
-   * order). */
-  #standaloneInFlight = 0
-  #lastStandalone: Promise<void> = RESOLVED
-  readonly #standaloneDone = () => {
-    this.#standaloneInFlight--
-  }
+  /** Settles (never rejects) when the last standalone write issued, if it did not commit at
+   * once, has: taken by `takePendingWrite`. */
+  #pendingWrite: Promise<void> | undefined
   /** Reads issued since the last write. */
   #readsSinceWrite = AFTER_WRITE_READS
   /** Reads sent to the readers and not completed yet. */
@@ -289,6 +284,7 @@ export class Engine {
     this.#readsSinceWrite = 0
     if (onNoTransaction !== undefined)
       return this.#writerIdle()?.write<T>(sql, packed.bytes, packed.length, onNoTransaction)
+    this.#pendingWrite = undefined
     if (this.#inline === undefined || !this.#writerFinished()) return undefined
     if (this.#group !== undefined || this.#wroteAlone || !this.#oneAtATime) {
       const grouped = this.#groupWrite<T>(this.#inline, sql, packed)
@@ -314,6 +310,7 @@ export class Engine {
     if (group === undefined) return null
     this.#issued++
     const settled = group.add<T>(sql, copyPacked(packed))
+    this.#pendingWrite = settled.then(NOTHING, NOTHING)
     if (group.writes.length >= MAX_GROUP_WRITES) this.#closeGroup()
     return awaitedAway(settled)
   }
@@ -431,13 +428,20 @@ export class Engine {
     return this.#words[Mailbox.WritesInFlight] === 0 ? this.#inline : undefined
   }
 
-  /** Before a read outside any transaction, so that it sees every standalone write issued
-   * before it (docs/api.md "Reads"): the open write group's writes run and commit now; the
-   * promise of the last standalone write still on the writer thread, or undefined when none is
-   * (the usual case: nothing to wait for). */
-  writesBeforeRead(): Promise<void> | undefined {
+  /** After a standalone write was issued (execute, executeBatch outside a transaction): a
+   * promise that settles once it has run, or undefined when it committed at once (on the JS
+   * thread, alone). database.ts keeps it for the reads its caller issues next. */
+  takePendingWrite(): Promise<void> | undefined {
+    const pending = this.#pendingWrite
+    this.#pendingWrite = undefined
+    return pending
+  }
+
+  /** Before a read that must see a write issued before it (database.ts `#writesBeforeRead`):
+   * an open write group holding writes runs and commits now rather than at the end of its
+   * rounds. */
+  runGroupNow(): void {
     if (this.#group !== undefined && this.#group.writes.length > 0) this.#closeGroup()
-    return this.#standaloneInFlight > 0 ? this.#lastStandalone : undefined
   }
 
   /** Runs a job on the writer, after every writer job sent before it. With `onNoTransaction`
@@ -459,10 +463,8 @@ export class Engine {
       this.#words[Mailbox.WritesInFlight]!++
     })
     this.#lastWrite = written.then(NOTHING, NOTHING)
-    if (onNoTransaction === undefined && (kind === JobKind.Execute || kind === JobKind.Batch)) {
-      this.#standaloneInFlight++
-      this.#lastStandalone = this.#lastWrite.then(this.#standaloneDone)
-    }
+    if (onNoTransaction === undefined && (kind === JobKind.Execute || kind === JobKind.Batch))
+      this.#pendingWrite = this.#lastWrite
     return awaitedAway(written)
   }
 

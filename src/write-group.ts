@@ -5,7 +5,9 @@
 // The writes share one commit: its file locks and its WAL append, which cost a small write alone
 // more than the write itself (bench/experiments/chat-commits.mjs).
 //
-// Reads issued meanwhile do not wait: they run at once inside the group's deferred BEGIN, on the
+// Reads issued meanwhile by other clients (async flows) do not wait: a read whose own flow put a
+// write in the group makes it run first (database.ts `#writesBeforeRead`, experiments/051).
+// The others run at once inside the group's deferred BEGIN, on the
 // writer's connection with its warm page cache, and share one snapshot (no WAL read lock each);
 // the engine begins it again when any connection has committed since (worker.rs
 // `fresh_group_snapshot`), so each sees what was committed before it was issued, and none of the

@@ -394,10 +394,8 @@ const ADAPTERS = [
   },
 ]
 
-// Cases that fail today because of issue 30 items owned by others (the item in the name).
-// They state the correct behaviour and are NOT run by npm test: enable them with
-// BAD_INPUT_PENDING=1 once those fixes are merged, then move them into the lists above.
-const PENDING_OTHERS = [
+// Cases of issue 30 items fixed beside this suite (the item in the name).
+const ITEM_FIXES = [
   {
     name: 'item 22: opening with a wrong key changes no file, -shm included (10 tries)',
     run: async (ctx) => {
@@ -424,6 +422,6 @@ const PENDING_OTHERS = [
   },
 ]
 
-runCases(process.env.BAD_INPUT_PENDING ? PENDING_OTHERS : [...OPEN, ...AFTER_CLOSE, ...CLOSE, ...ADAPTERS], {
-  label: process.env.BAD_INPUT_PENDING ? 'pending (others)' : 'bad input (open, close, adapters)',
+runCases([...OPEN, ...AFTER_CLOSE, ...CLOSE, ...ADAPTERS, ...ITEM_FIXES], {
+  label: 'bad input (open, close, adapters)',
 })

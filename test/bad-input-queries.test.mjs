@@ -420,10 +420,8 @@ const REENTRANT = [
   },
 ]
 
-// Cases that fail today because of issue 30 items owned by others (the item in the name).
-// They state the correct behaviour and are NOT run by npm test: enable them with
-// BAD_INPUT_PENDING=1 once those fixes are merged, then move them into the lists above.
-const PENDING_OTHERS = [
+// Cases of issue 30 items fixed beside this suite (the item in the name).
+const ITEM_FIXES = [
   // item 19: iterate runs BEGIN on its connection and resolves []
   ...PER_READ.filter((c) => c.name === 'iterate: BEGIN').map((c) => ({ ...c, name: `item 19: ${c.name}` })),
   ...READS.flatMap(([method, call]) =>
@@ -451,6 +449,6 @@ const PENDING_OTHERS = [
 ]
 
 const RUN = [...PER_READ, ...PARAMS, ...CORRECT, ...SPECIAL, ...REENTRANT].filter((c) => c.name !== 'iterate: BEGIN')
-runCases(process.env.BAD_INPUT_PENDING ? PENDING_OTHERS : RUN, {
-  label: process.env.BAD_INPUT_PENDING ? 'pending (others)' : 'bad input (reads, parameters)',
+runCases([...RUN, ...ITEM_FIXES], {
+  label: 'bad input (reads, parameters)',
 })

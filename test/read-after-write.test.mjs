@@ -1,7 +1,8 @@
-// A read sees every standalone write (execute, executeBatch) issued before it, awaited or not
-// (docs/api.md "Reads"): as with a synchronous driver, `db.execute(insert)` without await, then
-// `await db.select(…)`, shows the row, whichever path the write took (alone or in a write group
-// on the JS thread, on the writer thread, queued behind a transaction).
+// A read sees every standalone write (execute, executeBatch) its own async flow issued before it,
+// awaited or not (docs/api.md "Reads"): as with a synchronous driver, `db.execute(insert)`
+// without await, then `await db.select(…)`, shows the row, whichever path the write took (alone
+// or in a write group on the JS thread, on the writer thread, queued behind a transaction). A
+// read of another flow (another request of a server) does not wait for that write.
 import assert from 'node:assert/strict'
 import test from 'node:test'
 import { ResqliteError } from '../dist/esm/index.mjs'
@@ -106,3 +107,44 @@ test('a failed write issued before a read does not fail the read', async (t) => 
   assert.equal((await db.selectOne('SELECT count(*) AS n FROM t')).n, 0)
   await expectReject(() => failed, ResqliteError, 'SQLITE_CONSTRAINT_PRIMARYKEY')
 })
+
+test('a write issued before a call, in the caller, is seen by a read in the callee and after a timer', async (t) => {
+  const db = await setUp(t, { inlineBudget: 0 })
+  const count = async () => (await db.selectOne('SELECT count(*) AS n FROM t')).n
+  for (let i = 0; i < 20; i++) {
+    db.execute('INSERT INTO t (v) SELECT ? FROM big WHERE x = 7', [i])
+    assert.equal(await count(), 2 * i + 1)
+    db.execute('INSERT INTO t (v) SELECT ? FROM big WHERE x = 7', [i])
+    assert.equal(await new Promise((resolve) => setTimeout(() => resolve(count()), 0)), 2 * i + 2)
+  }
+})
+
+test('a read of another flow does not wait for a long write: reads run beside the writer', async (t) => {
+  const db = await setUp(t, { inlineBudget: 0 })
+  let writeDone = false
+  const started = deferred()
+  // Another flow, as another request of a server: it began before the write was issued.
+  const other = (async () => {
+    await started.promise
+    const n = (await db.selectOne('SELECT count(*) AS n FROM t')).n
+    return { n, whileWriting: !writeDone }
+  })()
+  const slow = db.execute('INSERT INTO t (v) SELECT count(*) FROM big a, (SELECT x FROM big LIMIT 3000) b').then(() => {
+    writeDone = true
+  })
+  setTimeout(() => started.resolve(), 5)
+  const { n, whileWriting } = await other
+  assert.equal(n, 0)
+  assert.ok(whileWriting, "the other flow's read waited for the write")
+  // This flow issued it: its read waits and sees it.
+  assert.equal((await db.selectOne('SELECT count(*) AS n FROM t')).n, 1)
+  await slow
+})
+
+function deferred() {
+  let resolve
+  const promise = new Promise((r) => {
+    resolve = r
+  })
+  return { promise, resolve }
+}

@@ -10,6 +10,7 @@
 // transactions and live queries that start while a group is open; at most 16 writes a group;
 // none with inlineBudget: 0.
 import assert from 'node:assert/strict'
+import { AsyncLocalStorage } from 'node:async_hooks'
 import { execFileSync } from 'node:child_process'
 import path from 'node:path'
 import { test } from 'node:test'
@@ -40,6 +41,12 @@ async function counted(db, fn) {
 }
 
 /** Settles `promises` recording the order they settle in, by index. */
+/** Runs calls as another client would: in an async flow that began before this test's writes,
+ * so its reads do not wait for them (a read waits only for its own flow's writes). */
+function otherClient() {
+  return AsyncLocalStorage.snapshot()
+}
+
 async function settleOrder(promises) {
   const order = []
   await Promise.allSettled(promises.map((p, i) => p.finally(() => order.push(i))))
@@ -87,13 +94,14 @@ test('writes awaited one at a time run alone; of writes issued together after th
 
 test('a group settles at its commit, in call order; a read issued beside it settles at once, with what was committed', async (t) => {
   const { db } = await open(t)
+  const client = otherClient()
   const settledEarly = []
   const calls = [
     db.execute(INSERT, ['a']),
-    db.selectOne('SELECT count(*) AS n FROM t'),
+    client(() => db.selectOne('SELECT count(*) AS n FROM t')),
     db.execute(INSERT, ['a']), // UNIQUE: fails alone, and in the group
     db.execute(INSERT, ['b']),
-    db.select('SELECT v FROM t ORDER BY id'),
+    client(() => db.select('SELECT v FROM t ORDER BY id')),
   ]
   for (const [i, p] of calls.entries()) {
     const record = () => settledEarly.push(i)
@@ -116,8 +124,9 @@ test('beside a group, up to 16 reads issued together run on the JS thread, not 4
   const { db } = await open(t)
   await db.executeBatch(INSERT, [['a'], ['b'], ['c']])
   const before = await inlineCounts(db)
+  const client = otherClient()
   const write = db.execute(INSERT, ['d'])
-  const reads = Array.from({ length: 12 }, () => db.selectOne('SELECT count(*) AS n FROM t'))
+  const reads = Array.from({ length: 12 }, () => client(() => db.selectOne('SELECT count(*) AS n FROM t')))
   assert.deepStrictEqual(await settleOrder([write, ...reads]), [...Array.from({ length: 12 }, (_, i) => i + 1), 0])
   assert.deepStrictEqual(await Promise.all(reads), Array(12).fill({ n: 3 }))
   const after = await inlineCounts(db)
@@ -144,12 +153,13 @@ test("a read beside a group sees a commit another database made on this thread s
   const other = await Database.open(file, PLACEMENT)
   t.after(() => other.close())
   await other.execute(INSERT, ['warm']) // its writes now look one at a time: the next commits at once
+  const client = otherClient()
   const written = [db.execute(INSERT, ['x']), db.execute(INSERT, ['y'])]
-  const before = db.selectOne('SELECT count(*) AS n FROM t') // takes the group's snapshot
+  const before = client(() => db.selectOne('SELECT count(*) AS n FROM t')) // takes the group's snapshot
   const z = other.execute(INSERT, ['z']) // commits on this thread, while the group is open
   await z
   // The group's writes were not acknowledged: the read may see them or not; the other's, it must.
-  const after = db.selectOne("SELECT count(*) AS n FROM t WHERE v = 'z'")
+  const after = client(() => db.selectOne("SELECT count(*) AS n FROM t WHERE v = 'z'"))
   assert.deepStrictEqual(await before, { n: 1 })
   assert.deepStrictEqual(await after, { n: 1 })
   await Promise.all(written)
@@ -162,8 +172,9 @@ test("a read beside a group sees a commit another database made on this thread s
 
 test('a read beside a group sees what another process committed before the read was issued', async (t) => {
   const { db, file } = await open(t)
+  const client = otherClient()
   const written = [db.execute(INSERT, ['x']), db.execute(INSERT, ['y'])]
-  const before = db.selectOne('SELECT count(*) AS n FROM t') // takes the group's snapshot
+  const before = client(() => db.selectOne('SELECT count(*) AS n FROM t')) // takes the group's snapshot
   // Another process commits while this one waits for it (the group stays open meanwhile).
   const index = new URL('../dist/esm/index.mjs', import.meta.url).href
   const child = `const { Database } = await import(${JSON.stringify(index)})
@@ -171,7 +182,7 @@ test('a read beside a group sees what another process committed before the read 
     await db.execute("INSERT INTO t (v) VALUES ('z')")
     await db.close()`
   execFileSync(process.execPath, ['--input-type=module', '-e', child])
-  const after = db.selectOne("SELECT count(*) AS n FROM t WHERE v = 'z'")
+  const after = client(() => db.selectOne("SELECT count(*) AS n FROM t WHERE v = 'z'"))
   assert.deepStrictEqual(await before, { n: 0 })
   assert.deepStrictEqual(await after, { n: 1 })
   await Promise.all(written)
@@ -183,8 +194,9 @@ test("a commit by another connection after a group's read took its snapshot: the
   const other = await Database.open(file, PLACEMENT)
   t.after(() => other.close())
   await other.execute(INSERT, ['warm'])
+  const client = otherClient()
   const first = db.execute(INSERT, ['x'])
-  assert.deepStrictEqual(await db.selectOne('SELECT count(*) AS n FROM t'), { n: 1 })
+  assert.deepStrictEqual(await client(() => db.selectOne('SELECT count(*) AS n FROM t')), { n: 1 })
   await other.execute(INSERT, ['z'])
   const second = db.execute(INSERT, ['y'])
   const results = await Promise.all([first, second])

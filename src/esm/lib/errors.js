@@ -2,4 +2,4 @@
 // build's, the one ResqliteError every entry of the package exposes.
 import core from '../../cjs/errors.js'
 
-export const { ResqliteError, typeError } = core
+export const { describe, ResqliteError, typeError } = core
