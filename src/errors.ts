@@ -1,4 +1,5 @@
 // The library's errors: ResqliteError, its codes, and the argument errors shaped like Node's own.
+import { join, sep } from 'node:path'
 
 /** Every `code` the library's errors carry (docs/values-and-errors.md "Errors").
  *
@@ -126,11 +127,36 @@ export class ResqliteError extends Error {
   /** @param code a {@link ResqliteErrorCode} (typed `string` because codes arrive from the
    * engine as text). `options.cause` becomes the standard `cause`. */
   constructor(code: string, message: string, sql?: string, options?: { cause?: unknown }) {
+    // The library's own frames (a call runs through several) would take the room V8 keeps for
+    // the caller's (10 frames by default): the stack is taken deeper, and they are left out.
+    const limit = Error.stackTraceLimit
+    if (typeof limit === 'number') Error.stackTraceLimit = limit + LIBRARY_FRAMES
     super(message, options)
+    Error.stackTraceLimit = limit
     this.name = 'ResqliteError'
     this.code = code as ResqliteErrorCode
     this.sql = sql
+    if (typeof limit === 'number') this.stack = withoutLibraryFrames(this.stack, limit)
   }
+}
+
+/** At most how many frames of the library's own a call runs through. */
+const LIBRARY_FRAMES = 16
+/** The built package's folder (this file is dist/cjs/errors.js): frames under it are the
+ * library's (the ESM adapters' included). */
+const LIBRARY_DIR = join(__dirname, '..', sep)
+
+/** `stack` without the library's frames, at most `limit` frames. */
+function withoutLibraryFrames(stack: string | undefined, limit: number): string | undefined {
+  if (stack === undefined) return stack
+  const framesAt = stack.indexOf('\n    at ')
+  if (framesAt === -1) return stack
+  const frames = stack
+    .slice(framesAt + 1)
+    .split('\n')
+    .filter((frame) => !frame.includes(LIBRARY_DIR))
+  const header = stack.slice(0, framesAt)
+  return frames.length === 0 ? header : `${header}\n${frames.slice(0, limit).join('\n')}`
 }
 
 export function closedError(): ResqliteError {

@@ -131,3 +131,15 @@ test('an aborted read on a reader names its caller', async (t) => {
   assertNamesCaller(error, 'ABORT_ERR')
   assert.ok(!(error instanceof ResqliteError) || error.code === 'ABORT_ERR')
 })
+
+test("a read that fails on the JS thread inside a transaction names its caller within V8's default 10 frames", async (t) => {
+  assert.equal(Error.stackTraceLimit, 10)
+  const db = await setUp(t)
+  const error = await rejectionOf(() =>
+    db.transaction(async (tx) => {
+      await tx.select('SELECT * FROM missing WHERE id IN -1')
+    }),
+  )
+  assertNamesCaller(error)
+  assert.doesNotMatch(error.stack, /dist[/\\](cjs|esm)[/\\]/, "the library's own frames are left out")
+})
