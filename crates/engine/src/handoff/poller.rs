@@ -8,6 +8,14 @@
 //! passed since the last write was sent or the last job completed. While it runs the engine
 //! does not wake the loop (mailbox.rs: the `polling` word). Everything here happens on the JS
 //! thread.
+//!
+//! Runtimes that are not Node have no libuv loop behind N-API's: Deno answers
+//! `napi_get_uv_event_loop` and exports `uv_idle_*`, but its idle handle never runs, and a
+//! loop told it needs no wake-up would then sleep forever. So the `polling` word is set only
+//! once the idle handle has been seen to run (`proven`): until then the engine wakes the loop
+//! through the thread-safe function as when nothing polls, and the idle handle only takes what
+//! it finds. On Node the handle runs in the same turn as the first write is sent, so only that
+//! first write pays for a wake-up.
 
 use std::cell::Cell;
 use std::ffi::c_void;
@@ -27,6 +35,9 @@ const WINDOW: Duration = Duration::from_micros(50);
 /// libuv's handle type number for `uv_idle_t` (uv.h: UV_HANDLE_TYPE_MAP order).
 const UV_IDLE: i32 = 6;
 
+/// The least memory given to the handle (libuv's `uv_idle_t` is 120 bytes on 64-bit Linux).
+const HANDLE_MIN: usize = 256;
+
 extern "C" {
     fn uv_handle_size(kind: i32) -> usize;
     fn uv_idle_init(uv_loop: *mut c_void, handle: *mut c_void) -> i32;
@@ -45,6 +56,8 @@ pub struct Poller {
     shared: Weak<Shared>,
     mailbox: Mailbox,
     running: Cell<bool>,
+    /// The idle handle has run at least once: this loop does turn it (not so under Deno).
+    proven: Cell<bool>,
     spin: SpinPolicy,
     closing: Cell<bool>,
     /// Inside `napi_make_callback`.
@@ -87,6 +100,7 @@ impl Poller {
             shared,
             mailbox,
             running: Cell::new(false),
+            proven: Cell::new(false),
             spin: SpinPolicy::new(),
             closing: Cell::new(false),
             calling: Cell::new(false),
@@ -109,7 +123,10 @@ impl Poller {
         self.until.set(now + WINDOW);
         if !self.running.get() && self.spin.allowed(now) {
             self.running.set(true);
-            self.mailbox.set_polling(true);
+            // Until the handle has been seen to run, the engine still wakes the loop.
+            if self.proven.get() {
+                self.mailbox.set_polling(true);
+            }
             // SAFETY: an initialised, open handle on this thread's loop.
             unsafe { uv_idle_start(self.handle, on_idle) };
         }
@@ -180,6 +197,11 @@ impl Poller {
 /// with nothing in flight or completing.
 unsafe extern "C" fn on_idle(handle: *mut c_void) {
     let p = &**(handle as *const *const Poller);
+    if !p.proven.replace(true) && p.running.get() {
+        // The loop turns the handle: from now on it needs no wake-up while this runs. Set
+        // before the look below, so a completion queued meanwhile is seen or woken for.
+        p.mailbox.set_polling(true);
+    }
     let took = p.deliver();
     if p.closing.get() {
         return;
@@ -210,9 +232,10 @@ unsafe extern "C" fn on_closed(handle: *mut c_void) {
     std::alloc::dealloc(handle as *mut u8, handle_layout());
 }
 
-/// Memory for a `uv_idle_t`, whose size only libuv knows.
+/// Memory for a `uv_idle_t`, whose size only libuv knows. At least HANDLE_MIN bytes: a
+/// runtime's stand-in for libuv may answer less (or nothing) and still write the handle.
 fn handle_layout() -> std::alloc::Layout {
     // SAFETY: a plain query of a constant.
     let size = unsafe { uv_handle_size(UV_IDLE) };
-    std::alloc::Layout::from_size_align(size, 16).expect("uv_idle_t size")
+    std::alloc::Layout::from_size_align(size.max(HANDLE_MIN), 16).expect("uv_idle_t size")
 }
