@@ -36,7 +36,10 @@ export const ENTRIES = {
 export function runChecked(cmd, args, { cwd, env, timeout, stdoutFile, label = `${cmd} ${args.join(' ')}` }) {
   // stdoutFile: some runtimes (node.exe under wine) cannot write to a pipe.
   const out = stdoutFile ? fs.openSync(stdoutFile, 'w') : 'pipe'
+  // Windows: npm is npm.cmd, which Node runs through a shell only.
+  const shell = process.platform === 'win32' && cmd === 'npm'
   const r = spawnSync(cmd, args, {
+    shell,
     cwd,
     env,
     timeout,
@@ -66,40 +69,40 @@ export function platformPackageDir(dir, platform, binary) {
   return platformDir
 }
 
-/** Packs the main package and `platformDir` (a laid-out platform package), installs both
- * tarballs offline into `<dir>/app` with this machine's npm (`npmFlags`, e.g. --cpu=arm64
- * for another architecture's package), and writes the smoke and its two entries there.
- * Returns the app directory and the packed tarballs' sizes. */
+/** Packs the main package and `platformDir` (a laid-out platform package), then installs
+ * both (installTarballs). Returns the app directory and the packed tarballs. */
 export function installPacked(dir, platformDir, { npmFlags = [], env = process.env } = {}) {
   const packs = path.join(dir, 'packs')
-  const app = path.join(dir, 'app')
   fs.mkdirSync(packs, { recursive: true })
-  fs.mkdirSync(app, { recursive: true })
-  const npm = (args, cwd) => runChecked('npm', args, { cwd, env, timeout: 120_000 })
   const packed = [root, platformDir].map((pkg) => {
-    const [p] = JSON.parse(npm(['pack', '--json', '--pack-destination', packs], pkg))
+    const [p] = JSON.parse(npm(['pack', '--json', '--pack-destination', packs], pkg, env))
     return { name: p.name, file: path.join(packs, p.filename), size: p.size, files: p.files.map((f) => f.path) }
   })
-  fs.writeFileSync(path.join(app, 'package.json'), '{ "name": "app", "private": true }\n')
-  npm(
-    [
-      'install',
-      '--offline',
-      '--no-audit',
-      '--no-fund',
-      '--no-update-notifier',
-      ...npmFlags,
-      ...packed.map((p) => p.file),
-    ],
-    app,
+  const { app } = installTarballs(
+    dir,
+    packed.map((p) => p.file),
+    { npmFlags, env },
   )
+  return { app, packed }
+}
+
+const npm = (args, cwd, env) => runChecked('npm', args, { cwd, env, timeout: 300_000 })
+
+/** Installs tarballs (the main package and a platform package) offline into `<dir>/app` with
+ * this machine's npm (`npmFlags`: --force for another CPU's package), and writes the smoke
+ * and its two entries there. Returns the app directory. */
+export function installTarballs(dir, tarballs, { npmFlags = [], env = process.env } = {}) {
+  const app = path.join(dir, 'app')
+  fs.mkdirSync(app, { recursive: true })
+  fs.writeFileSync(path.join(app, 'package.json'), '{ "name": "app", "private": true }\n')
+  npm(['install', '--offline', '--no-audit', '--no-fund', '--no-update-notifier', ...npmFlags, ...tarballs], app, env)
   fs.copyFileSync(path.join(root, 'test', 'packed-smoke.cjs'), path.join(app, 'smoke.cjs'))
   for (const [file, imports] of Object.entries(ENTRIES)) {
     const dbDir = path.join(dir, `db-${file}`) // runSmoke empties it before each run
     const call = `smoke(Database, ${JSON.stringify(dbDir)}).then((r) => console.log(JSON.stringify(r)))\n`
     fs.writeFileSync(path.join(app, file), imports + call)
   }
-  return { app, packed }
+  return { app }
 }
 
 /** Runs one smoke entry with `cmd args... <entry>` on a fresh database directory and checks
