@@ -12,10 +12,11 @@ export const PUBLISHED_PLATFORMS: readonly string[] = [
   'linux-arm64-musl',
   'darwin-x64',
   'darwin-arm64',
-  'win32-x64-msvc',
+  'win32-x64-gnu',
 ]
 
-/** The napi-rs platform triple of this process: `linux-x64-gnu`, `darwin-arm64`, `win32-x64-msvc`, … */
+/** The platform triple of this process: `linux-x64-gnu`, `darwin-arm64`, `win32-x64-gnu`, … (napi-rs's
+ * names; the Windows package is built with MinGW-w64, so `-gnu`: any Windows Node loads it). */
 export function platformTriple(): string {
   const { platform, arch } = process
   if (platform === 'linux') {
@@ -23,7 +24,7 @@ export function platformTriple(): string {
     const header = (process.report.getReport() as { header: { glibcVersionRuntime?: string } }).header
     return `linux-${arch}-${header.glibcVersionRuntime ? 'gnu' : 'musl'}`
   }
-  return platform === 'win32' ? `win32-${arch}-msvc` : `${platform}-${arch}`
+  return platform === 'win32' ? `win32-${arch}-gnu` : `${platform}-${arch}`
 }
 
 export function loadBinding<T>(): T {

@@ -21,8 +21,8 @@ const cases = [
   ['linux', 'arm64', undefined, 'linux-arm64-musl', true],
   ['darwin', 'x64', undefined, 'darwin-x64', true],
   ['darwin', 'arm64', undefined, 'darwin-arm64', true],
-  ['win32', 'x64', undefined, 'win32-x64-msvc', true],
-  ['win32', 'arm64', undefined, 'win32-arm64-msvc', false],
+  ['win32', 'x64', undefined, 'win32-x64-gnu', true],
+  ['win32', 'arm64', undefined, 'win32-arm64-gnu', false],
   ['linux', 'arm', GLIBC, 'linux-arm-gnu', false],
   ['freebsd', 'x64', undefined, 'freebsd-x64', false],
 ]

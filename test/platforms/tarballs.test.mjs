@@ -27,7 +27,10 @@ for (const platform of ['linux-x64-gnu', 'linux-arm64-gnu', 'linux-x64-musl', 'l
     )
     t.diagnostic(`${packed.filename}: ${packed.size} bytes packed, ${packed.unpackedSize} unpacked`)
     assert.ok(packed.size <= MAX_BYTES, `${packed.filename} is ${packed.size} bytes`)
-    assert.deepEqual(packed.files.map((f) => f.path).sort(), ['README.md', path.basename(binary), 'package.json'])
+    assert.deepEqual(
+      packed.files.map((f) => f.path).sort(),
+      ['README.md', path.basename(binary), 'package.json'].sort(),
+    )
 
     const header = execFileSync('readelf', ['-h', binary], { encoding: 'utf8' })
     assert.match(header, /Type:\s+DYN/)
@@ -44,3 +47,20 @@ for (const platform of ['linux-x64-gnu', 'linux-arm64-gnu', 'linux-x64-musl', 'l
     )
   })
 }
+
+test('win32-x64-gnu: at most 1.5 MB packed, an x86-64 DLL importing N-API from node.exe', { timeout: 60_000 }, (t) => {
+  const { dir, binary } = built('win32-x64-gnu')
+  const dest = fs.mkdtempSync(path.join(os.tmpdir(), 'resqlite-pack-'))
+  t.after(() => fs.rmSync(dest, { recursive: true, force: true }))
+  const [packed] = JSON.parse(
+    execFileSync('npm', ['pack', '--json', '--pack-destination', dest], { cwd: dir, encoding: 'utf8' }),
+  )
+  t.diagnostic(`${packed.filename}: ${packed.size} bytes packed, ${packed.unpackedSize} unpacked`)
+  assert.ok(packed.size <= MAX_BYTES, `${packed.filename} is ${packed.size} bytes`)
+  assert.deepEqual(packed.files.map((f) => f.path).sort(), ['README.md', path.basename(binary), 'package.json'].sort())
+  const headers = execFileSync('objdump', ['-p', binary], { encoding: 'utf8', maxBuffer: 64 << 20 })
+  assert.match(headers, /file format pei-x86-64/)
+  const dlls = [...headers.matchAll(/DLL Name: (\S+)/g)].map((m) => m[1])
+  t.diagnostic(`imports ${dlls.join(', ')}`)
+  assert.ok(dlls.includes('node.exe'), 'N-API comes from node.exe')
+})
