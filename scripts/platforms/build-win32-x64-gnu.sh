@@ -38,4 +38,4 @@ cp "npm/$platform/package.json" "npm/$platform/README.md" "$out/"
 binary="resqlite.$platform.node"
 [ "$(node -p "require('./$out/package.json').main")" = "$binary" ]
 cp "target/$rust_target/release/resqlite_engine.dll" "$out/$binary"
-echo "built $out/$binary ($(stat -c %s "$out/$binary") bytes) in $((SECONDS - started)) s"
+echo "built $out/$binary ($(wc -c <"$out/$binary" | tr -d " ") bytes) in $((SECONDS - started)) s"

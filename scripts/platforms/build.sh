@@ -20,4 +20,4 @@ binary="resqlite.$platform.node"
 [ "$(node -p "require('./$out/package.json').main")" = "$binary" ]
 mv "$out/build/resqlite.node" "$out/$binary"
 rm -rf "$out/build"
-echo "built $out/$binary ($(stat -c %s "$out/$binary") bytes) in $((SECONDS - started)) s"
+echo "built $out/$binary ($(wc -c <"$out/$binary" | tr -d " ") bytes) in $((SECONDS - started)) s"
