@@ -1,8 +1,12 @@
-// The smoke run of test/packed-install.test.mjs, inside a directory where resqlite was installed
-// from its packed tarballs. `smoke(Database, dir)` is called by an ESM and a CommonJS entry; it
-// returns what it saw, and the test compares it with what it should be.
+// The smoke run of an installed resqlite: test/packed-install.test.mjs (Node), test/runtimes.test.mjs
+// (Deno, Bun) and test/platforms/ (other architectures and libcs) call `smoke(Database, dir)`
+// from an ESM and a CommonJS entry, inside a directory where resqlite was installed from its
+// packed tarballs. It returns what it saw; the tests compare it with SMOKE_EXPECTED
+// (test/platform-helpers.mjs). Plain JavaScript that every runtime runs: no node:test here.
 const fs = require('node:fs')
 const path = require('node:path')
+
+const LARGE = 50_000
 
 exports.smoke = async (Database, dir) => {
   const file = path.join(dir, 'smoke.db')
@@ -27,6 +31,28 @@ exports.smoke = async (Database, dir) => {
   stop()
   const rows = await db.select('SELECT id, title FROM notes')
   const json = (await db.selectBytes('SELECT id, title FROM notes')).toString()
+
+  // Writes one after another and together, a transaction, then a large result three ways.
+  await db.execute('CREATE TABLE big (n INTEGER, label TEXT)')
+  for (let i = 0; i < 20; i++) await db.execute('INSERT INTO big VALUES (?, ?)', [i, `row ${i}`])
+  await Promise.all(Array.from({ length: 20 }, (_, i) => db.execute('INSERT INTO big VALUES (?, ?)', [20 + i, 'x'])))
+  const inTransaction = await db.transaction(async (tx) => {
+    await tx.execute(
+      `WITH RECURSIVE s(n) AS (SELECT 40 UNION ALL SELECT n + 1 FROM s WHERE n < ${LARGE - 1})
+       INSERT INTO big SELECT n, 'row ' || n FROM s`,
+    )
+    return (await tx.selectOne('SELECT count(*) AS n FROM big')).n
+  })
+  const large = await db.select('SELECT n, label FROM big ORDER BY n')
+  const largeOk =
+    large.length === LARGE && large.every((r, i) => r.n === i) && large[LARGE - 1].label === `row ${LARGE - 1}`
+  const largeJson = JSON.parse((await db.selectBytes('SELECT n FROM big ORDER BY n')).toString())
+  let iterated = 0
+  let iterSum = 0
+  for await (const row of db.iterate('SELECT n FROM big', [], { pageRows: 4_096 })) {
+    iterated++
+    iterSum += row.n
+  }
   await db.close()
 
   // Encrypted at rest: the file is not plain SQLite, and the wrong key is refused.
@@ -40,5 +66,17 @@ exports.smoke = async (Database, dir) => {
   const again = await Database.open(file, { encryptionKey: 'smoke key' })
   const reopened = await again.select('SELECT title FROM notes')
   await again.close()
-  return { rows, json, counts, plainHeader, wrongKey, reopened }
+  return {
+    rows,
+    json,
+    counts,
+    inTransaction,
+    large: largeOk ? LARGE : large.length,
+    largeJson: largeJson.length,
+    iterated,
+    iterSum,
+    plainHeader,
+    wrongKey,
+    reopened,
+  }
 }

@@ -8,6 +8,19 @@
 //! passed since the last write was sent or the last job completed. While it runs the engine
 //! does not wake the loop (mailbox.rs: the `polling` word). Everything here happens on the JS
 //! thread.
+//!
+//! Runtimes that are not Node have no libuv loop behind N-API's: Deno answers
+//! `napi_get_uv_event_loop` and exports `uv_idle_*`, but its idle handle never runs, and a
+//! loop told it needs no wake-up would then sleep forever. So the `polling` word is set only
+//! once the idle handle has been seen to run (`proven`): until then the engine wakes the loop
+//! through the thread-safe function as when nothing polls, and the idle handle only takes what
+//! it finds. On Node the handle runs in the same turn as the first write is sent, so only that
+//! first write pays for a wake-up.
+//!
+//! Where no libuv can be had (`napi_get_uv_event_loop` fails, or on Windows node.exe does not
+//! export it: an addon is not linked against the host there, so libuv's functions are looked
+//! up in the host executable), the poller has no handle and never polls: every completion
+//! wakes the loop through the thread-safe function.
 
 use std::cell::Cell;
 use std::ffi::c_void;
@@ -27,24 +40,79 @@ const WINDOW: Duration = Duration::from_micros(50);
 /// libuv's handle type number for `uv_idle_t` (uv.h: UV_HANDLE_TYPE_MAP order).
 const UV_IDLE: i32 = 6;
 
-extern "C" {
-    fn uv_handle_size(kind: i32) -> usize;
-    fn uv_idle_init(uv_loop: *mut c_void, handle: *mut c_void) -> i32;
-    fn uv_idle_start(handle: *mut c_void, cb: unsafe extern "C" fn(*mut c_void)) -> i32;
-    fn uv_idle_stop(handle: *mut c_void) -> i32;
-    fn uv_close(handle: *mut c_void, cb: unsafe extern "C" fn(*mut c_void));
-    fn uv_unref(handle: *mut c_void);
+/// The least memory given to the handle (libuv's `uv_idle_t` is 120 bytes on 64-bit Linux).
+const HANDLE_MIN: usize = 256;
+
+type Callback = unsafe extern "C" fn(*mut c_void);
+
+/// The libuv functions the poller calls.
+struct Uv {
+    handle_size: unsafe extern "C" fn(i32) -> usize,
+    idle_init: unsafe extern "C" fn(*mut c_void, *mut c_void) -> i32,
+    idle_start: unsafe extern "C" fn(*mut c_void, Callback) -> i32,
+    idle_stop: unsafe extern "C" fn(*mut c_void) -> i32,
+    close: unsafe extern "C" fn(*mut c_void, Callback),
+    unref: unsafe extern "C" fn(*mut c_void),
+}
+
+/// libuv as the host process exports it: resolved when the addon is loaded (Unix).
+#[cfg(not(windows))]
+fn uv() -> Option<&'static Uv> {
+    extern "C" {
+        fn uv_handle_size(kind: i32) -> usize;
+        fn uv_idle_init(uv_loop: *mut c_void, handle: *mut c_void) -> i32;
+        fn uv_idle_start(handle: *mut c_void, cb: Callback) -> i32;
+        fn uv_idle_stop(handle: *mut c_void) -> i32;
+        fn uv_close(handle: *mut c_void, cb: Callback);
+        fn uv_unref(handle: *mut c_void);
+    }
+    static UV: Uv = Uv {
+        handle_size: uv_handle_size,
+        idle_init: uv_idle_init,
+        idle_start: uv_idle_start,
+        idle_stop: uv_idle_stop,
+        close: uv_close,
+        unref: uv_unref,
+    };
+    Some(&UV)
+}
+
+/// libuv as the host executable exports it, looked up once (Windows: the addon is not linked
+/// against node.exe; napi-rs looks N-API up the same way). None if any is missing.
+#[cfg(windows)]
+fn uv() -> Option<&'static Uv> {
+    static UV: std::sync::OnceLock<Option<Uv>> = std::sync::OnceLock::new();
+    UV.get_or_init(|| {
+        let host = libloading::os::windows::Library::this().ok()?;
+        // SAFETY: each name is libuv's function of that signature (uv.h).
+        let uv = unsafe {
+            Uv {
+                handle_size: *host.get(b"uv_handle_size\0").ok()?,
+                idle_init: *host.get(b"uv_idle_init\0").ok()?,
+                idle_start: *host.get(b"uv_idle_start\0").ok()?,
+                idle_stop: *host.get(b"uv_idle_stop\0").ok()?,
+                close: *host.get(b"uv_close\0").ok()?,
+                unref: *host.get(b"uv_unref\0").ok()?,
+            }
+        };
+        std::mem::forget(host); // the executable stays loaded: keep its functions' module
+        Some(uv)
+    })
+    .as_ref()
 }
 
 pub struct Poller {
     env: sys::napi_env,
-    /// The `uv_idle_t`, its first field (`data`) pointing back here.
-    handle: *mut c_void,
+    /// libuv, and the `uv_idle_t`, its first field (`data`) pointing back here; None when no
+    /// libuv can be had (then the poller never polls).
+    uv: Option<(&'static Uv, *mut c_void)>,
     handler: sys::napi_ref,
     context: sys::napi_async_context,
     shared: Weak<Shared>,
     mailbox: Mailbox,
     running: Cell<bool>,
+    /// The idle handle has run at least once: this loop does turn it (not so under Deno).
+    proven: Cell<bool>,
     spin: SpinPolicy,
     closing: Cell<bool>,
     /// Inside `napi_make_callback`.
@@ -54,7 +122,7 @@ pub struct Poller {
 
 impl Poller {
     /// A stopped poller on the JS thread's loop, calling `handler` with completions. Freed by
-    /// `close` (through libuv's close callback), never otherwise.
+    /// `close` (through libuv's close callback, if it has a handle), never otherwise.
     ///
     /// # Safety
     /// JS thread; `handler` a function.
@@ -65,43 +133,49 @@ impl Poller {
         mailbox: Mailbox,
     ) -> Result<*const Poller, String> {
         let mut uv_loop = ptr::null_mut();
-        if sys::napi_get_uv_event_loop(env, &mut uv_loop) != sys::Status::napi_ok {
-            return Err("no event loop".into());
-        }
+        let uv = uv()
+            .filter(|_| sys::napi_get_uv_event_loop(env, &mut uv_loop) == sys::Status::napi_ok && !uv_loop.is_null());
         let mut handler_ref = ptr::null_mut();
         sys::napi_create_reference(env, handler, 1, &mut handler_ref);
         let mut name = ptr::null_mut();
         sys::napi_create_string_utf8(env, c"resqlite".as_ptr(), 8, &mut name);
         let mut context = ptr::null_mut();
         sys::napi_async_init(env, ptr::null_mut(), name, &mut context);
-        let layout = handle_layout();
-        let handle = std::alloc::alloc_zeroed(layout) as *mut c_void;
-        if handle.is_null() {
-            std::alloc::handle_alloc_error(layout);
-        }
+        let uv = uv.map(|uv| {
+            let layout = handle_layout(uv);
+            let handle = std::alloc::alloc_zeroed(layout) as *mut c_void;
+            if handle.is_null() {
+                std::alloc::handle_alloc_error(layout);
+            }
+            (uv, handle)
+        });
         let poller = Box::into_raw(Box::new(Poller {
             env,
-            handle,
+            uv,
             handler: handler_ref,
             context,
             shared,
             mailbox,
             running: Cell::new(false),
+            proven: Cell::new(false),
             spin: SpinPolicy::new(),
             closing: Cell::new(false),
             calling: Cell::new(false),
             until: Cell::new(Instant::now()),
         }));
-        uv_idle_init(uv_loop as *mut c_void, handle);
-        *(handle as *mut *mut Poller) = poller;
-        // The jobs in flight keep the process alive (the engine's ref), not this handle.
-        uv_unref(handle);
+        if let Some((uv, handle)) = (*poller).uv {
+            (uv.idle_init)(uv_loop as *mut c_void, handle);
+            *(handle as *mut *mut Poller) = poller;
+            // The jobs in flight keep the process alive (the engine's ref), not this handle.
+            (uv.unref)(handle);
+        }
         Ok(poller)
     }
 
     /// A write was sent: keep the loop turning for at least WINDOW more — when the CPUs have
     /// room for it (spin.rs); otherwise the engine wakes the loop as when nothing polls.
     pub fn arm(&self) {
+        let Some((uv, handle)) = self.uv else { return };
         if self.closing.get() {
             return;
         }
@@ -109,9 +183,12 @@ impl Poller {
         self.until.set(now + WINDOW);
         if !self.running.get() && self.spin.allowed(now) {
             self.running.set(true);
-            self.mailbox.set_polling(true);
+            // Until the handle has been seen to run, the engine still wakes the loop.
+            if self.proven.get() {
+                self.mailbox.set_polling(true);
+            }
             // SAFETY: an initialised, open handle on this thread's loop.
-            unsafe { uv_idle_start(self.handle, on_idle) };
+            unsafe { (uv.idle_start)(handle, on_idle) };
         }
     }
 
@@ -126,20 +203,27 @@ impl Poller {
         p.closing.set(true);
         p.stop();
         if !p.calling.get() {
-            p.finish_close();
+            Poller::finish_close(this);
         }
     }
 
-    unsafe fn finish_close(&self) {
-        sys::napi_delete_reference(self.env, self.handler);
-        sys::napi_async_destroy(self.env, self.context);
-        uv_close(self.handle, on_closed);
+    /// Frees the poller: at once if it has no handle, else once libuv has closed the handle.
+    /// `this` is not used afterwards.
+    unsafe fn finish_close(this: *const Poller) {
+        let p = &*this;
+        sys::napi_delete_reference(p.env, p.handler);
+        sys::napi_async_destroy(p.env, p.context);
+        match p.uv {
+            Some((uv, handle)) => (uv.close)(handle, on_closed),
+            None => drop(Box::from_raw(this as *mut Poller)),
+        }
     }
 
     fn stop(&self) {
         if self.running.replace(false) {
+            let Some((uv, handle)) = self.uv else { return };
             // SAFETY: as in arm.
-            unsafe { uv_idle_stop(self.handle) };
+            unsafe { (uv.idle_stop)(handle) };
             self.mailbox.set_polling(false);
         }
     }
@@ -171,7 +255,8 @@ impl Poller {
             sys::napi_fatal_exception(self.env, error);
         }
         if self.closing.get() {
-            self.finish_close(); // closed from inside the handler
+            // Closed from inside the handler (only the idle handle calls it: a poller with one).
+            Poller::finish_close(self);
         }
     }
 }
@@ -180,6 +265,11 @@ impl Poller {
 /// with nothing in flight or completing.
 unsafe extern "C" fn on_idle(handle: *mut c_void) {
     let p = &**(handle as *const *const Poller);
+    if !p.proven.replace(true) && p.running.get() {
+        // The loop turns the handle: from now on it needs no wake-up while this runs. Set
+        // before the look below, so a completion queued meanwhile is seen or woken for.
+        p.mailbox.set_polling(true);
+    }
     let took = p.deliver();
     if p.closing.get() {
         return;
@@ -206,13 +296,15 @@ unsafe extern "C" fn on_idle(handle: *mut c_void) {
 
 unsafe extern "C" fn on_closed(handle: *mut c_void) {
     let poller = *(handle as *const *mut Poller);
+    let (uv, _) = (*poller).uv.expect("a closed handle");
     drop(Box::from_raw(poller));
-    std::alloc::dealloc(handle as *mut u8, handle_layout());
+    std::alloc::dealloc(handle as *mut u8, handle_layout(uv));
 }
 
-/// Memory for a `uv_idle_t`, whose size only libuv knows.
-fn handle_layout() -> std::alloc::Layout {
+/// Memory for a `uv_idle_t`, whose size only libuv knows. At least HANDLE_MIN bytes: a
+/// runtime's stand-in for libuv may answer less (or nothing) and still write the handle.
+fn handle_layout(uv: &Uv) -> std::alloc::Layout {
     // SAFETY: a plain query of a constant.
-    let size = unsafe { uv_handle_size(UV_IDLE) };
-    std::alloc::Layout::from_size_align(size, 16).expect("uv_idle_t size")
+    let size = unsafe { (uv.handle_size)(UV_IDLE) };
+    std::alloc::Layout::from_size_align(size.max(HANDLE_MIN), 16).expect("uv_idle_t size")
 }
