@@ -141,6 +141,9 @@ if (!callgrind) {
   lines.push('| side | lanes | in resqlite.node | total | run |', '|---|---|---|---|---|')
   for (const side of ['A', 'B', 'B', 'A']) {
     const db = join(work, `${side}.db`)
+    // Without the last run's -wal and -shm: the next open would replay that WAL onto the fresh
+    // copy (bench/experiments/chat-corruption.sh).
+    for (const suffix of ['-wal', '-shm']) rmSync(db + suffix, { force: true })
     copyFileSync(join(work, 'base.db'), db)
     const out = join(work, `cg-${side}-${Date.now()}.out`)
     const totals = { native: 0, all: 0 }
