@@ -1,6 +1,8 @@
-// close(): idempotent, waits for in-flight work, and every later call is ERR_DATABASE_CLOSED.
+// close(): idempotent, waits for in-flight work, every later call is ERR_DATABASE_CLOSED, and
+// it leaves the database in its file alone (the WAL checkpointed and deleted).
 
 import assert from 'node:assert/strict'
+import fs from 'node:fs'
 import path from 'node:path'
 import { test } from 'node:test'
 import { Database, ResqliteError } from '../dist/esm/index.mjs'
@@ -128,4 +130,44 @@ test('the file can be reopened, written and read after close', async (t) => {
     )
     await db.close()
   }
+})
+
+// The writer's connection closes last, so its close checkpoints the WAL and deletes it: the
+// database file alone holds every commit, whichever thread finished first. (It used to close
+// beside the readers; when one outlived it, the WAL stayed, and a file copied over this one,
+// its stale WAL left beside it, opened with that WAL's pages mixed into it.)
+test('close() leaves no WAL: the database file alone holds every commit', async (t) => {
+  const dir = tempDir(t)
+  const file = path.join(dir, 'c.db')
+  const copy = path.join(dir, 'copy.db')
+  for (let round = 1; round <= 12; round++) {
+    const db = await Database.open(file, { readers: 3 })
+    await db.execute('CREATE TABLE IF NOT EXISTS t (id INTEGER PRIMARY KEY, v TEXT)')
+    // Every connection in use: writes, and reads on the readers and the JS thread.
+    await Promise.all(
+      Array.from({ length: 40 }, (_, i) =>
+        i % 2
+          ? db.execute('INSERT INTO t (v) VALUES (?)', [`${round}-${i}`])
+          : db.select('SELECT count(*) AS n, max(id) AS m FROM t, (SELECT 1 UNION ALL SELECT 2)'),
+      ),
+    )
+    await db.close()
+    assert.equal(fs.existsSync(`${file}-wal`), false, `round ${round}: the WAL is still there after close()`)
+    for (const s of ['', '-wal', '-shm']) fs.rmSync(copy + s, { force: true })
+    fs.copyFileSync(file, copy)
+    const check = await Database.open(copy, { readonly: true })
+    try {
+      assert.deepStrictEqual(await check.select('SELECT count(*) AS n FROM t'), [{ n: 20 * round }])
+    } finally {
+      await check.close()
+    }
+  }
+})
+
+test("close() with checkpoints: 'external' leaves the WAL to the other process", async (t) => {
+  const file = path.join(tempDir(t), 'c.db')
+  const db = await Database.open(file, { checkpoints: 'external' })
+  await db.execute('CREATE TABLE t (v); INSERT INTO t VALUES (1)')
+  await db.close()
+  assert.ok(fs.statSync(`${file}-wal`).size > 0, 'the WAL was checkpointed on close')
 })

@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
-# Reproduces a database corruption found on 2026-11-26, not fixed yet (see the stop's note and
-# issue 30's closing note): the chat lane run as the suite runs it (bench/child.mjs, Node 24,
-# 'quick' config) on a fresh copy of the suite's database, while two `yes` processes load the
-# 2 cores, fails its work check ("messages = 49991, expected 50040") and leaves the index
-# messages_by_conversation missing rows of the base data (`PRAGMA integrity_check`) in about
-# one run in three. Seen on the landed code (1bc7aa1) too. With inlineBudget: 0, or without
-# CHAT_RESET's `PRAGMA wal_checkpoint(PASSIVE)`, 15 runs of 15 stayed intact.
+# The chat lane run as the suite runs it (bench/child.mjs, Node 24, 'quick' config) on a fresh
+# copy of the suite's database, while two `yes` processes load the 2 cores; each run's work check
+# and `PRAGMA quick_check` must pass. Written on 2026-11-26 for what looked like a corruption
+# (the index messages_by_conversation missing base rows, "messages = 49991, expected 50040", in
+# about half the runs from the second on). The cause was this script's copy: `cp` put a fresh
+# base.db over B.db while the previous run's B.db-wal stayed beside it, and the next open
+# replayed that WAL's pages (the last sample's, after the reset's checkpoint started it over)
+# onto the fresh file. The WAL stayed because close() closed the writer's connection beside the
+# readers, so it often was not the last one and could not checkpoint and delete the WAL (fixed:
+# it now closes last). Stock SQLite shows the same with base.db plus such a WAL and no resqlite
+# at all. Now the copy goes with its -wal and -shm removed, as run.mjs does.
 #   bash bench/experiments/chat-corruption.sh [runs=15]
 set -u
 cd "$(dirname "$0")/.."
@@ -16,6 +20,7 @@ work=$(mktemp -d)
 hogs=$!
 failed=0
 for i in $(seq 1 "${1:-15}"); do
+  rm -f "$work/B.db-wal" "$work/B.db-shm"
   cp "$work/base.db" "$work/B.db"
   out=$(timeout 120 "$node24" --expose-gc child.mjs resqlite chat "$work/B.db" quick 2>&1 | grep -o '"error":{"message":"[^"]*' | head -1)
   check=$("$node24" --input-type=module -e "
@@ -27,4 +32,5 @@ for i in $(seq 1 "${1:-15}"); do
   echo "run $i: ${out:-work check ok}; quick_check: $check"
 done
 pkill -P $hogs 2>/dev/null; kill $hogs 2>/dev/null
+rm -rf "$work"
 echo "$failed of ${1:-15} runs failed"

@@ -222,7 +222,13 @@ impl Pool {
     }
 
     /// Stops taking jobs; the threads finish everything queued, then exit. A thread of its own
-    /// joins them all (off the JS thread), then completes `close_id`; nothing is returned.
+    /// joins them all (off the JS thread), closes the iterations' connections and then the
+    /// writer's, last, then completes `close_id`; nothing is returned. The writer's connection
+    /// closing last is the process's last one on the file, so it checkpoints the WAL and
+    /// deletes it (unless checkpoints are external): after `close()` the database file holds
+    /// every commit. Closed before a reader's, it could not (the readers' locks keep it from
+    /// taking the file), and the last reader to close, read-only, cannot either: the WAL then
+    /// stayed, holding the last commits, depending on which thread finished last.
     pub fn close(&mut self, close_id: u32) {
         // The registry holds a sender to the readers' queue: drop it, or they never stop.
         self.shared.live_queries.lock().unwrap().close();
@@ -237,6 +243,8 @@ impl Pool {
                 let _ = t.join();
             }
             shared.cursors.lock().unwrap().close();
+            *shared.writer_db.lock().unwrap() = 0;
+            drop(shared.writer.lock().unwrap().take());
             shared.complete(close_id, Outcome::Done);
         });
     }

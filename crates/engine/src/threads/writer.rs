@@ -30,8 +30,9 @@ pub(super) fn writer_thread(opts: &PoolOptions, shared: &Shared, latch: &OpenLat
     shared.record_memory(0, &worker.conn);
     *shared.writer.lock().unwrap() = Some(worker);
     writer_loop(opts, shared, rx);
-    *shared.writer_db.lock().unwrap() = 0;
-    drop(shared.writer.lock().unwrap().take());
+    // The connection stays open in `shared.writer`: `Pool::close` closes it after every other
+    // connection, so that its close can checkpoint the WAL and delete it (SQLite does that
+    // only on the process's last connection to the file, and a read-only one cannot).
 }
 
 /// How long the writer keeps looking for the next job before it sleeps: an awaited write
