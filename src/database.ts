@@ -494,7 +494,11 @@ export class Database implements Queryable {
 
   /** Marks the current flow as having issued a write that settles with `settled`. */
   #issued(settled: Promise<void> | undefined): void {
-    if (settled !== undefined) this.#flow.enterWith(new IssuedWrite(settled))
+    if (settled === undefined) return
+    // Writes a flow issues together into one write group share the group's promise: one mark.
+    const current = this.#flow.getStore()
+    if (current?.pending && current.source === settled) return
+    this.#flow.enterWith(new IssuedWrite(settled))
   }
 
   async #readAfter<T>(
@@ -574,9 +578,12 @@ const NOTHING = (): void => {}
 /** A standalone write an async flow issued: pending until it has run. */
 class IssuedWrite {
   pending = true
+  /** What it was made from (engine.ts `takePendingWrite`). */
+  readonly source: Promise<void>
   readonly settled: Promise<void>
-  constructor(settled: Promise<void>) {
-    this.settled = settled.then(() => {
+  constructor(source: Promise<void>) {
+    this.source = source
+    this.settled = source.then(() => {
       this.pending = false
     })
   }

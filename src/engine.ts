@@ -310,7 +310,7 @@ export class Engine {
     if (group === undefined) return null
     this.#issued++
     const settled = group.add<T>(sql, copyPacked(packed))
-    this.#pendingWrite = settled.then(NOTHING, NOTHING)
+    this.#pendingWrite = group.finished
     if (group.writes.length >= MAX_GROUP_WRITES) this.#closeGroup()
     return awaitedAway(settled)
   }
@@ -364,6 +364,7 @@ export class Engine {
       const w = writes[next]!
       w.settle(this.write(JobKind.Execute, w.sql, w.packed))
     }
+    group.ended()
   }
 
   /** Runs the group's writes in its transaction and commits: how many of them it settled (the

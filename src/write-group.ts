@@ -31,8 +31,17 @@ export interface PendingWrite {
   settle: (outcome: Promise<unknown>) => void
 }
 
+const NOTHING = (): void => {}
+
 export class WriteGroup {
   readonly writes: PendingWrite[] = []
+  /** Settles (never rejects) once every write of the group has: what a read whose own flow put
+   * a write in the group waits for (database.ts `#writesBeforeRead`). One promise a group, not
+   * one a write. */
+  readonly finished: Promise<void>
+  #finish!: (last: Promise<unknown>) => void
+  /** The outcome given to the last write settled so far (they settle in call order). */
+  #last: Promise<unknown> | undefined
   /** Reads run in the group's snapshot. */
   reads = 0
   /** Writes before the microtask checkpoint that did not join: one that ran alone. */
@@ -48,12 +57,27 @@ export class WriteGroup {
     this.before = before
     this.after = after
     this.issued = issued
+    this.finished = new Promise((resolve) => {
+      this.#finish = (last) => resolve(last.then(NOTHING, NOTHING))
+    })
   }
 
   /** Adds a write; its promise settles when the group has run it. */
   add<T>(sql: string, packed: Packed): Promise<T> {
     return new Promise<T>((settle) => {
-      this.writes.push({ sql, packed, settle: settle as PendingWrite['settle'] })
+      this.writes.push({
+        sql,
+        packed,
+        settle: (outcome) => {
+          this.#last = outcome
+          settle(outcome as T)
+        },
+      })
     })
+  }
+
+  /** Once every write was given its outcome: `finished` follows the last. */
+  ended(): void {
+    this.#finish(this.#last ?? Promise.resolve())
   }
 }
