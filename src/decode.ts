@@ -343,13 +343,13 @@ export class RowsAssembler {
   }
 }
 
-/** The engine's `texts` call (napi/texts.rs); a value V8 cannot hold as a string is the
- * result's fault, not a bug: `ERR_RESULT_TOO_LARGE`. */
+/** The engine's `texts` call (napi/texts.rs); a value V8 cannot hold as a string, which it
+ * throws with the code `ERR_RESULT_TOO_LARGE`, is the result's fault: a ResqliteError. */
 function texts(call: Texts, buffer: ArrayBuffer, from: number, to: number, collect: Collect): string[] {
   try {
     return call(buffer, from, to, collect)
   } catch (error) {
-    if (!String((error as Error)?.message).includes('longer than a JavaScript string')) throw error
+    if ((error as { code?: unknown } | null)?.code !== 'ERR_RESULT_TOO_LARGE') throw error
     throw new ResqliteError(
       'ERR_RESULT_TOO_LARGE',
       'a TEXT value of the result is longer than a JavaScript string can hold; read it in parts with substr(), or as a BLOB',

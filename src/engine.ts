@@ -571,7 +571,7 @@ export class Engine {
     signal: AbortSignal | undefined,
     progress: ((progress: BackupProgress) => void) | undefined,
   ): Promise<void> {
-    const copied = new Promise<void>((resolve, reject) => {
+    return new Promise<void>((resolve, reject) => {
       const id = this.#newId()
       const job: Job = { kind: undefined, sql: 'backup', resolve, reject, signal }
       job.onAbort = () => this.#native.cancel(id)
@@ -589,7 +589,6 @@ export class Engine {
       this.#track(id, job)
       this.#native.backup(id, destination)
     })
-    return copied
   }
 
   /** Interrupts the statement the writer is running, if any. */

@@ -23,6 +23,30 @@ pub struct AuthEvent {
     pub arg2: Box<str>,
 }
 
+/// What a statement does besides reading and writing rows, learned as it compiles.
+#[derive(Clone, Copy, Default)]
+pub struct StatementKind {
+    /// BEGIN, COMMIT, END or ROLLBACK.
+    pub transaction_control: bool,
+    /// SAVEPOINT, RELEASE or ROLLBACK TO.
+    pub savepoint: bool,
+    /// ... of one of the library's own savepoints (`resqlite_…`: a nested transaction's level,
+    /// a batch's).
+    pub library_savepoint: bool,
+    /// A PRAGMA that changes a setting (one given a value, other than the queries that take an
+    /// argument).
+    pub sets_pragma: bool,
+}
+
+impl StatementKind {
+    /// Inside a transaction body it would end the transaction, or one of its levels, behind the
+    /// library's back: BEGIN, COMMIT, END, ROLLBACK, or a RELEASE or ROLLBACK TO of the
+    /// library's savepoints (a user's own savepoints are the user's).
+    pub fn ends_a_level(&self) -> bool {
+        self.transaction_control || self.library_savepoint
+    }
+}
+
 pub struct Capture {
     role: Role,
     pub events: Vec<AuthEvent>,
@@ -47,16 +71,8 @@ pub struct Capture {
     /// Set while a read's statement compiles: a PRAGMA that changes a setting is refused then,
     /// since SQLite applies it as it compiles it, to this one connection (`refuses`).
     pub reading: bool,
-    /// Since `clear`: a BEGIN, COMMIT, END or ROLLBACK was compiled.
-    pub transaction_control: bool,
-    /// Since `clear`: a SAVEPOINT, RELEASE or ROLLBACK TO was compiled.
-    pub savepoint: bool,
-    /// Since `clear`: a SAVEPOINT, RELEASE or ROLLBACK TO of one of the library's own
-    /// savepoints (`resqlite_…`: a nested transaction's level, a batch's) was compiled.
-    pub library_savepoint: bool,
-    /// Since `clear`: a PRAGMA that changes a setting (one given a value, other than the
-    /// queries that take an argument) was compiled.
-    pub sets_pragma: bool,
+    /// What the statements compiled since `clear` do to transactions and settings.
+    pub kind: StatementKind,
     /// Why the authorizer refused the last compilation it refused (taken by `take_refusal`).
     pub refusal: Option<DbError>,
 }
@@ -73,10 +89,7 @@ impl Capture {
             diverged: false,
             connection_state: false,
             reading: false,
-            transaction_control: false,
-            savepoint: false,
-            library_savepoint: false,
-            sets_pragma: false,
+            kind: StatementKind::default(),
             refusal: None,
         }
     }
@@ -85,10 +98,7 @@ impl Capture {
         self.events.clear();
         self.overflow = false;
         self.connection_state = false;
-        self.transaction_control = false;
-        self.savepoint = false;
-        self.library_savepoint = false;
-        self.sets_pragma = false;
+        self.kind = StatementKind::default();
         self.refusal = None;
     }
 
@@ -149,7 +159,7 @@ fn is_one_of(name: &str, list: &[&str]) -> bool {
 }
 
 /// Why a PRAGMA is refused as it compiles, if it is: a key PRAGMA always, a setting in a read.
-fn refused_pragma(name: &str, has_value: bool, reading: bool) -> Option<DbError> {
+fn refused_pragma(name: &str, sets: bool, reading: bool) -> Option<DbError> {
     if is_one_of(name, KEY_PRAGMAS) {
         return Some(DbError::new(
             "ERR_KEY_PRAGMA",
@@ -159,7 +169,7 @@ fn refused_pragma(name: &str, has_value: bool, reading: bool) -> Option<DbError>
             ),
         ));
     }
-    if reading && has_value && !is_one_of(name, QUERY_PRAGMAS) {
+    if reading && sets {
         return Some(DbError::new(
             "ERR_NOT_READ_ONLY",
             format!(
@@ -221,17 +231,18 @@ pub unsafe extern "C" fn authorize(
         ffi::SQLITE_PRAGMA => {
             capture.pragma = true;
             let name = if arg1.is_null() { "" } else { CStr::from_ptr(arg1).to_str().unwrap_or("") };
-            if let Some(refusal) = refused_pragma(name, !arg2.is_null(), capture.reading) {
+            let sets = !arg2.is_null() && !is_one_of(name, QUERY_PRAGMAS);
+            if let Some(refusal) = refused_pragma(name, sets, capture.reading) {
                 capture.refusal = Some(refusal);
                 return ffi::SQLITE_DENY;
             }
-            capture.sets_pragma |= !arg2.is_null() && !is_one_of(name, QUERY_PRAGMAS);
+            capture.kind.sets_pragma |= sets;
         }
-        ffi::SQLITE_TRANSACTION => capture.transaction_control = true,
+        ffi::SQLITE_TRANSACTION => capture.kind.transaction_control = true,
         ffi::SQLITE_SAVEPOINT => {
-            capture.savepoint = true;
+            capture.kind.savepoint = true;
             let name = if arg2.is_null() { &b""[..] } else { CStr::from_ptr(arg2).to_bytes() };
-            capture.library_savepoint |= name.len() >= 9 && name[..9].eq_ignore_ascii_case(b"resqlite_");
+            capture.kind.library_savepoint |= name.len() >= 9 && name[..9].eq_ignore_ascii_case(b"resqlite_");
         }
         ffi::SQLITE_FUNCTION if !arg2.is_null() => {
             let name = CStr::from_ptr(arg2).to_str().unwrap_or("");

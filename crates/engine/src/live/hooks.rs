@@ -6,7 +6,7 @@ use std::cell::RefCell;
 
 use sqlite3mc_sys as ffi;
 
-use super::capture::{authorize, AuthEvent, Capture};
+use super::capture::{authorize, AuthEvent, Capture, StatementKind};
 use super::dependencies::{ChangeSet, Dependencies};
 use super::tracker::recording;
 use super::tracker::{ChangeTracker, HookState, Tracking, WriteEffects};
@@ -14,28 +14,6 @@ use crate::error::DbResult;
 use crate::sqlite::connection::Connection;
 use crate::sqlite::setup::Role;
 use crate::sqlite::step::step;
-
-/// What a statement does besides reading and writing rows, learned as it compiles.
-#[derive(Clone, Copy, Default)]
-pub struct StatementKind {
-    /// BEGIN, COMMIT, END or ROLLBACK.
-    pub transaction_control: bool,
-    /// SAVEPOINT, RELEASE or ROLLBACK TO.
-    pub savepoint: bool,
-    /// ... of one of the library's own savepoints (a nested transaction's level, a batch's).
-    pub library_savepoint: bool,
-    /// A PRAGMA that changes a setting.
-    pub sets_pragma: bool,
-}
-
-impl StatementKind {
-    /// Inside a transaction body it would end the transaction, or one of its levels, behind the
-    /// library's back: BEGIN, COMMIT, END, ROLLBACK, or a RELEASE or ROLLBACK TO of the
-    /// library's savepoints (a user's own savepoints are the user's).
-    pub fn ends_a_level(&self) -> bool {
-        self.transaction_control || self.library_savepoint
-    }
-}
 
 /// A connection's live-query hooks: the state SQLite's callbacks reach, and the connection's
 /// role. Boxed, so the addresses SQLite holds stay put, and kept until after the connection
@@ -122,13 +100,7 @@ impl Hooks {
 
     /// What the statement compiled since `clear_capture` does to transactions and settings.
     pub fn captured_kind(&self) -> StatementKind {
-        let capture = self.state.capture.borrow();
-        StatementKind {
-            transaction_control: capture.transaction_control,
-            savepoint: capture.savepoint,
-            library_savepoint: capture.library_savepoint,
-            sets_pragma: capture.sets_pragma,
-        }
+        self.state.capture.borrow().kind
     }
 
     /// Whether a PRAGMA was compiled since the last call.

@@ -95,6 +95,12 @@ pub(super) unsafe extern "C" fn texts(env: sys::napi_env, info: sys::napi_callba
             sys::napi_call_function(env, undefined, argv[3], values.len(), values.as_ptr(), &mut result);
             result
         }
-        Err(message) => throw(env, message),
+        // The only failure: a value V8 cannot hold as a string. Thrown with the code decode.ts
+        // turns into the result's ResqliteError.
+        Err(message) => {
+            let message = std::ffi::CString::new(message).unwrap_or_default();
+            sys::napi_throw_range_error(env, c"ERR_RESULT_TOO_LARGE".as_ptr(), message.as_ptr());
+            ptr::null_mut()
+        }
     }
 }

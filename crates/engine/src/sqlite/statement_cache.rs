@@ -10,8 +10,9 @@ use lru::LruCache;
 use sqlite3mc_sys as ffi;
 
 use crate::error::{DbError, DbResult};
+use crate::live::capture::StatementKind;
 use crate::live::dependencies::Dependencies;
-use crate::live::hooks::{Hooks, StatementKind};
+use crate::live::hooks::Hooks;
 use crate::live::tracker::WriteEffects;
 use crate::sqlite::connection::Connection;
 use crate::sqlite::step::column_names;
