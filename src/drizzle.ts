@@ -175,7 +175,8 @@ class ResqliteSession extends SQLiteSession<'async', RunResult, Record<string, u
     if (!Array.isArray(items)) throw typeError('db.batch() takes an array of Drizzle queries')
     const steps = items.map((item, index) => batchStep(item, index, this.asyncDialect))
     if (steps.length === 0) return []
-    return this.target.transaction(async (tx) => {
+    // Awaited, not returned: an error's async frames then reach the batch's caller.
+    return await this.target.transaction(async (tx) => {
       const session = this.within(tx)
       const results: unknown[] = []
       for (const step of steps) results.push(await step(session))

@@ -237,3 +237,20 @@ test('two connections migrating one file at once apply each migration once (the 
     }
   }
 })
+
+test("db.batch() and migrate() on a closed database reject with ERR_DATABASE_CLOSED, and their errors name the caller's frames", async (t) => {
+  const database = await openDb(t)
+  const db = drizzle(database)
+  await db.run(sql`CREATE TABLE people (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE)`)
+  async function callerOfBatch() {
+    await db.batch([db.insert(people).values({ id: 1, name: 'a' }), db.insert(people).values({ id: 2, name: 'a' })])
+  }
+  const failed = await callerOfBatch().catch((e) => e)
+  assert.ok(failed instanceof Error)
+  assert.match(failed.stack, /callerOfBatch/)
+  assert.deepEqual(await database.select('SELECT count(*) AS n FROM people'), [{ n: 0 }])
+  const folder = migrationsFolder(t, MIGRATIONS)
+  await database.close()
+  await expectReject(() => db.batch([db.select().from(people)]), ResqliteError, 'ERR_DATABASE_CLOSED')
+  await expectReject(() => migrate(db, { migrationsFolder: folder }), ResqliteError, 'ERR_DATABASE_CLOSED')
+})
