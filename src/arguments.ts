@@ -44,12 +44,31 @@ const MODES = new Set(['deferred', 'immediate', 'exclusive'])
  * executeBatch's (none: it runs to its end and returns no rows). */
 export type CallKind = 'read' | 'bytes' | 'write' | 'batch'
 
-/** The option keys each kind of call takes, and how its errors name the call. */
-const CALL_OPTIONS: Record<CallKind | 'iterate', { keys: ReadonlySet<string>; takes: string }> = {
+/** The option keys each kind of call takes, how its errors name the call, and why it refuses
+ * the query options it does not take (checked in this order, before unknown keys). */
+const CALL_OPTIONS: Record<
+  CallKind | 'iterate',
+  { keys: ReadonlySet<string>; takes: string; refused?: Record<string, string> }
+> = {
   read: { keys: new Set(['signal', 'rowMode']), takes: 'select and selectOne take signal and rowMode' },
-  bytes: { keys: new Set(['signal']), takes: 'selectBytes takes signal' },
-  write: { keys: new Set(['rowMode']), takes: 'execute takes rowMode' },
-  batch: { keys: new Set(), takes: 'executeBatch takes no options' },
+  bytes: {
+    keys: new Set(['signal']),
+    takes: 'selectBytes takes signal',
+    refused: { rowMode: 'selectBytes takes no rowMode: its JSON always holds objects' },
+  },
+  write: {
+    keys: new Set(['rowMode']),
+    takes: 'execute takes rowMode',
+    refused: { signal: 'execute takes no signal: a write runs to its end' },
+  },
+  batch: {
+    keys: new Set(),
+    takes: 'executeBatch takes no options',
+    refused: {
+      signal: 'executeBatch takes no signal: a write runs to its end',
+      rowMode: 'executeBatch takes no rowMode: it returns no rows',
+    },
+  },
   iterate: { keys: new Set(['signal', 'rowMode', 'pageRows']), takes: 'iterate takes signal, rowMode and pageRows' },
 }
 
@@ -72,9 +91,13 @@ function isPlainObject(v: object): boolean {
  * (code that passes `{ signal: options.signal }` along), as if not given. */
 const QUERY_OPTION_KEYS = CALL_OPTIONS.iterate.keys
 
-/** Refuses keys a call does not take (a typo, or an option of another method), naming the key. */
+/** Refuses keys a call does not take (a query option of another method, saying why; a typo),
+ * naming the key. */
 function checkOptionKeys(options: object, call: CallKind | 'iterate'): void {
-  const { keys, takes } = CALL_OPTIONS[call]
+  const { keys, takes, refused } = CALL_OPTIONS[call]
+  for (const key in refused) {
+    if ((options as Record<string, unknown>)[key] !== undefined) throw typeError(refused[key]!, 'ERR_INVALID_ARG_VALUE')
+  }
   for (const key of Object.keys(options)) {
     if (keys.has(key)) continue
     if (QUERY_OPTION_KEYS.has(key) && (options as Record<string, unknown>)[key] === undefined) continue
@@ -92,20 +115,7 @@ export function prepareCall(
 ): { packed: Packed; signal: AbortSignal | undefined; arrays: boolean } {
   checkSql(sql)
   const signal = checkQueryOptions(options)
-  if (options !== undefined) {
-    const given = options as QueryOptions
-    if ((call === 'write' || call === 'batch') && given.signal !== undefined) {
-      const name = call === 'write' ? 'execute' : 'executeBatch'
-      throw typeError(`${name} takes no signal: a write runs to its end`, 'ERR_INVALID_ARG_VALUE')
-    }
-    if (call === 'bytes' && given.rowMode !== undefined) {
-      throw typeError('selectBytes takes no rowMode: its JSON always holds objects', 'ERR_INVALID_ARG_VALUE')
-    }
-    if (call === 'batch' && given.rowMode !== undefined) {
-      throw typeError('executeBatch takes no rowMode: it returns no rows', 'ERR_INVALID_ARG_VALUE')
-    }
-    checkOptionKeys(options as object, call)
-  }
+  if (options !== undefined) checkOptionKeys(options as object, call)
   const arrays = checkRowMode(options)
   const packed = pack()
   if (signal?.aborted) throw abortError(signal, sql)
