@@ -3,6 +3,8 @@
 // prints MaxListenersExceededWarning (issue 30 item 15). The signal's own listener list is left
 // as the application made it: no setMaxListeners on a signal the library does not own.
 
+import { abortError } from './errors'
+
 interface Waiting {
   readonly callbacks: Set<() => void>
   readonly listener: () => void
@@ -44,4 +46,14 @@ export function whenAborted(signal: AbortSignal, callback: () => void): () => vo
     if (waiting.get(signal) === mine) waiting.delete(signal)
     signal.removeEventListener('abort', mine.listener)
   }
+}
+
+/** Settles as `promise` does, or rejects with `ABORT_ERR` as soon as `signal` aborts (the work
+ * behind `promise` goes on; its outcome is dropped). */
+export function abortable<V>(promise: Promise<V>, signal: AbortSignal, sql: string): Promise<V> {
+  if (signal.aborted) return Promise.reject(abortError(signal, sql))
+  return new Promise<V>((resolve, reject) => {
+    const unlisten = whenAborted(signal, () => reject(abortError(signal, sql)))
+    promise.then(resolve, reject).finally(unlisten)
+  })
 }

@@ -5,7 +5,7 @@ import { AsyncLocalStorage } from 'node:async_hooks'
 import { mkdtemp, rm, stat } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { whenAborted } from './abort-listeners'
+import { abortable } from './abort-listeners'
 import {
   checkBackup,
   checkBody,
@@ -509,7 +509,7 @@ export class Database implements Queryable {
     signal: AbortSignal | undefined,
     arrays: boolean,
   ): Promise<T> {
-    await untilAborted(before, signal, sql)
+    await (signal ? abortable(before, signal, sql) : before)
     return this.#engine.read<T>(kind, sql, packed, signal, arrays)
   }
 
@@ -543,19 +543,6 @@ export class Database implements Queryable {
 
 function readonlyError(sql: string): ResqliteError {
   return new ResqliteError('ERR_DATABASE_READONLY', 'the database was opened with readonly: true', sql)
-}
-
-/** Resolves when `before` does; rejects at once when `signal` aborts first. */
-function untilAborted(before: Promise<void>, signal: AbortSignal | undefined, sql: string): Promise<void> {
-  if (signal === undefined) return before
-  if (signal.aborted) return Promise.reject(abortError(signal, sql))
-  return new Promise((resolve, reject) => {
-    const unlisten = whenAborted(signal, () => reject(abortError(signal, sql)))
-    before.then(() => {
-      unlisten()
-      resolve()
-    })
-  })
 }
 
 /** An iteration whose first page waits for `before` (the writes issued before it started). */

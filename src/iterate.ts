@@ -3,9 +3,9 @@
 // whatever the result's size. The next page is asked for as soon as one arrives, so the engine
 // steps it while the caller works through this one: at most two pages are alive at a time.
 
-import { whenAborted } from './abort-listeners'
+import { abortable } from './abort-listeners'
 import { prepareIterate } from './arguments'
-import { abortError, ResqliteError } from './errors'
+import { ResqliteError } from './errors'
 import { encodeParams, type Packed, type Params } from './params'
 import type { IterateOptions } from './types'
 
@@ -168,12 +168,4 @@ class Rows<T> implements AsyncIterator<T> {
 
 function nextTurn(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve))
-}
-
-function abortable<V>(promise: Promise<V>, signal: AbortSignal, sql: string): Promise<V> {
-  if (signal.aborted) return Promise.reject(abortError(signal, sql))
-  return new Promise<V>((resolve, reject) => {
-    const unlisten = whenAborted(signal, () => reject(abortError(signal, sql)))
-    promise.then(resolve, reject).finally(unlisten)
-  })
 }
