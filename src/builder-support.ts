@@ -1,5 +1,6 @@
 // What the query-builder adapters (kysely.ts, drizzle.ts) share: routing SQL that may read or
 // write, and a transaction held open across separate begin / commit calls.
+import type { Database } from './database.js'
 import type { ResqliteError } from './errors.js'
 import type { Transaction } from './transaction.js'
 
@@ -82,4 +83,11 @@ export class Held {
       if (error !== ROLLBACK && (error as ResqliteError).code !== 'ERR_TRANSACTION_ROLLED_BACK') throw error
     }
   }
+}
+
+/** Whether `value` looks like a resqlite Database (the adapters may run over another copy of the
+ * core's classes, so no instanceof). */
+export function isDatabase(value: unknown): value is Database {
+  const db = value as Database | null | undefined
+  return typeof db?.select === 'function' && typeof db?.transaction === 'function'
 }

@@ -41,7 +41,7 @@ import {
   SQLiteTransaction,
   type SQLiteTransactionConfig,
 } from 'drizzle-orm/sqlite-core'
-import { readThenWrite } from './builder-support.js'
+import { isDatabase, readThenWrite } from './builder-support.js'
 import type { Database } from './database.js'
 import { typeError } from './errors.js'
 import type { Params } from './params.js'
@@ -99,7 +99,7 @@ export function drizzle<TSchema extends Record<string, unknown> = Record<string,
   database: Database,
   config: DrizzleConfig<TSchema> = {},
 ): ResqliteDrizzleDatabase<TSchema> {
-  if (typeof database?.transaction !== 'function' || typeof database?.select !== 'function') {
+  if (!isDatabase(database)) {
     throw typeError('drizzle() needs an open resqlite Database')
   }
   if (config.cache !== undefined) {

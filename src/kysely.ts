@@ -36,7 +36,7 @@ import {
   SqliteQueryCompiler,
   type TransactionSettings,
 } from 'kysely'
-import { Held, readThenWrite } from './builder-support.js'
+import { Held, isDatabase, readThenWrite } from './builder-support.js'
 import type { Database } from './database.js'
 import { describe, ResqliteError, typeError } from './errors.js'
 import type { Params } from './params.js'
@@ -346,11 +346,4 @@ class ResqliteConnection implements DatabaseConnection {
     }
     if (failure !== undefined) throw failure
   }
-}
-
-/** Whether `value` looks like a resqlite Database (the adapters may run over another copy of the
- * core's classes, so no instanceof). */
-function isDatabase(value: unknown): value is Database {
-  const db = value as Database | null | undefined
-  return typeof db?.select === 'function' && typeof db?.transaction === 'function'
 }
