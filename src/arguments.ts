@@ -5,6 +5,7 @@ import * as os from 'node:os'
 import { CIPHERS, DEFAULT_CIPHER } from './cipher'
 import type { CheckedCipher, Encryption, EngineOptions } from './engine'
 import { abortError, describe, ResqliteError, rangeError, typeError } from './errors'
+import { callInFunctionError, inFunction } from './functions'
 import type { NativeExtension } from './native'
 import { copyPacked, type Packed } from './params'
 import type {
@@ -113,6 +114,7 @@ export function prepareCall(
   pack: () => Packed,
   call: CallKind = 'read',
 ): { packed: Packed; signal: AbortSignal | undefined; arrays: boolean } {
+  if (inFunction()) throw callInFunctionError()
   checkSql(sql)
   const signal = checkQueryOptions(options)
   if (options !== undefined) checkOptionKeys(options as object, call)
@@ -140,6 +142,7 @@ export function prepareIterate(
   options: unknown,
   pack: () => Packed,
 ): { packed: Packed; signal: AbortSignal | undefined; pageRows: number; arrays: boolean } {
+  if (inFunction()) throw callInFunctionError()
   checkSql(sql)
   const signal = checkQueryOptions(options)
   if (options !== undefined) checkOptionKeys(options as object, 'iterate')

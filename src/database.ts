@@ -19,6 +19,14 @@ import {
 import { awaitedAway, withCallerFrames } from './caller-stack'
 import { type CheckedCipher, Engine, type EngineOptions } from './engine'
 import { abortError, closedError, ResqliteError } from './errors'
+import {
+  type AggregateOptions,
+  callInFunctionError,
+  type FunctionOptions,
+  type Functions,
+  inFunction,
+  rejected,
+} from './functions'
 import { iteration, type PageSource, type RowIterator } from './iterate'
 import { LiveQueries, LiveQuery } from './live-queries'
 import { JobKind } from './native'
@@ -144,6 +152,33 @@ export class Database implements Queryable {
     }
     if (interval > 0) db.#watchExternalChanges(interval)
     return db
+  }
+
+  /** Defines a SQL function written in JavaScript, usable in every statement of this database:
+   * reads, writes, transactions, live queries and `selectBytes`. Defining one of the same name
+   * (case-insensitively) and argument count again replaces it. `fn` runs on the JS thread and
+   * must return at once (a Promise is refused); values cross as parameters and rows do
+   * (docs/api.md "Functions"). Unlike the calls that run SQL, it is synchronous: a bad argument
+   * throws, and so does a closed database.
+   * @returns this database, for chaining. */
+  function(name: string, fn: (...args: never[]) => unknown, options?: FunctionOptions): this {
+    this.#functionsOpen().defineScalar(name, fn, options)
+    return this
+  }
+
+  /** Defines an aggregate written in JavaScript (a window function too when `definition.inverse`
+   * is given): `start`, then `step` for each row, then `result` (docs/api.md "Functions").
+   * Synchronous, like {@link Database.function}.
+   * @returns this database, for chaining. */
+  aggregate<A = unknown>(name: string, definition: AggregateOptions<A>): this {
+    this.#functionsOpen().defineAggregate(name, definition)
+    return this
+  }
+
+  #functionsOpen(): Functions {
+    if (this.#closing) throw closedError()
+    if (inFunction()) throw callInFunctionError()
+    return this.#engine.functions
   }
 
   /** A live query (docs/live-queries.md): subscribe to get its rows now and again after every
@@ -282,6 +317,7 @@ export class Database implements Queryable {
    * @inheritDoc */
   transaction<T>(body: (tx: Transaction) => Promise<T>, options?: TransactionOptions): Promise<T> {
     const current = this.#context.getStore()
+    if (inFunction()) return rejected(callInFunctionError())
     if (current) return current.transaction(body, options as undefined)
     if (this.#closing) return Promise.reject(closedError())
     let mode: string
@@ -290,7 +326,7 @@ export class Database implements Queryable {
       checkBody(body)
       ;({ mode, signal } = checkTransactionOptions(options))
     } catch (error) {
-      return Promise.reject(error)
+      return rejected(error)
     }
     if (this.#readonly) return Promise.reject(readonlyError('BEGIN'))
     if (signal?.aborted) return Promise.reject(abortError(signal, 'transaction'))
@@ -322,7 +358,7 @@ export class Database implements Queryable {
     try {
       enc = checkRekey(newKey, options, this.#cipher)
     } catch (error) {
-      return Promise.reject(error)
+      return rejected(error)
     }
     if (this.#readonly) {
       enc?.key.fill(0)
@@ -360,7 +396,7 @@ export class Database implements Queryable {
     try {
       checked = checkBackup(destination, options)
     } catch (error) {
-      return Promise.reject(error)
+      return rejected(error)
     }
     if (checked.signal?.aborted) return Promise.reject(abortError(checked.signal, 'backup'))
     const running = this.#engine.backup(destination, checked.signal, checked.progress)
@@ -399,6 +435,7 @@ export class Database implements Queryable {
    * returns the same promise. Calls made after `close()` reject with `ERR_DATABASE_CLOSED`.
    * Inside a transaction body it rejects with `ERR_CLOSE_IN_TRANSACTION` and closes nothing. */
   close(): Promise<void> {
+    if (inFunction()) return rejected(callInFunctionError())
     // It would wait for the transaction, which waits for its body: a deadlock.
     if (this.#context.getStore()?.running) {
       return Promise.reject(
@@ -478,7 +515,7 @@ export class Database implements Queryable {
       settled.then(() => this.#readsWaiting.delete(settled))
       return read
     } catch (error) {
-      return Promise.reject(error)
+      return rejected(error)
     }
   }
 
@@ -522,7 +559,7 @@ export class Database implements Queryable {
     try {
       ;({ packed, arrays } = prepareCall(sql, options, pack, kind === JobKind.Batch ? 'batch' : 'write'))
     } catch (error) {
-      return Promise.reject(error)
+      return rejected(error)
     }
     if (this.#readonly) return Promise.reject(readonlyError(sql))
     if (this.#turns.free) {

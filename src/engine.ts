@@ -3,7 +3,8 @@
 import { whenAborted } from './abort-listeners'
 import { awaitedAway } from './caller-stack'
 import { arrayResult, DIRECT_DECODE_CELLS, type Row, RowsAssembler, RowsResult } from './decode'
-import { abortError, closedError, ResqliteError } from './errors'
+import { abortError, closedError, engineError, type ResqliteError } from './errors'
+import { Functions } from './functions'
 import { type InlineCounters, InlineRunner, NO_INLINE_COUNTS, RESOLVED } from './inline'
 import type { Page, PageSource } from './iterate'
 import {
@@ -111,6 +112,8 @@ export type LiveSink = (rows: Row[] | undefined, error: ResqliteError | undefine
 export class Engine {
   readonly opened: Promise<void>
   readonly #native: NativeDatabase
+  /** `db.function` and `db.aggregate` definitions (src/functions.ts). */
+  readonly functions: Functions
   readonly #calls: JobCalls
   readonly #jobs = new Map<number, Job>()
   readonly #live = new Map<number, { sql: string; sink: LiveSink }>()
@@ -184,6 +187,7 @@ export class Engine {
       enc?.key.fill(0)
     }
     this.#calls = this.#native.jobCalls()
+    this.functions = new Functions(this.#native)
     this.#inline =
       options.inlineBudgetMicros > 0
         ? new InlineRunner(this.#calls, options.inlineBudgetMicros, options.safeIntegers, () => {
@@ -749,7 +753,7 @@ export class Engine {
         const error =
           a === 'ABORT_ERR' && job.signal
             ? abortError(job.signal, job.sql)
-            : new ResqliteError(a as string, b as string, job.sql)
+            : engineError(a as string, b as string, job.sql)
         if (done === Done.ErrorNoTransaction) job.onNoTransaction?.(error)
         job.reject(error)
         return
@@ -772,7 +776,7 @@ export class Engine {
     const live = this.#live.get(id)
     if (live === undefined) return // stopped while it ran
     if (kind === Done.LiveError) {
-      live.sink(undefined, new ResqliteError(a as string, b as string, live.sql))
+      live.sink(undefined, engineError(a as string, b as string, live.sql))
       return
     }
     let rows: Row[]

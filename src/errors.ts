@@ -100,6 +100,16 @@ export type ResqliteErrorCode =
   | 'ERR_ITERATION_ENDED'
   /** `rekey` while an iteration is open outside a transaction: finish or end it first. */
   | 'ERR_ITERATION_OPEN'
+  /** A SQL function written in JavaScript threw: the statement failed, and `cause` holds what
+   * was thrown. */
+  | 'ERR_FUNCTION_THREW'
+  /** A SQL function written in JavaScript returned what cannot be stored (a Promise, NaN, an
+   * object, a boolean, …): the statement failed; the message says what was returned. */
+  | 'ERR_FUNCTION_RESULT'
+  /** A database call made from inside a SQL function written in JavaScript (a function must
+   * compute its result from its arguments alone): the call rejects with it, and the statement
+   * running the function fails with `ERR_FUNCTION_THREW` and it as `cause`. */
+  | 'ERR_CALL_IN_FUNCTION'
   /** A bug inside the engine (a Rust panic): the job fails, the engine stays usable. */
   | 'ERR_INTERNAL'
   /** (`TypeError`) An argument of the wrong type: the message names the argument and its type. */
@@ -157,6 +167,35 @@ function withoutLibraryFrames(stack: string | undefined, limit: number): string 
     .filter((frame) => !frame.includes(LIBRARY_DIR))
   const header = stack.slice(0, framesAt)
   return frames.length === 0 ? header : `${header}\n${frames.slice(0, limit).join('\n')}`
+}
+
+/** How SQL functions failed (src/functions.ts), by token, until the failed statement's error
+ * takes the code and the cause. */
+const failures = new Map<number, { code: ResqliteErrorCode; cause: unknown }>()
+/** The statement's error may never come (SQLite may drop a function's error): the oldest
+ * failures are forgotten. */
+const KEEP_THROWN = 64
+let nextToken = 1
+const TOKEN = / \[function error (\d+)\]$/
+
+/** Keeps how a SQL function failed for the error of the statement that called it; the token to
+ * end the function's error message with. */
+export function failureToken(code: ResqliteErrorCode, cause: unknown): string {
+  const token = nextToken++
+  failures.set(token, { code, cause })
+  if (failures.size > KEEP_THROWN) failures.delete(failures.keys().next().value as number)
+  return ` [function error ${token}]`
+}
+
+/** An error the engine reports. A SQL function's failure gives it its code
+ * (`ERR_FUNCTION_THREW`, `ERR_FUNCTION_RESULT`) and cause. */
+export function engineError(code: string, message: string, sql: string | undefined): ResqliteError {
+  const match = TOKEN.exec(message)
+  const failure = match === null ? undefined : failures.get(Number(match[1]))
+  if (match === null || failure === undefined) return new ResqliteError(code, message, sql)
+  failures.delete(Number(match[1]))
+  const text = message.slice(0, match.index)
+  return new ResqliteError(failure.code, text, sql, failure.cause === undefined ? undefined : { cause: failure.cause })
 }
 
 export function closedError(): ResqliteError {

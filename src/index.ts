@@ -2,6 +2,7 @@
 // defines it.
 export { Database } from './database'
 export { ResqliteError, type ResqliteErrorCode } from './errors'
+export type { AggregateOptions, FunctionOptions } from './functions'
 export type { RowIterator } from './iterate'
 export type {
   LiveQuery,

@@ -4,7 +4,7 @@
 // cell a string of its own, or a write's changes. Rows are built by one generated function per
 // column-name set, as in decode.ts, so every row of a shape shares one hidden class.
 import { arrayResult, type Row, rowLiteral } from './decode'
-import { ResqliteError } from './errors'
+import { engineError, type ResqliteError } from './errors'
 import { type Done, Inline, InlineResult, type JobCalls, JobKind, type ReadOn } from './native'
 import type { Diagnostics } from './types'
 
@@ -123,7 +123,7 @@ export class InlineRunner {
     } else if (what === InlineResult.Json) {
       this.#value = a
     } else {
-      this.#error = new ResqliteError(a as string, b as string, this.#sql)
+      this.#error = engineError(a as string, b as string, this.#sql)
       this.#ended = c === true
     }
   }

@@ -228,6 +228,20 @@ export interface NativeDatabase {
   /** Queues a rekey on the writer; no encryption (or an empty key) decrypts. */
   rekey(id: number, encryption: NativeEncryption | undefined): boolean
   interruptWriter(): void
+  /** Defines (or replaces) a SQL function for every connection (crates/engine/src/functions/):
+   * `kind` 0 scalar, 1 aggregate, 2 window; `callers` as src/functions.ts makes them; `later`
+   * serves calls handed over from engine threads on a later turn of the loop. */
+  defineFunction(
+    name: string,
+    nArg: number,
+    kind: number,
+    deterministic: boolean,
+    directOnly: boolean,
+    callers: unknown[],
+    later: () => void,
+  ): void
+  /** Serves handed-over function calls for one slice; true when more wait. */
+  serveFunctionCalls(): boolean
   close(id: number): void
   release(): void
 }

@@ -8,6 +8,7 @@ import { type CallKind, checkBody, checkNestedOptions, prepareCall } from './arg
 import { awaitedAway } from './caller-stack'
 import type { Engine } from './engine'
 import { abortError, describe, ResqliteError, typeError } from './errors'
+import { rejected } from './functions'
 import { RESOLVED } from './inline'
 import { iteration, type RowIterator } from './iterate'
 import { JobKind } from './native'
@@ -266,7 +267,7 @@ export class Transaction implements Queryable {
       checkBody(body)
       checkNestedOptions(options)
     } catch (error) {
-      return Promise.reject(error)
+      return rejected(error)
     }
     return this.#nest(body)
   }
@@ -444,7 +445,7 @@ export class Transaction implements Queryable {
     try {
       ;({ packed, signal, arrays } = prepareCall(sql, options, pack, CALLS[kind] ?? 'read'))
     } catch (error) {
-      return Promise.reject(error)
+      return rejected(error)
     }
     // Nothing ahead and nothing to abort: the engine's own promise is the answer; a read, or a
     // bounded write, may run at once on the JS thread (crates/engine/src/inline.rs).

@@ -10,6 +10,7 @@
 
 mod encode;
 mod error;
+mod functions;
 mod handoff;
 mod inline;
 mod live;

@@ -174,6 +174,64 @@ extern "C" {
 
 pub const SQLITE_UTF8: c_uchar = 1;
 
+// Application-defined SQL functions (sqlite.org/c3ref/create_function.html).
+
+#[repr(C)]
+pub struct sqlite3_context {
+    _private: [u8; 0],
+}
+
+pub const SQLITE_DETERMINISTIC: c_int = 0x0000_0800;
+pub const SQLITE_DIRECTONLY: c_int = 0x0008_0000;
+
+pub type sqlite3_scalar_fn = Option<unsafe extern "C" fn(*mut sqlite3_context, c_int, *mut *mut sqlite3_value)>;
+pub type sqlite3_final_fn = Option<unsafe extern "C" fn(*mut sqlite3_context)>;
+
+extern "C" {
+    pub fn sqlite3_create_function_v2(
+        db: *mut sqlite3,
+        name: *const c_char,
+        n_arg: c_int,
+        text_rep: c_int,
+        app: *mut c_void,
+        x_func: sqlite3_scalar_fn,
+        x_step: sqlite3_scalar_fn,
+        x_final: sqlite3_final_fn,
+        x_destroy: sqlite3_destructor_type,
+    ) -> c_int;
+    pub fn sqlite3_create_window_function(
+        db: *mut sqlite3,
+        name: *const c_char,
+        n_arg: c_int,
+        text_rep: c_int,
+        app: *mut c_void,
+        x_step: sqlite3_scalar_fn,
+        x_final: sqlite3_final_fn,
+        x_value: sqlite3_final_fn,
+        x_inverse: sqlite3_scalar_fn,
+        x_destroy: sqlite3_destructor_type,
+    ) -> c_int;
+    pub fn sqlite3_user_data(ctx: *mut sqlite3_context) -> *mut c_void;
+    pub fn sqlite3_aggregate_context(ctx: *mut sqlite3_context, n_bytes: c_int) -> *mut c_void;
+    pub fn sqlite3_result_null(ctx: *mut sqlite3_context);
+    pub fn sqlite3_result_int64(ctx: *mut sqlite3_context, value: i64);
+    pub fn sqlite3_result_double(ctx: *mut sqlite3_context, value: f64);
+    pub fn sqlite3_result_text64(
+        ctx: *mut sqlite3_context,
+        value: *const c_char,
+        n: u64,
+        destructor: sqlite3_destructor_type,
+        encoding: c_uchar,
+    );
+    pub fn sqlite3_result_blob64(
+        ctx: *mut sqlite3_context,
+        value: *const c_void,
+        n: u64,
+        destructor: sqlite3_destructor_type,
+    );
+    pub fn sqlite3_result_error(ctx: *mut sqlite3_context, message: *const c_char, n: c_int);
+}
+
 // Extensions, online backup and serialization.
 
 #[repr(C)]

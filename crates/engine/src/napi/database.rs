@@ -9,6 +9,7 @@ use napi::bindgen_prelude::*;
 use napi::sys;
 use napi_derive::napi;
 
+use crate::functions::{set_js_env, Callers, FunctionHost, Functions, Kind};
 use crate::handoff::mailbox::{deliver_completions, finalize_context, CallbackContext, Mailbox, TsfnWaker};
 use crate::handoff::poller::Poller;
 use crate::sqlite::encryption::KeyConfig;
@@ -27,12 +28,15 @@ pub struct NativeDatabase {
     poller: *const Poller,
     /// Argument of the env cleanup hook, removed with the hook on release.
     cleanup: *mut Teardown,
+    /// `db.function` and `db.aggregate` definitions (functions/).
+    functions: Arc<Functions>,
 }
 
 /// What the env cleanup hook detaches when a worker's environment ends before `close()`.
 struct Teardown {
     shared: std::sync::Weak<Shared>,
     poller: *const Poller,
+    functions: Arc<FunctionHost>,
 }
 
 /// What the constructor takes besides the completion handler (src/native.ts `OpenOptions`).
@@ -143,6 +147,10 @@ impl NativeDatabase {
         // Checked before anything starts: a bad cipher setting must not touch the file.
         let key = key_config(encryption)?;
         let raw_env = env.raw();
+        set_js_env(raw_env);
+        let replace_invalid_utf8 = replace_invalid_utf8.unwrap_or(false);
+        let functions =
+            Arc::new(Functions::new(Arc::new(FunctionHost::new(raw_env, safe_integers, replace_invalid_utf8))));
         // SAFETY: JS thread; the buffer's memory stays put while the reference holds it.
         let (mailbox, mailbox_ref) = unsafe { Mailbox::from_js(raw_env, mailbox.raw()) }
             .map_err(|message| Error::new(Status::InvalidArg, message))?;
@@ -184,11 +192,8 @@ impl NativeDatabase {
                     .collect(),
                 inline: inline.unwrap_or(false),
                 external_checkpoints: external_checkpoints.unwrap_or(false),
-                invalid_utf8: if replace_invalid_utf8.unwrap_or(false) {
-                    InvalidUtf8::Replace
-                } else {
-                    InvalidUtf8::Error
-                },
+                invalid_utf8: if replace_invalid_utf8 { InvalidUtf8::Replace } else { InvalidUtf8::Error },
+                functions: Some(functions.clone()),
             },
             open_id,
             Box::new(TsfnWaker { tsfn, mailbox }),
@@ -201,10 +206,66 @@ impl NativeDatabase {
             .map_err(|message| Error::new(Status::GenericFailure, message))?;
         // A worker thread may end without closing the database: detach from its environment
         // then, so no reader calls into a thread-safe function that no longer exists.
-        let cleanup = Box::into_raw(Box::new(Teardown { shared: Arc::downgrade(&pool.shared), poller }));
+        let cleanup = Box::into_raw(Box::new(Teardown {
+            shared: Arc::downgrade(&pool.shared),
+            poller,
+            functions: functions.host().clone(),
+        }));
         // SAFETY: JS thread; the hook and its argument live until `release` removes them.
         check(unsafe { sys::napi_add_env_cleanup_hook(raw_env, Some(detach_on_teardown), cleanup as *mut c_void) })?;
-        Ok(NativeDatabase { pool, tsfn, mailbox_ref, poller, cleanup })
+        Ok(NativeDatabase { pool, tsfn, mailbox_ref, poller, cleanup, functions })
+    }
+
+    /// Defines a JavaScript function for every connection, or replaces one of the same name and
+    /// `n_arg` (-1: any number). `kind`: 0 scalar, 1 aggregate, 2 window. `callers`, as
+    /// src/functions.ts makes them: a scalar's caller; an aggregate's step, [inverse,] result.
+    /// `later` serves calls handed over from engine threads on a later turn of the loop.
+    #[napi]
+    #[allow(clippy::too_many_arguments)]
+    pub fn define_function(
+        &self,
+        env: Env,
+        name: String,
+        n_arg: i32,
+        kind: u32,
+        deterministic: bool,
+        direct_only: bool,
+        callers: Vec<Unknown>,
+        later: Unknown,
+    ) -> Result<()> {
+        let kind = match (kind, callers.len()) {
+            (0, 1) => Kind::Scalar,
+            (1, 2) => Kind::Aggregate,
+            (2, 3) => Kind::Window,
+            _ => {
+                return Err(Error::new(
+                    Status::InvalidArg,
+                    format!("defineFunction: kind {kind}, {} callers", callers.len()),
+                ))
+            }
+        };
+        let name = std::ffi::CString::new(name)
+            .map_err(|_| Error::new(Status::InvalidArg, "the name holds a NUL character"))?;
+        let flags = if deterministic { sqlite3mc_sys::SQLITE_DETERMINISTIC } else { 0 }
+            | if direct_only { sqlite3mc_sys::SQLITE_DIRECTONLY } else { 0 };
+        let host = self.functions.host();
+        // SAFETY: JS thread; `later` and the callers are JS functions (src/functions.ts).
+        unsafe {
+            check(FunctionHost::enable(host, env.raw(), later.raw()))?;
+            let raw: Vec<sys::napi_value> = callers.iter().map(|c| c.raw()).collect();
+            let callers = Arc::new(Callers::new(env.raw(), &raw));
+            host.keep(callers.clone());
+            self.functions.define(name, n_arg, flags, kind, callers);
+        }
+        Ok(())
+    }
+
+    /// Serves JavaScript function calls handed over by engine threads, for one slice; true when
+    /// more wait (JS calls again on a later turn).
+    #[napi]
+    pub fn serve_function_calls(&self, env: Env) -> bool {
+        // SAFETY: the JS thread that made the database.
+        unsafe { self.functions.host().serve(env.raw()) }
     }
 
     /// Starts live query `id` (its first run is queued now); its results arrive as
@@ -325,6 +386,7 @@ impl NativeDatabase {
                 drop(Box::from_raw(self.cleanup));
                 Poller::close(self.poller);
                 sys::napi_delete_reference(env.raw(), self.mailbox_ref);
+                self.functions.host().release(env.raw());
             }
             self.tsfn = ptr::null_mut();
             self.poller = ptr::null();
@@ -362,5 +424,6 @@ unsafe extern "C" fn detach_on_teardown(arg: *mut c_void) {
     if let Some(shared) = teardown.shared.upgrade() {
         shared.completions.detach();
     }
+    teardown.functions.close();
     Poller::close(teardown.poller);
 }

@@ -2,14 +2,17 @@
 //! statements, reading a value. How the pool opens and sets one up is in setup.rs; the
 //! live-query hooks on it are in live/hooks.rs.
 
+use std::cell::Cell;
 use std::ffi::{CStr, CString};
 use std::os::raw::{c_int, c_void};
 use std::ptr;
+use std::sync::Arc;
 
 use sqlite3mc_sys as ffi;
 
 use super::step::InvalidUtf8;
 use crate::error::{DbError, DbResult};
+use crate::functions::Functions;
 
 /// SQLITE_BUSY | (2 << 8): a deferred transaction's read snapshot is stale for writing.
 const SQLITE_BUSY_SNAPSHOT: c_int = 517;
@@ -21,6 +24,11 @@ pub struct Connection {
     busy_timeout_ms: u32,
     /// What reading TEXT that is not valid UTF-8 does (the `invalidUtf8` open option).
     invalid_utf8: InvalidUtf8,
+    /// The database's JavaScript functions, registered here before a statement is prepared or
+    /// taken from the cache (`sync_functions`).
+    functions: Option<Arc<Functions>>,
+    /// The version of `functions` registered here.
+    functions_seen: Cell<u64>,
 }
 
 // SAFETY: a Connection is moved to its thread once and used only there
@@ -37,7 +45,16 @@ impl Connection {
         let mut db = ptr::null_mut();
         // SAFETY: valid C string and out-pointer; the handle is closed by Drop even on error.
         let rc = unsafe { ffi::sqlite3_open_v2(c_path.as_ptr(), &mut db, flags, ptr::null()) };
-        Ok((Connection { db, busy_timeout_ms, invalid_utf8: InvalidUtf8::Error }, rc))
+        Ok((
+            Connection {
+                db,
+                busy_timeout_ms,
+                invalid_utf8: InvalidUtf8::Error,
+                functions: None,
+                functions_seen: Cell::new(0),
+            },
+            rc,
+        ))
     }
 
     pub fn invalid_utf8(&self) -> InvalidUtf8 {
@@ -46,6 +63,23 @@ impl Connection {
 
     pub fn set_invalid_utf8(&mut self, invalid_utf8: InvalidUtf8) {
         self.invalid_utf8 = invalid_utf8;
+    }
+
+    pub fn set_functions(&mut self, functions: Option<Arc<Functions>>) {
+        self.functions = functions;
+    }
+
+    /// Registers the JavaScript functions defined since this connection last looked.
+    pub fn sync_functions(&self) {
+        if let Some(functions) = &self.functions {
+            // SAFETY: open, and used by this thread only.
+            unsafe { functions.sync(self.db, &self.functions_seen) };
+        }
+    }
+
+    /// Whether `name` is one of the database's JavaScript functions.
+    pub fn is_js_function(&self, name: &str) -> bool {
+        self.functions.as_ref().is_some_and(|f| f.is_defined(name))
     }
 
     pub fn checkpoint_on_close(&self, on: bool) {
@@ -243,6 +277,7 @@ impl Connection {
         if sql.len() > i32::MAX as usize {
             return Err(DbError::new("SQLITE_TOOBIG", "SQL text is too long"));
         }
+        self.sync_functions();
         let mut stmt = ptr::null_mut();
         let mut tail = ptr::null();
         // SAFETY: sql is valid for sql.len() bytes; SQLite reads at most that many.

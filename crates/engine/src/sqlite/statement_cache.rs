@@ -136,6 +136,7 @@ impl StatementCache {
     /// have changed since it was (its effects name tables and columns by the old schema). An
     /// evicted or replaced statement is finalized by its Drop.
     pub fn get(&mut self, conn: &Connection, hooks: &Hooks, sql: &str) -> DbResult<&Statement> {
+        conn.sync_functions();
         let generation = hooks.schema_generation();
         if self.lru.get(sql).is_none_or(|stmt| stmt.effects.generation != generation) {
             let stmt = prepare(conn, hooks, sql)?;

@@ -7,6 +7,7 @@ use super::job::Outcome;
 use super::shared::Shared;
 use super::worker::Worker;
 use crate::error::DbError;
+use crate::functions::Functions;
 use crate::sqlite::encryption::KeyConfig;
 use crate::sqlite::extensions::Extension;
 use crate::sqlite::setup::{self, OpenOptions, Role};
@@ -29,6 +30,8 @@ pub struct PoolOptions {
     pub external_checkpoints: bool,
     /// What reading TEXT that is not valid UTF-8 does, on every connection (sqlite/step.rs).
     pub invalid_utf8: InvalidUtf8,
+    /// The database's JavaScript functions, on every connection that runs its statements.
+    pub functions: Option<Arc<Functions>>,
 }
 
 /// Opening happens on the worker threads. A lead connection opens alone first (the writer,
@@ -111,6 +114,8 @@ fn open_connection(opts: &PoolOptions, role: Role, key: Option<&KeyConfig>, lead
         invalid_utf8: opts.invalid_utf8,
         lead,
     })?;
+    let mut conn = conn;
+    conn.set_functions(opts.functions.clone());
     Ok(Worker::new(conn, role))
 }
 

@@ -83,6 +83,7 @@ impl Harness {
             inline: false,
             external_checkpoints: false,
             invalid_utf8: crate::sqlite::step::InvalidUtf8::Error,
+            functions: None,
         };
         let wakes = Arc::new(Wakes::default());
         let pool = Pool::start(opts, OPEN, Box::new(FakeWaker(wakes.clone())));
@@ -256,6 +257,7 @@ fn an_open_that_fails_completes_with_its_error() {
         inline: false,
         external_checkpoints: false,
         invalid_utf8: crate::sqlite::step::InvalidUtf8::Error,
+        functions: None,
     };
     let wakes = Arc::new(Wakes::default());
     let pool = Pool::start(opts, OPEN, Box::new(FakeWaker(wakes.clone())));

@@ -1,0 +1,88 @@
+//! A database's JavaScript functions, and their registration on each of its connections.
+
+use std::cell::Cell;
+use std::ffi::CString;
+use std::os::raw::c_int;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use sqlite3mc_sys as ffi;
+
+use super::callbacks;
+use super::host::{Callers, FunctionHost};
+
+/// What a definition is: a scalar function, an aggregate, or an aggregate that is also a window
+/// function (it has an `inverse`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Kind {
+    Scalar,
+    Aggregate,
+    Window,
+}
+
+pub(super) struct Definition {
+    pub(super) name: CString,
+    pub(super) n_arg: c_int,
+    /// SQLITE_DETERMINISTIC, SQLITE_DIRECTONLY.
+    pub(super) flags: c_int,
+    pub(super) kind: Kind,
+    pub(super) callers: Arc<Callers>,
+    /// `Functions::version` when this definition was made.
+    version: u64,
+}
+
+/// Every function defined on one database, for all of its connections: each registers the
+/// definitions made since it last looked before it prepares a statement (`sync`), on its own
+/// thread, so `db.function()` itself touches no connection.
+pub struct Functions {
+    host: Arc<FunctionHost>,
+    definitions: Mutex<Vec<Definition>>,
+    /// Bumped by every definition; a connection that has seen it has nothing to register.
+    version: AtomicU64,
+}
+
+impl Functions {
+    pub fn new(host: Arc<FunctionHost>) -> Self {
+        Functions { host, definitions: Mutex::default(), version: AtomicU64::new(0) }
+    }
+
+    pub fn host(&self) -> &Arc<FunctionHost> {
+        &self.host
+    }
+
+    /// Adds a definition, replacing one of the same name (case-insensitively) and argument count,
+    /// as SQLite does.
+    pub fn define(&self, name: CString, n_arg: c_int, flags: c_int, kind: Kind, callers: Arc<Callers>) {
+        let mut definitions = self.definitions.lock().unwrap();
+        let version = self.version.load(Ordering::Relaxed) + 1;
+        definitions.retain(|d| !(d.n_arg == n_arg && d.name.as_bytes().eq_ignore_ascii_case(name.as_bytes())));
+        definitions.push(Definition { name, n_arg, flags, kind, callers, version });
+        self.version.store(version, Ordering::Release);
+    }
+
+    /// Whether `name` (case-insensitively) is a function defined here.
+    pub fn is_defined(&self, name: &str) -> bool {
+        self.definitions.lock().unwrap().iter().any(|d| d.name.as_bytes().eq_ignore_ascii_case(name.as_bytes()))
+    }
+
+    /// Registers on `db` the definitions made since version `seen`. One that fails (SQLite refuses
+    /// to replace a function while a statement of this connection runs) is tried again before the
+    /// next statement is prepared.
+    ///
+    /// # Safety
+    /// `db` is open and used by the calling thread only.
+    pub unsafe fn sync(&self, db: *mut ffi::sqlite3, seen: &Cell<u64>) {
+        if self.version.load(Ordering::Acquire) == seen.get() {
+            return;
+        }
+        let definitions = self.definitions.lock().unwrap();
+        let version = self.version.load(Ordering::Acquire);
+        let mut registered = true;
+        for definition in definitions.iter().filter(|d| d.version > seen.get()) {
+            registered &= callbacks::register(db, definition, &self.host) == ffi::SQLITE_OK;
+        }
+        if registered {
+            seen.set(version);
+        }
+    }
+}

@@ -1,0 +1,208 @@
+//! Values crossing between SQLite and a JavaScript function, as they do for rows and
+//! parameters: arguments become JS values (`argument`), and what the function returned comes
+//! back as an `Outcome`, set as the call's result on the thread that runs the statement.
+
+use std::ffi::CString;
+use std::os::raw::c_void;
+use std::ptr;
+
+use napi::sys;
+use sqlite3mc_sys as ffi;
+
+use crate::napi::js;
+
+/// The largest integer a JS number holds exactly.
+const MAX_SAFE: i64 = (1 << 53) - 1;
+
+/// What a call of a JavaScript function produced.
+pub enum Outcome {
+    Null,
+    Integer(i64),
+    Real(f64),
+    Text(Vec<u8>),
+    Blob(Vec<u8>),
+    /// Nothing to return (an aggregate's step).
+    Nothing,
+    /// The statement fails with this message.
+    Error(String),
+}
+
+impl Outcome {
+    /// Sets the call's result.
+    ///
+    /// # Safety
+    /// `ctx` is the context of the call being answered, on the thread running the statement.
+    pub unsafe fn apply(self, ctx: *mut ffi::sqlite3_context) {
+        match self {
+            Outcome::Null | Outcome::Nothing => ffi::sqlite3_result_null(ctx),
+            Outcome::Integer(i) => ffi::sqlite3_result_int64(ctx, i),
+            Outcome::Real(f) => ffi::sqlite3_result_double(ctx, f),
+            Outcome::Text(bytes) => ffi::sqlite3_result_text64(
+                ctx,
+                bytes.as_ptr() as _,
+                bytes.len() as u64,
+                ffi::sqlite_transient(),
+                ffi::SQLITE_UTF8,
+            ),
+            Outcome::Blob(bytes) => ffi::sqlite3_result_blob64(
+                ctx,
+                if bytes.is_empty() { c"".as_ptr() as *const c_void } else { bytes.as_ptr() as *const c_void },
+                bytes.len() as u64,
+                ffi::sqlite_transient(),
+            ),
+            Outcome::Error(message) => {
+                let message = CString::new(message.replace('\0', " ")).unwrap_or_default();
+                ffi::sqlite3_result_error(ctx, message.as_ptr(), -1);
+            }
+        }
+    }
+}
+
+/// Argument `value` as a JS value: INTEGER as a number (a bigint with `safe_integers`; beyond
+/// ±(2^53−1) without it, an error: no silent precision loss), REAL as a number, TEXT as a
+/// string (not valid UTF-8: an error, or U+FFFD replacements with `replace_invalid_utf8`), BLOB
+/// as a Buffer, NULL as null. `Err` holds the message the statement fails with.
+///
+/// # Safety
+/// JS thread; `value` is an argument of a call whose statement's thread waits for it.
+pub unsafe fn argument(
+    env: sys::napi_env,
+    value: *mut ffi::sqlite3_value,
+    index: usize,
+    safe_integers: bool,
+    replace_invalid_utf8: bool,
+) -> Result<sys::napi_value, String> {
+    let mut out = ptr::null_mut();
+    match ffi::sqlite3_value_type(value) {
+        ffi::SQLITE_INTEGER => {
+            let i = ffi::sqlite3_value_int64(value);
+            if safe_integers {
+                return Ok(js::bigint(env, i));
+            }
+            if !(-MAX_SAFE..=MAX_SAFE).contains(&i) {
+                return Err(format!(
+                    "argument {} is an INTEGER beyond ±(2^53−1), which a number cannot hold exactly; open the database with safeIntegers: true to receive it as a bigint",
+                    index + 1
+                ));
+            }
+            return Ok(js::double(env, i as f64));
+        }
+        ffi::SQLITE_FLOAT => return Ok(js::double(env, ffi::sqlite3_value_double(value))),
+        ffi::SQLITE_TEXT => {
+            let text = ffi::sqlite3_value_text(value);
+            let len = ffi::sqlite3_value_bytes(value) as usize;
+            let bytes = if text.is_null() { &[][..] } else { std::slice::from_raw_parts(text, len) };
+            match simdutf8::basic::from_utf8(bytes) {
+                Ok(s) => return Ok(js::ascii_or_utf8(env, s)),
+                Err(_) if replace_invalid_utf8 => {
+                    // V8 replaces each invalid sequence with U+FFFD, as the rows do.
+                    sys::napi_create_string_utf8(env, bytes.as_ptr() as _, bytes.len() as isize, &mut out);
+                }
+                Err(_) => {
+                    return Err(format!(
+                        "argument {} is TEXT that is not valid UTF-8 (pass CAST(… AS BLOB), or open with invalidUtf8: 'replace')",
+                        index + 1
+                    ))
+                }
+            }
+        }
+        ffi::SQLITE_BLOB => {
+            let blob = ffi::sqlite3_value_blob(value);
+            let len = ffi::sqlite3_value_bytes(value) as usize;
+            let data = if blob.is_null() { c"".as_ptr() as *const c_void } else { blob };
+            sys::napi_create_buffer_copy(env, len, data, ptr::null_mut(), &mut out);
+        }
+        _ => {
+            sys::napi_get_null(env, &mut out);
+        }
+    }
+    Ok(out)
+}
+
+/// What a JS function returned, as an `Outcome`. src/functions.ts has already refused what
+/// cannot be stored, turning it into an object with a `message` (as it does a thrown error):
+/// any object but a Uint8Array is that failure.
+///
+/// # Safety
+/// JS thread; `value` is live.
+pub unsafe fn returned(env: sys::napi_env, value: sys::napi_value) -> Outcome {
+    let mut kind = 0;
+    sys::napi_typeof(env, value, &mut kind);
+    match kind {
+        sys::ValueType::napi_undefined | sys::ValueType::napi_null => Outcome::Null,
+        sys::ValueType::napi_number => {
+            let mut f = 0.0;
+            sys::napi_get_value_double(env, value, &mut f);
+            // As a parameter binds: integral within 64 bits (not -0) → INTEGER, else REAL.
+            if f.fract() == 0.0
+                && (-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&f)
+                && !(f == 0.0 && f.is_sign_negative())
+            {
+                Outcome::Integer(f as i64)
+            } else {
+                Outcome::Real(f)
+            }
+        }
+        sys::ValueType::napi_bigint => {
+            let (mut i, mut lossless) = (0, false);
+            sys::napi_get_value_bigint_int64(env, value, &mut i, &mut lossless);
+            if lossless {
+                Outcome::Integer(i)
+            } else {
+                Outcome::Error("a bigint outside the 64-bit integer range was returned".into())
+            }
+        }
+        sys::ValueType::napi_string => {
+            let mut len = 0;
+            sys::napi_get_value_string_utf8(env, value, ptr::null_mut(), 0, &mut len);
+            let mut bytes = vec![0u8; len + 1];
+            sys::napi_get_value_string_utf8(env, value, bytes.as_mut_ptr() as _, len + 1, &mut len);
+            bytes.truncate(len);
+            Outcome::Text(bytes)
+        }
+        sys::ValueType::napi_object => {
+            let mut is_typed = false;
+            sys::napi_is_typedarray(env, value, &mut is_typed);
+            if is_typed {
+                let (mut array_type, mut length, mut data) = (0, 0, ptr::null_mut());
+                let (mut buffer, mut offset) = (ptr::null_mut(), 0);
+                sys::napi_get_typedarray_info(
+                    env,
+                    value,
+                    &mut array_type,
+                    &mut length,
+                    &mut data,
+                    &mut buffer,
+                    &mut offset,
+                );
+                if array_type == sys::TypedarrayType::uint8_array {
+                    let bytes = if length == 0 {
+                        Vec::new()
+                    } else {
+                        std::slice::from_raw_parts(data as *const u8, length).to_vec()
+                    };
+                    return Outcome::Blob(bytes);
+                }
+            }
+            Outcome::Error(message_of(env, value))
+        }
+        _ => Outcome::Error("the function returned a value that cannot be stored".into()),
+    }
+}
+
+/// The `message` property of a failure src/functions.ts made.
+unsafe fn message_of(env: sys::napi_env, value: sys::napi_value) -> String {
+    let mut message = ptr::null_mut();
+    let mut kind = 0;
+    sys::napi_get_named_property(env, value, c"message".as_ptr(), &mut message);
+    sys::napi_typeof(env, message, &mut kind);
+    if kind != sys::ValueType::napi_string {
+        return "the function failed".into();
+    }
+    let mut len = 0;
+    sys::napi_get_value_string_utf8(env, message, ptr::null_mut(), 0, &mut len);
+    let mut bytes = vec![0u8; len + 1];
+    sys::napi_get_value_string_utf8(env, message, bytes.as_mut_ptr() as _, len + 1, &mut len);
+    bytes.truncate(len);
+    String::from_utf8_lossy(&bytes).into_owned()
+}
