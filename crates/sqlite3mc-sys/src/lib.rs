@@ -183,6 +183,7 @@ pub struct sqlite3_context {
 
 pub const SQLITE_DETERMINISTIC: c_int = 0x0000_0800;
 pub const SQLITE_DIRECTONLY: c_int = 0x0008_0000;
+pub const SQLITE_INNOCUOUS: c_int = 0x0020_0000;
 
 pub type sqlite3_scalar_fn = Option<unsafe extern "C" fn(*mut sqlite3_context, c_int, *mut *mut sqlite3_value)>;
 pub type sqlite3_final_fn = Option<unsafe extern "C" fn(*mut sqlite3_context)>;

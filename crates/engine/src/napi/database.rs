@@ -246,8 +246,11 @@ impl NativeDatabase {
         };
         let name = std::ffi::CString::new(name)
             .map_err(|_| Error::new(Status::InvalidArg, "the name holds a NUL character"))?;
+        // The connections run with trusted_schema off (sqlite/setup.rs), where SQLite refuses a
+        // function in a trigger, view, index or CHECK unless it is innocuous. The application
+        // defined it, so it is, unless it asked for directOnly (docs/api.md "Functions").
         let flags = if deterministic { sqlite3mc_sys::SQLITE_DETERMINISTIC } else { 0 }
-            | if direct_only { sqlite3mc_sys::SQLITE_DIRECTONLY } else { 0 };
+            | if direct_only { sqlite3mc_sys::SQLITE_DIRECTONLY } else { sqlite3mc_sys::SQLITE_INNOCUOUS };
         let host = self.functions.host();
         // SAFETY: JS thread; `later` and the callers are JS functions (src/functions.ts).
         unsafe {
