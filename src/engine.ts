@@ -10,6 +10,8 @@ import type { Page, PageSource } from './iterate'
 import {
   binding,
   Done,
+  Inline,
+  InlineResult,
   IterateStep,
   type JobCalls,
   JobKind,
@@ -228,6 +230,60 @@ export class Engine {
       )
       if (done !== undefined) return done
     }
+    if (kind === JobKind.Select && this.#inline !== undefined && signal === undefined && this.functions.defined) {
+      const sliced = this.#readSliced<T>(sql, packed, arrays)
+      if (sliced !== undefined) return sliced
+    }
+    return this.#readOnThreads(kind, sql, packed, signal, arrays)
+  }
+
+  /** A select calling JavaScript functions, on the JS thread's connection a slice of about a
+   * millisecond at a time, with a turn of the event loop between slices: its functions are
+   * called right there, where a reader would hand each call over (experiments/052). Undefined
+   * when it calls none (or another runs so): a reader's job then. A step that overruns (a sort,
+   * an aggregate: one step over every row) ends it, and it runs on a reader instead. */
+  #readSliced<T>(sql: string, packed: Packed, arrays: boolean): Promise<T> | undefined {
+    let part: RowsResult | undefined
+    let last = false
+    let error: ResqliteError | undefined
+    const handler = (what: InlineResult, a: unknown, b: unknown, c: unknown): void => {
+      if (what === InlineResult.Rows) {
+        part = this.#rows(a, b, arrays)
+        last = c === true
+      } else error = engineError(a as string, b as string, sql)
+    }
+    if (this.#calls.readSlice(sql, packed.bytes, packed.length, handler) !== Inline.Done) return undefined
+    const params = copyPacked(packed)
+    const read = new Promise<T>((resolve, reject) => {
+      let assembler: RowsAssembler | undefined
+      const take = (status: Inline): void => {
+        if (status !== Inline.Done) {
+          // Moved (a step overran) or the connection went (a rekey, close): from the start,
+          // on a reader; nothing was resolved yet.
+          this.#readOnThreads<T>(JobKind.Select, sql, params, undefined, arrays).then(resolve, reject)
+          return
+        }
+        if (error !== undefined) return reject(error)
+        const rows = part as RowsResult
+        assembler ??= new RowsAssembler(
+          arrays ? (all) => resolve(arrayResult(rows.columns, all, false) as T) : (all) => resolve(all as T),
+          reject,
+        )
+        assembler.add(rows, last, performance.now())
+        if (!last) setImmediate(() => take(this.#calls.readSlice(null, NO_PARAMS.bytes, 0, handler)))
+      }
+      take(Inline.Done)
+    })
+    return awaitedAway(read)
+  }
+
+  #readOnThreads<T>(
+    kind: JobKind,
+    sql: string,
+    packed: Packed,
+    signal: AbortSignal | undefined,
+    arrays: boolean,
+  ): Promise<T> {
     const read = new Promise<T>((resolve, reject) => {
       const id = this.#newId()
       const job: Job = { kind, sql, resolve, reject, read: true, arrays }

@@ -148,6 +148,11 @@ export class Functions {
     this.#native = native
   }
 
+  /** Some function is defined: a select may call one (Engine.read tries it in slices). */
+  get defined(): boolean {
+    return this.#slots.size > 0
+  }
+
   defineScalar(name: unknown, fn: unknown, options: unknown): void {
     const checkedName = checkName(name, 'function')
     if (typeof fn !== 'function') {
@@ -199,8 +204,8 @@ export class Functions {
     const agg = () => slot.aggregate as NonNullable<Slot['aggregate']>
     const stepper =
       (which: 'step' | 'inverse') =>
-      (instance: number, ...args: unknown[]): unknown =>
-        run(checkedName, () => {
+      (instance: number, ...args: unknown[]): unknown => {
+        const outcome = run(checkedName, () => {
           const { start, [which]: fn } = agg()
           const accumulator = states.has(instance) ? states.get(instance) : start()
           const next = Reflect.apply(fn as Slot['fn'], undefined, [accumulator, ...args])
@@ -208,6 +213,10 @@ export class Functions {
           states.set(instance, next === undefined ? accumulator : next)
           return undefined
         })
+        // A failed step fails the statement: no result is asked for, so the accumulator goes now.
+        if (outcome instanceof Failure) states.delete(instance)
+        return outcome
+      }
     const result = (instance: number, final: boolean): unknown =>
       run(checkedName, () => {
         const { start, result } = agg()

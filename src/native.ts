@@ -106,6 +106,12 @@ export interface JobCalls {
     handler: unknown,
     on: ReadOn,
   ): Inline
+  /** A select calling JavaScript functions, on the JS thread's connection a slice at a time
+   * (crates/engine/src/inline.rs `read_slice`): starts it (`sql`) or, with `sql` null, runs its
+   * next slice. Done after calling `handler` with `(Rows, buffer, names, last)` or
+   * `(Error, code, message)`; Skipped when it calls no JavaScript function (or one is under
+   * way); Moved when a step overran (run it on a reader); Unavailable without the connection. */
+  readSlice(sql: string | null, params: Uint8Array, paramsLength: number, handler: unknown): Inline
   /** On the idle writer's connection: an execute whose statement is bounded (`JobKind.Execute`),
    * inside the caller's transaction or, not `inTransaction`, alone; or the transaction's COMMIT
    * (`JobKind.Control`, 'COMMIT') when it has little to write (crates/engine/src/inline.rs). */

@@ -18,7 +18,10 @@ const kindOf = (v) => (v === null ? 'null' : Buffer.isBuffer(v) ? 'blob' : typeo
 const FUNCTIONS = {
   ident: [(v) => v, { deterministic: true }],
   kind: [kindOf, { deterministic: true }],
-  size: [(v) => (v === null ? null : typeof v === 'string' ? v.length : Buffer.isBuffer(v) ? v.length : 8), { deterministic: true }],
+  size: [
+    (v) => (v === null ? null : typeof v === 'string' ? v.length : Buffer.isBuffer(v) ? v.length : 8),
+    { deterministic: true },
+  ],
   mix: [(...a) => a.map(kindOf).join(','), { varargs: true }],
   picky: [
     (v) => {
@@ -127,23 +130,44 @@ try {
       const same = safeIntegers ? asNumbers : (o) => o
       const compare = (what, expected, actual) => {
         cases++
-        if (!isDeepStrictEqual(same(expected), same(actual))) mismatches.push({ safeIntegers, seed, what, expected, actual })
+        if (!isDeepStrictEqual(same(expected), same(actual)))
+          mismatches.push({ safeIntegers, seed, what, expected, actual })
       }
       for (const sql of QUERIES) {
-        compare(sql, outcomeOf(() => b.prepare(sql).all()), await outcomeOfAsync(() => r.select(sql)))
+        compare(
+          sql,
+          outcomeOf(() => b.prepare(sql).all()),
+          await outcomeOfAsync(() => r.select(sql)),
+        )
       }
       // Writes: the trigger logs kind(new.v) for each updated row; the CHECK refuses long values.
       const update = 'UPDATE t SET v = ident(v) WHERE id % 3 = 0'
-      compare(update, outcomeOf(() => b.prepare(update).run().changes), await outcomeOfAsync(async () => (await r.execute(update)).changes))
+      compare(
+        update,
+        outcomeOf(() => b.prepare(update).run().changes),
+        await outcomeOfAsync(async () => (await r.execute(update)).changes),
+      )
       const log = 'SELECT id, k FROM log ORDER BY id'
-      compare(log, outcomeOf(() => b.prepare(log).all()), await outcomeOfAsync(() => r.select(log)))
+      compare(
+        log,
+        outcomeOf(() => b.prepare(log).all()),
+        await outcomeOfAsync(() => r.select(log)),
+      )
       const ids = (await r.select('SELECT id FROM t ORDER BY id')).map((row) => row.id)
       for (const id of ids.slice(0, 40)) {
         const check = 'INSERT INTO c SELECT v FROM t WHERE id = ?'
-        compare(`${check} [${id}]`, outcomeOf(() => b.prepare(check).run(id).changes), await outcomeOfAsync(async () => (await r.execute(check, [id])).changes))
+        compare(
+          `${check} [${id}]`,
+          outcomeOf(() => b.prepare(check).run(id).changes),
+          await outcomeOfAsync(async () => (await r.execute(check, [id])).changes),
+        )
       }
       const kept = 'SELECT kind(v) AS k, size(v) AS s FROM c ORDER BY rowid'
-      compare(kept, outcomeOf(() => b.prepare(kept).all()), await outcomeOfAsync(() => r.select(kept)))
+      compare(
+        kept,
+        outcomeOf(() => b.prepare(kept).all()),
+        await outcomeOfAsync(() => r.select(kept)),
+      )
       b.close()
       await r.close()
     }
@@ -151,4 +175,8 @@ try {
 } finally {
   rmSync(dir, { recursive: true, force: true })
 }
-process.stdout.write(JSON.stringify({ cases, mismatches }, (_, v) => (typeof v === 'bigint' ? `${v}n` : Buffer.isBuffer(v) ? `0x${v.toString('hex')}` : v)))
+process.stdout.write(
+  JSON.stringify({ cases, mismatches }, (_, v) =>
+    typeof v === 'bigint' ? `${v}n` : Buffer.isBuffer(v) ? `0x${v.toString('hex')}` : v,
+  ),
+)

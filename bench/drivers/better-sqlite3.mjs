@@ -43,6 +43,9 @@ export async function open(path) {
     transaction: (body) => db.transaction(() => body(tx)),
     // Live queries, done yourself: every write re-runs every watched query and calls back.
     live: rerunEveryWatch(db, { all: (s, p) => s.all(...p), run: (s, p) => s.run(...p) }),
+    // SQL functions in JavaScript (lanes/functions.mjs), its documented form.
+    defineFunction: (name, fn, options) => db.function(name, options, fn),
+    defineAggregate: (name, definition) => db.aggregate(name, definition),
     close: () => db.close(),
   }
 }

@@ -58,6 +58,10 @@ export async function open(path) {
         }
       }
     },
+    // SQL functions in JavaScript (lanes/functions.mjs): node:sqlite's `start` is the
+    // accumulator's value or a function, like the others'; its `result` is optional too.
+    defineFunction: (name, fn, options) => db.function(name, options, fn),
+    defineAggregate: (name, definition) => db.aggregate(name, definition),
     close: () => db.close(),
   }
 }

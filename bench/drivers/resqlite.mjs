@@ -49,6 +49,9 @@ export async function open(path, options) {
       write: (sql, params) => db.execute(sql, params),
       counters: async () => (await db.diagnostics()).streams,
     },
+    // SQL functions in JavaScript (lanes/functions.mjs).
+    defineFunction: (name, fn, options) => db.function(name, fn, options),
+    defineAggregate: (name, definition) => db.aggregate(name, definition),
     close: () => db.close(),
     // resqlite-only lanes (encryption): the database file, and other databases opened here.
     path,

@@ -4,6 +4,7 @@
 // report lists which lanes ran for which libraries.
 import { counting } from '../measure.mjs'
 import { ENCRYPTION_LANES, ENCRYPTION_LIBRARIES } from './encryption.mjs'
+import { FUNCTION_LANES, FUNCTION_LIBRARIES } from './functions.mjs'
 import { LIVE_QUERY_LANES, LIVE_QUERY_LIBRARIES } from './live-queries.mjs'
 import { MEMORY_LANES } from './memory.mjs'
 import { READ_LANES } from './reads.mjs'
@@ -21,10 +22,16 @@ export const LANES = {
   ...LIVE_QUERY_LANES,
   ...ENCRYPTION_LANES,
   ...WEB_LANES,
+  ...FUNCTION_LANES,
 }
 
 // lane → the libraries it runs for; lanes not listed run for every library.
-export const LANE_LIBRARIES = { ...ENCRYPTION_LIBRARIES, ...LIVE_QUERY_LIBRARIES, ...RESULTS_LIBRARIES }
+export const LANE_LIBRARIES = {
+  ...ENCRYPTION_LIBRARIES,
+  ...LIVE_QUERY_LIBRARIES,
+  ...RESULTS_LIBRARIES,
+  ...FUNCTION_LIBRARIES,
+}
 export const supports = (lane, lib) => !LANE_LIBRARIES[lane] || LANE_LIBRARIES[lane].includes(lib)
 
 // Lanes of the --quick run (under 5 minutes on 2 cores with every peer): one of each kind, and

@@ -26,6 +26,7 @@ use std::time::{Duration, Instant};
 use sqlite3mc_sys as ffi;
 
 use crate::encode::json::encode_json;
+use crate::encode::rows::EncodedRows;
 use crate::error::DbResult;
 use crate::sqlite::bounded::is_bounded;
 use crate::sqlite::connection::Connection;
@@ -183,6 +184,61 @@ fn skips(stmt: &Statement) -> bool {
     let skip = stmt.inline_skip.get();
     stmt.inline_skip.set(skip.saturating_sub(1));
     skip > 0
+}
+
+/// How long a slice of a sliced read steps, its functions' time included: then the event loop
+/// gets a turn (experiments/052).
+const SLICE: Duration = Duration::from_millis(1);
+/// A sliced read's first slice, in rows; the next ones are as many as the last one's pace fits
+/// in SLICE.
+const FIRST_SLICE_ROWS: usize = 64;
+/// A slice running this long is interrupted and the read moves to a reader: one step of its
+/// statement (a sort, an aggregate's whole scan) runs longer than a slice can be.
+const SLICE_LIMIT: Duration = Duration::from_millis(10);
+
+/// A slice of a sliced read: its rows, and whether they are the last.
+pub enum Slice {
+    Rows(EncodedRows, bool),
+    /// One step ran past SLICE_LIMIT (the read is ended): run it on a reader.
+    Moved,
+    /// Not a read calling JavaScript functions, or a sliced read is already under way.
+    Skipped,
+}
+
+/// A select calling JavaScript functions, on the JS thread's connection a slice at a time, so
+/// the functions are called right here (a call handed over from a reader costs more than a
+/// cheap function: experiments/052) and the event loop gets a turn between slices. `start`:
+/// the read to start (else the next slice of the one under way). Its snapshot stays open
+/// across slices; meanwhile other reads skip this connection (`read_inline` finds it busy).
+pub fn read_slice(worker: &mut Worker, start: Option<(&str, &[u8])>, safe_integers: bool) -> DbResult<Slice> {
+    if let Some((sql, params)) = start {
+        // One that overran recently skips the JS thread, as other reads do.
+        if worker.sliced.is_some() || skips(worker.budgeted_read(sql)?.0) {
+            return Ok(Slice::Skipped);
+        }
+        if !worker.start_sliced(sql, params, FIRST_SLICE_ROWS)? {
+            return Ok(Slice::Skipped);
+        }
+    }
+    let Some((cursor, rows, sql)) = worker.sliced.take() else { return Ok(Slice::Skipped) };
+    let started = Instant::now();
+    worker.budget().start(SLICE_LIMIT);
+    let page = cursor.page_of(&worker.conn, rows, safe_integers);
+    let overran = worker.budget().finish();
+    let (page, full) = match page {
+        Err(_) if overran => {
+            drop(cursor);
+            back_off(worker.budgeted_read(&sql)?.0, true);
+            return Ok(Slice::Moved);
+        }
+        other => other?,
+    };
+    if full {
+        let pace = started.elapsed().as_secs_f64().max(1e-6) / rows as f64;
+        let next = (SLICE.as_secs_f64() / pace) as usize;
+        worker.sliced = Some((cursor, next.clamp(16, 1 << 16), sql));
+    }
+    Ok(Slice::Rows(page, !full))
 }
 
 /// An execute of one bounded statement that returns no rows, on the writer's connection:

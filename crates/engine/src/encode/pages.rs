@@ -24,8 +24,13 @@ impl Cursor {
 
     /// The next page, and whether it is full (more rows may follow; else it is the last).
     pub fn page(&self, conn: &Connection, safe_integers: bool) -> DbResult<(EncodedRows, bool)> {
-        let rows = encode_rows(conn, &self.stmt, self.page_rows, safe_integers, None)?;
-        let full = rows.row_count() as usize == self.page_rows;
-        Ok((rows, full))
+        self.page_of(conn, self.page_rows, safe_integers)
+    }
+
+    /// The next `rows` rows at most, and whether they are all there (more may follow).
+    pub fn page_of(&self, conn: &Connection, rows: usize, safe_integers: bool) -> DbResult<(EncodedRows, bool)> {
+        let page = encode_rows(conn, &self.stmt, rows, safe_integers, None)?;
+        let full = page.row_count() as usize == rows;
+        Ok((page, full))
     }
 }

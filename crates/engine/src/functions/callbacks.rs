@@ -6,9 +6,9 @@ use std::sync::Arc;
 
 use sqlite3mc_sys as ffi;
 
-use super::host::{Call, Callers, FunctionHost, Op};
+use super::host::{Call, Callers, FunctionHost, Op, Step};
 use super::registry::{Definition, Kind};
-use super::values::Outcome;
+use super::values::{self, Outcome};
 
 /// What SQLite keeps as a registered function's user data (freed by `destroy`).
 struct Registered {
@@ -66,31 +66,88 @@ unsafe fn registered<'a>(ctx: *mut ffi::sqlite3_context) -> &'a Registered {
 
 unsafe fn call(ctx: *mut ffi::sqlite3_context, op: Op, instance: u64, argc: c_int, argv: *mut *mut ffi::sqlite3_value) {
     let app = registered(ctx);
-    let outcome = app.host.call(Call { op, callers: &*app.callers, instance, argc, argv });
-    outcome.apply(ctx);
+    let call = Call { op, callers: &*app.callers, instance, argc, argv, steps: std::ptr::null() };
+    app.host.call(call).apply(ctx);
 }
 
 unsafe extern "C" fn scalar(ctx: *mut ffi::sqlite3_context, argc: c_int, argv: *mut *mut ffi::sqlite3_value) {
     call(ctx, Op::Scalar, 0, argc, argv);
 }
 
-/// An aggregate's instance (one per group, or per window partition): a number SQLite keeps in
-/// its aggregate context, under which JS keeps the accumulator. 0 when no row was stepped.
-unsafe fn instance(ctx: *mut ffi::sqlite3_context, create: bool) -> Option<u64> {
-    let slot = ffi::sqlite3_aggregate_context(ctx, if create { 8 } else { 0 }) as *mut u64;
-    if slot.is_null() {
-        return (!create).then_some(0);
+/// How many steps of an aggregate an engine thread keeps before it hands them over together.
+/// A step returns nothing SQLite needs until the result, so they need not be handed over one
+/// by one (experiments/052).
+const KEEP_STEPS: usize = 256;
+
+/// An aggregate instance's state (one per group, or per window partition), in SQLite's
+/// aggregate context: the number under which JS keeps its accumulator, and, on an engine
+/// thread, the steps kept for the JS thread.
+#[repr(C)]
+struct Aggregate {
+    instance: u64,
+    kept: *mut Vec<Step>,
+    /// A step failed: the statement fails, and nothing more is called.
+    failed: bool,
+}
+
+/// The instance's state; null when none was made (`create` false: no row was stepped).
+unsafe fn aggregate(ctx: *mut ffi::sqlite3_context, create: bool) -> *mut Aggregate {
+    let size = if create { std::mem::size_of::<Aggregate>() as c_int } else { 0 };
+    let state = ffi::sqlite3_aggregate_context(ctx, size) as *mut Aggregate;
+    if !state.is_null() && (*state).instance == 0 {
+        (*state).instance = registered(ctx).host.next_instance();
     }
-    if *slot == 0 {
-        *slot = registered(ctx).host.next_instance();
-    }
-    Some(*slot)
+    state
 }
 
 unsafe fn step_as(op: Op, ctx: *mut ffi::sqlite3_context, argc: c_int, argv: *mut *mut ffi::sqlite3_value) {
-    match instance(ctx, true) {
-        Some(instance) => call(ctx, op, instance, argc, argv),
-        None => Outcome::Error("out of memory".into()).apply(ctx),
+    let state = aggregate(ctx, true);
+    if state.is_null() {
+        return Outcome::Error("out of memory".into()).apply(ctx);
+    }
+    if (*state).failed {
+        return;
+    }
+    let app = registered(ctx);
+    if app.host.on_js_thread() {
+        let call =
+            Call { op, callers: &*app.callers, instance: (*state).instance, argc, argv, steps: std::ptr::null() };
+        if let error @ Outcome::Error(_) = app.host.call(call) {
+            (*state).failed = true;
+            error.apply(ctx);
+        }
+        return;
+    }
+    if (*state).kept.is_null() {
+        (*state).kept = Box::into_raw(Box::new(Vec::with_capacity(KEEP_STEPS)));
+    }
+    let args = (0..argc.max(0) as usize).map(|i| values::owned(*argv.add(i))).collect();
+    (*(*state).kept).push(Step { inverse: op == Op::Inverse, args });
+    if (*(*state).kept).len() >= KEEP_STEPS {
+        hand_over_kept(ctx, state);
+    }
+}
+
+/// Hands the kept steps over to the JS thread; a failure fails the statement.
+unsafe fn hand_over_kept(ctx: *mut ffi::sqlite3_context, state: *mut Aggregate) {
+    let kept = (*state).kept;
+    if kept.is_null() || (*kept).is_empty() {
+        return;
+    }
+    let app = registered(ctx);
+    let call = Call {
+        op: Op::Steps,
+        callers: &*app.callers,
+        instance: (*state).instance,
+        argc: 0,
+        argv: std::ptr::null_mut(),
+        steps: kept,
+    };
+    let outcome = app.host.call(call);
+    (*kept).clear();
+    if let error @ Outcome::Error(_) = outcome {
+        (*state).failed = true;
+        error.apply(ctx);
     }
 }
 
@@ -102,12 +159,28 @@ unsafe extern "C" fn inverse(ctx: *mut ffi::sqlite3_context, argc: c_int, argv: 
     step_as(Op::Inverse, ctx, argc, argv);
 }
 
+/// A window function's current value: the steps kept so far, then the result.
 unsafe extern "C" fn value(ctx: *mut ffi::sqlite3_context) {
-    let instance = instance(ctx, false).unwrap_or(0);
-    call(ctx, Op::Value, instance, 0, std::ptr::null_mut());
+    result(ctx, Op::Value);
 }
 
+/// The aggregate's result, and the end of its instance.
 unsafe extern "C" fn finish(ctx: *mut ffi::sqlite3_context) {
-    let instance = instance(ctx, false).unwrap_or(0);
-    call(ctx, Op::Final, instance, 0, std::ptr::null_mut());
+    result(ctx, Op::Final);
+    let state = aggregate(ctx, false);
+    if !state.is_null() && !(*state).kept.is_null() {
+        drop(Box::from_raw((*state).kept));
+        (*state).kept = std::ptr::null_mut();
+    }
+}
+
+unsafe fn result(ctx: *mut ffi::sqlite3_context, op: Op) {
+    let state = aggregate(ctx, false);
+    if state.is_null() {
+        return call(ctx, op, 0, 0, std::ptr::null_mut()); // no row: the result of `start`
+    }
+    hand_over_kept(ctx, state);
+    if !(*state).failed {
+        call(ctx, op, (*state).instance, 0, std::ptr::null_mut());
+    }
 }

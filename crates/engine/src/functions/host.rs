@@ -17,6 +17,7 @@ use napi::sys;
 use sqlite3mc_sys as ffi;
 
 use super::values::{self, Outcome};
+use crate::handoff::spin::SpinPolicy;
 use crate::napi::js;
 
 /// The longest the JS thread serves handed-over calls before its event loop gets a turn (the
@@ -31,6 +32,13 @@ const ENGINE_SPINS: Duration = Duration::from_micros(200);
 thread_local! {
     /// The N-API environment of the JS thread this is, if it is one.
     static JS_ENV: Cell<usize> = const { Cell::new(0) };
+    /// Whether waiting by spinning pays on this thread now (handoff/spin.rs): on a crowded
+    /// machine the two threads would take turns on one CPU instead.
+    static SPIN: SpinPolicy = SpinPolicy::new();
+}
+
+fn may_spin() -> bool {
+    SPIN.with(|s| s.allowed(Instant::now()))
 }
 
 /// Marks the calling thread as the JS thread of `env` (each database's constructor does).
@@ -71,8 +79,16 @@ pub enum Op {
     Scalar,
     Step,
     Inverse,
+    /// An aggregate's steps kept by an engine thread, handed over together (callbacks.rs).
+    Steps,
     Value,
     Final,
+}
+
+/// An aggregate's step (or inverse) kept to be handed over with others.
+pub struct Step {
+    pub inverse: bool,
+    pub args: Vec<values::Owned>,
 }
 
 /// One call of a JS function, made by the thread running the statement.
@@ -83,6 +99,8 @@ pub struct Call {
     pub instance: u64,
     pub argc: c_int,
     pub argv: *mut *mut ffi::sqlite3_value,
+    /// `Op::Steps`: the steps, in order.
+    pub steps: *const Vec<Step>,
 }
 
 /// A call handed over to the JS thread, on the stack of the engine thread waiting for it.
@@ -181,9 +199,14 @@ impl FunctionHost {
         sys::Status::napi_ok
     }
 
+    /// Whether this is the JS thread (a call made here runs at once).
+    pub fn on_js_thread(&self) -> bool {
+        JS_ENV.with(|e| e.get()) == self.env as usize
+    }
+
     /// Runs a call: at once on the JS thread, else handed over to it.
     pub fn call(&self, call: Call) -> Outcome {
-        if JS_ENV.with(|e| e.get()) == self.env as usize {
+        if self.on_js_thread() {
             // SAFETY: this is the JS thread; the call's values are this statement's.
             unsafe { self.invoke(&call) }
         } else {
@@ -225,8 +248,9 @@ impl FunctionHost {
             }
         }
         let started = Instant::now();
+        let spins = may_spin();
         while !handed.done.load(Ordering::Acquire) {
-            if started.elapsed() < ENGINE_SPINS {
+            if spins && started.elapsed() < ENGINE_SPINS {
                 std::hint::spin_loop();
             } else {
                 std::thread::park();
@@ -245,6 +269,7 @@ impl FunctionHost {
         // `scheduled` stays set while this serves: a call handed over meanwhile is taken here,
         // without waking the thread-safe function again (each wake would queue another serve).
         let started = Instant::now();
+        let waits = if may_spin() { JS_WAITS } else { Duration::ZERO };
         let mut idle_since: Option<Instant> = None;
         loop {
             let next = self.queue.lock().unwrap().pop_front();
@@ -256,7 +281,7 @@ impl FunctionHost {
                     finish(handed);
                     idle_since = None;
                 }
-                None if idle_since.is_some_and(|t| now - t > JS_WAITS) => break,
+                None if idle_since.is_some_and(|t| now - t >= waits) => break,
                 None => {
                     idle_since.get_or_insert(now);
                     std::hint::spin_loop();
@@ -317,13 +342,48 @@ impl FunctionHost {
     /// # Safety
     /// The JS thread; the thread running the call's statement waits (or is this one).
     unsafe fn invoke(&self, call: &Call) -> Outcome {
-        let env = self.env;
         let callers = &*call.callers;
-        let which = match call.op {
-            Op::Scalar | Op::Step => 0,
-            Op::Inverse => 1,
-            Op::Value | Op::Final => callers.refs.len() - 1,
-        };
+        match call.op {
+            Op::Scalar => {
+                self.call_js(callers, 0, &[], (0..call.argc.max(0) as usize).map(|i| values::arg(*call.argv.add(i))))
+            }
+            Op::Step | Op::Inverse => {
+                let which = if call.op == Op::Step { 0 } else { 1 };
+                let instance = js::double(self.env, call.instance as f64);
+                let args = (0..call.argc.max(0) as usize).map(|i| values::arg(*call.argv.add(i)));
+                step_outcome(self.call_js(callers, which, &[instance], args))
+            }
+            Op::Steps => {
+                let instance = js::double(self.env, call.instance as f64);
+                for step in &*call.steps {
+                    let which = if step.inverse { 1 } else { 0 };
+                    if let error @ Outcome::Error(_) =
+                        step_outcome(self.call_js(callers, which, &[instance], step.args.iter().map(|a| a.as_arg())))
+                    {
+                        return error;
+                    }
+                }
+                Outcome::Nothing
+            }
+            Op::Value | Op::Final => {
+                let lead = [js::double(self.env, call.instance as f64), js::boolean(self.env, call.op == Op::Final)];
+                self.call_js(callers, callers.refs.len() - 1, &lead, std::iter::empty())
+            }
+        }
+    }
+
+    /// Calls caller `which` with `lead` and then `args` as JS values, and reads what it returned.
+    ///
+    /// # Safety
+    /// As `invoke`.
+    unsafe fn call_js<'a>(
+        &self,
+        callers: &Callers,
+        which: usize,
+        lead: &[sys::napi_value],
+        args: impl Iterator<Item = values::Arg<'a>>,
+    ) -> Outcome {
+        let env = self.env;
         let Some(&reference) = callers.refs.get(which) else {
             return Outcome::Error("the function has no such callback".into());
         };
@@ -332,23 +392,18 @@ impl FunctionHost {
         if function.is_null() {
             return Outcome::Error("the function was released".into());
         }
-        let mut args: Vec<sys::napi_value> = Vec::with_capacity(call.argc.max(0) as usize + 2);
-        if call.op != Op::Scalar {
-            args.push(js::double(env, call.instance as f64));
-        }
-        if matches!(call.op, Op::Value | Op::Final) {
-            args.push(js::boolean(env, call.op == Op::Final));
-        }
-        for i in 0..call.argc.max(0) as usize {
-            match values::argument(env, *call.argv.add(i), i, self.safe_integers, self.replace_invalid_utf8) {
-                Ok(v) => args.push(v),
+        let mut argv: Vec<sys::napi_value> = Vec::with_capacity(lead.len() + 4);
+        argv.extend_from_slice(lead);
+        for (i, arg) in args.enumerate() {
+            match values::argument(env, arg, i, self.safe_integers, self.replace_invalid_utf8) {
+                Ok(v) => argv.push(v),
                 Err(message) => return Outcome::Error(message),
             }
         }
         let mut undefined = ptr::null_mut();
         sys::napi_get_undefined(env, &mut undefined);
         let mut result = ptr::null_mut();
-        let status = sys::napi_call_function(env, undefined, function, args.len(), args.as_ptr(), &mut result);
+        let status = sys::napi_call_function(env, undefined, function, argv.len(), argv.as_ptr(), &mut result);
         if status != sys::Status::napi_ok {
             // The callers catch what the user's function throws; this is the engine's own
             // trouble (a stack overflow, a terminating worker).
@@ -356,13 +411,15 @@ impl FunctionHost {
             sys::napi_get_and_clear_last_exception(env, &mut exception);
             return Outcome::Error("the JavaScript function could not be called".into());
         }
-        match call.op {
-            Op::Step | Op::Inverse => match values::returned(env, result) {
-                Outcome::Error(e) => Outcome::Error(e),
-                _ => Outcome::Nothing,
-            },
-            _ => values::returned(env, result),
-        }
+        values::returned(env, result)
+    }
+}
+
+/// An aggregate step returns nothing, or its failure.
+fn step_outcome(outcome: Outcome) -> Outcome {
+    match outcome {
+        Outcome::Error(e) => Outcome::Error(e),
+        _ => Outcome::Nothing,
     }
 }
 

@@ -58,6 +58,73 @@ impl Outcome {
     }
 }
 
+/// An argument as SQLite gave it: borrowed for a call made now, or copied (`Owned`) for an
+/// aggregate's step kept to be handed over with others (callbacks.rs).
+pub enum Arg<'a> {
+    Null,
+    Integer(i64),
+    Real(f64),
+    Text(&'a [u8]),
+    Blob(&'a [u8]),
+}
+
+/// An argument copied out of SQLite.
+pub enum Owned {
+    Null,
+    Integer(i64),
+    Real(f64),
+    Text(Vec<u8>),
+    Blob(Vec<u8>),
+}
+
+impl Owned {
+    pub fn as_arg(&self) -> Arg<'_> {
+        match self {
+            Owned::Null => Arg::Null,
+            Owned::Integer(i) => Arg::Integer(*i),
+            Owned::Real(f) => Arg::Real(*f),
+            Owned::Text(t) => Arg::Text(t),
+            Owned::Blob(b) => Arg::Blob(b),
+        }
+    }
+}
+
+/// `value` as an `Arg`.
+///
+/// # Safety
+/// `value` is a live argument; the borrow ends before SQLite may change or free it.
+pub unsafe fn arg<'a>(value: *mut ffi::sqlite3_value) -> Arg<'a> {
+    let bytes = |p: *const u8| {
+        let len = ffi::sqlite3_value_bytes(value) as usize;
+        if p.is_null() || len == 0 {
+            &[][..]
+        } else {
+            std::slice::from_raw_parts(p, len)
+        }
+    };
+    match ffi::sqlite3_value_type(value) {
+        ffi::SQLITE_INTEGER => Arg::Integer(ffi::sqlite3_value_int64(value)),
+        ffi::SQLITE_FLOAT => Arg::Real(ffi::sqlite3_value_double(value)),
+        ffi::SQLITE_TEXT => Arg::Text(bytes(ffi::sqlite3_value_text(value))),
+        ffi::SQLITE_BLOB => Arg::Blob(bytes(ffi::sqlite3_value_blob(value) as *const u8)),
+        _ => Arg::Null,
+    }
+}
+
+/// `value` copied.
+///
+/// # Safety
+/// As `arg`.
+pub unsafe fn owned(value: *mut ffi::sqlite3_value) -> Owned {
+    match arg(value) {
+        Arg::Null => Owned::Null,
+        Arg::Integer(i) => Owned::Integer(i),
+        Arg::Real(f) => Owned::Real(f),
+        Arg::Text(t) => Owned::Text(t.to_vec()),
+        Arg::Blob(b) => Owned::Blob(b.to_vec()),
+    }
+}
+
 /// Argument `value` as a JS value: INTEGER as a number (a bigint with `safe_integers`; beyond
 /// ±(2^53−1) without it, an error: no silent precision loss), REAL as a number, TEXT as a
 /// string (not valid UTF-8: an error, or U+FFFD replacements with `replace_invalid_utf8`), BLOB
@@ -67,15 +134,14 @@ impl Outcome {
 /// JS thread; `value` is an argument of a call whose statement's thread waits for it.
 pub unsafe fn argument(
     env: sys::napi_env,
-    value: *mut ffi::sqlite3_value,
+    value: Arg,
     index: usize,
     safe_integers: bool,
     replace_invalid_utf8: bool,
 ) -> Result<sys::napi_value, String> {
     let mut out = ptr::null_mut();
-    match ffi::sqlite3_value_type(value) {
-        ffi::SQLITE_INTEGER => {
-            let i = ffi::sqlite3_value_int64(value);
+    match value {
+        Arg::Integer(i) => {
             if safe_integers {
                 return Ok(js::bigint(env, i));
             }
@@ -87,11 +153,8 @@ pub unsafe fn argument(
             }
             return Ok(js::double(env, i as f64));
         }
-        ffi::SQLITE_FLOAT => return Ok(js::double(env, ffi::sqlite3_value_double(value))),
-        ffi::SQLITE_TEXT => {
-            let text = ffi::sqlite3_value_text(value);
-            let len = ffi::sqlite3_value_bytes(value) as usize;
-            let bytes = if text.is_null() { &[][..] } else { std::slice::from_raw_parts(text, len) };
+        Arg::Real(f) => return Ok(js::double(env, f)),
+        Arg::Text(bytes) => {
             match simdutf8::basic::from_utf8(bytes) {
                 Ok(s) => return Ok(js::ascii_or_utf8(env, s)),
                 Err(_) if replace_invalid_utf8 => {
@@ -106,13 +169,11 @@ pub unsafe fn argument(
                 }
             }
         }
-        ffi::SQLITE_BLOB => {
-            let blob = ffi::sqlite3_value_blob(value);
-            let len = ffi::sqlite3_value_bytes(value) as usize;
-            let data = if blob.is_null() { c"".as_ptr() as *const c_void } else { blob };
-            sys::napi_create_buffer_copy(env, len, data, ptr::null_mut(), &mut out);
+        Arg::Blob(bytes) => {
+            let data = if bytes.is_empty() { c"".as_ptr() as *const c_void } else { bytes.as_ptr() as *const c_void };
+            sys::napi_create_buffer_copy(env, bytes.len(), data, ptr::null_mut(), &mut out);
         }
-        _ => {
+        Arg::Null => {
             sys::napi_get_null(env, &mut out);
         }
     }

@@ -299,7 +299,7 @@ unsafe extern "C" fn free_vec(_env: sys::napi_env, _data: *mut c_void, hint: *mu
     drop(Box::from_raw(hint as *mut Vec<u8>));
 }
 
-unsafe fn array_buffer(env: sys::napi_env, bytes: Vec<u8>) -> Result<sys::napi_value, String> {
+pub(crate) unsafe fn array_buffer(env: sys::napi_env, bytes: Vec<u8>) -> Result<sys::napi_value, String> {
     let mut value = ptr::null_mut();
     if bytes.len() < EXTERNAL_MIN {
         let mut data = ptr::null_mut();

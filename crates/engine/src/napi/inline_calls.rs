@@ -26,8 +26,9 @@ use super::protocol::{
     READ_ON_TRANSACTION,
 };
 use crate::error::{DbError, DbResult};
+use crate::handoff::mailbox::array_buffer;
 use crate::handoff::mailbox::values;
-use crate::inline::{self, Ran, ReadsOn, RowSink};
+use crate::inline::{self, Ran, ReadsOn, RowSink, Slice};
 use crate::sqlite::statement_cache::ColumnNames;
 use crate::sqlite::step::Cell;
 use crate::threads::job::Outcome;
@@ -183,7 +184,8 @@ pub(super) unsafe extern "C" fn read_inline(env: sys::napi_env, info: sys::napi_
             }
         }
         let mut slot = shared.inline.lock().unwrap();
-        let Some(worker) = slot.as_mut() else { return number(env, UNAVAILABLE) };
+        // A sliced read holds the connection's snapshot open between its slices (`read_slice`).
+        let Some(worker) = slot.as_mut().filter(|w| w.sliced.is_none()) else { return number(env, UNAVAILABLE) };
         run_on(worker, ReadsOn::ReadOnly)
     };
     // The lock is released and the statement reset: JS may run now.
@@ -210,6 +212,57 @@ pub(super) unsafe extern "C" fn read_inline(env: sys::napi_env, info: sys::napi_
         Err(e) => args.extend([number(env, ERROR), string(env, &e.code), string(env, &e.message)]),
     }
     call_handler(env, argv[5], &args)
+}
+
+/// `readSlice(sql, params, paramsLength, handler)`: starts a select calling JavaScript
+/// functions on the JS thread's connection (inline.rs `read_slice`) and runs its first slice;
+/// with `sql` null, runs the next slice of the one under way. DONE after calling `handler`
+/// with `(ROWS, buffer, names, last)` or `(ERROR, code, message)`; SKIPPED when the statement
+/// calls no JavaScript function, or a sliced read is under way; MOVED when a step overran (the
+/// read ended: run it on a reader); UNAVAILABLE without the JS thread's connection.
+pub(super) unsafe extern "C" fn read_slice(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    let mut argv = [ptr::null_mut(); 4];
+    let mut argc = argv.len();
+    let mut data = ptr::null_mut();
+    sys::napi_get_cb_info(env, info, &mut argc, argv.as_mut_ptr(), ptr::null_mut(), &mut data);
+    if argc < argv.len() {
+        return throw(env, "expected (sql | null, params, paramsLength, handler)");
+    }
+    let mut kind = 0;
+    sys::napi_typeof(env, argv[0], &mut kind);
+    let start = if kind == sys::ValueType::napi_null {
+        None
+    } else {
+        let args = (|| {
+            let sql = SqlText::read(env, argv[0])?;
+            let params = bytes_view(env, argv[1], u32_arg(env, argv[2])? as usize)?;
+            Ok::<_, &'static str>((sql, params))
+        })();
+        match args {
+            Ok(args) => Some(args),
+            Err(message) => return throw(env, message),
+        }
+    };
+    let db = &*(data as *const NativeDatabase);
+    let shared = &db.pool.shared;
+    let ran = {
+        // Held by the writer only around a rekey, when the read moves to a reader.
+        let Ok(mut slot) = shared.inline.try_lock() else { return number(env, UNAVAILABLE) };
+        let Some(worker) = slot.as_mut() else { return number(env, UNAVAILABLE) };
+        let start = start.as_ref().map(|(sql, params)| (&**sql, *params));
+        catch_unwind(AssertUnwindSafe(|| inline::read_slice(worker, start, shared.safe_integers)))
+            .unwrap_or_else(|payload| Err(DbError::panicked(payload)))
+    };
+    let args = match ran {
+        Ok(Slice::Moved) => return number(env, MOVED),
+        Ok(Slice::Skipped) => return number(env, SKIPPED),
+        Ok(Slice::Rows(rows, last)) => match array_buffer(env, rows.buffer) {
+            Ok(buffer) => vec![number(env, ROWS), buffer, string(env, &rows.names), boolean(env, last)],
+            Err(message) => vec![number(env, ERROR), string(env, "ERR_RESULT_TOO_LARGE"), string(env, &message)],
+        },
+        Err(e) => vec![number(env, ERROR), string(env, &e.code), string(env, &e.message)],
+    };
+    call_handler(env, argv[3], &args)
 }
 
 /// `controlInline(sql, inTransaction)`: runs one of the library's cheap transaction-control
@@ -370,7 +423,7 @@ pub(super) unsafe extern "C" fn live_start_inline(
     };
     let shared = &db.pool.shared;
     let mut slot = shared.inline.lock().unwrap();
-    let Some(worker) = slot.as_mut() else {
+    let Some(worker) = slot.as_mut().filter(|w| w.sliced.is_none()) else {
         drop(slot);
         db.pool.live_start(id, sql.to_string(), params.to_vec());
         return number(env, UNAVAILABLE);

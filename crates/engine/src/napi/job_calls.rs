@@ -16,7 +16,9 @@ use napi_derive::napi;
 
 use crate::napi::args::{bytes_arg, string_arg, throw, u32_arg};
 use crate::napi::database::NativeDatabase;
-use crate::napi::inline_calls::{begin_group_inline, control_inline, live_start_inline, read_inline, write_inline};
+use crate::napi::inline_calls::{
+    begin_group_inline, control_inline, live_start_inline, read_inline, read_slice, write_inline,
+};
 use crate::napi::protocol::{
     JOB_KIND_BATCH, JOB_KIND_COLUMNS, JOB_KIND_CONTROL, JOB_KIND_DATA_VERSION, JOB_KIND_EXECUTE, JOB_KIND_PANIC,
     JOB_KIND_SELECT, JOB_KIND_SELECT_BYTES, JOB_KIND_SELECT_ONE, JOB_KIND_SERIALIZE,
@@ -42,9 +44,10 @@ impl NativeDatabase {
 unsafe fn job_calls(env: sys::napi_env, db: *const NativeDatabase) -> sys::napi_value {
     let mut object = ptr::null_mut();
     sys::napi_create_object(env, &mut object);
-    let calls: [(&std::ffi::CStr, sys::napi_callback); 10] = [
+    let calls: [(&std::ffi::CStr, sys::napi_callback); 11] = [
         (c"read", Some(read)),
         (c"readInline", Some(read_inline)),
+        (c"readSlice", Some(read_slice)),
         (c"controlInline", Some(control_inline)),
         (c"beginGroupInline", Some(begin_group_inline)),
         (c"writeInline", Some(write_inline)),

@@ -210,6 +210,22 @@ pub fn is_bounded(conn: &Connection, sql: &str) -> DbResult<bool> {
     Ok(true)
 }
 
+/// Whether `sql`'s program (as it compiles now) calls one of the database's JavaScript
+/// functions: a scalar, an aggregate or a window function (its name is in the opcode's P4).
+pub fn calls_js_function(conn: &Connection, sql: &str) -> DbResult<bool> {
+    let Some((stmt, _)) = conn.prepare_at(format!("EXPLAIN {sql}").as_bytes(), 0)? else { return Ok(false) };
+    while step(conn, stmt.0)? {
+        // SAFETY: the statement is on a row of EXPLAIN's eight columns.
+        let p4 = unsafe { text(stmt.0, 5) };
+        if let Some((name, _)) = p4.split_once('(') {
+            if conn.is_js_function(name) {
+                return Ok(true);
+            }
+        }
+    }
+    Ok(false)
+}
+
 /// Column `i` of the current row as text ("" for NULL).
 ///
 /// # Safety

@@ -48,6 +48,9 @@ pub struct Statement {
     /// On the writer's connection: whether its program is bounded (bounded.rs), judged when
     /// SQLite had re-prepared it the given number of times.
     pub bounded: Cell<Option<(i32, bool)>>,
+    /// Whether it calls a JavaScript function (bounded.rs `calls_js_function`), judged as
+    /// `bounded` is.
+    pub calls_js: Cell<Option<(i32, bool)>>,
     /// Its column names, for runs on the JS thread (inline.rs), read again after a re-prepare.
     names: RefCell<Option<Rc<ColumnNames>>>,
     /// It calls a function that returns the connection's own state (`last_insert_rowid()` and
@@ -199,6 +202,7 @@ pub fn prepare(conn: &Connection, hooks: &Hooks, sql: &str) -> DbResult<Statemen
         inline_skip: Cell::new(0),
         inline_backoff: Cell::new(0),
         bounded: Cell::new(None),
+        calls_js: Cell::new(None),
         names: RefCell::new(None),
         connection_state,
     })

@@ -15,6 +15,7 @@ use crate::error::{DbError, DbResult};
 use crate::live::dependencies::ChangeSet;
 use crate::live::hooks::Hooks;
 use crate::live::tracker::WriteEffects;
+use crate::sqlite::bounded::calls_js_function;
 use crate::sqlite::budget::Budget;
 use crate::sqlite::connection::Connection;
 use crate::sqlite::params::{bind, bind_with, Reader};
@@ -32,6 +33,9 @@ pub struct Worker {
     /// Iterations inside the transaction (threads/iterate.rs): their statements are finalized
     /// first.
     pub cursors: HashMap<u32, Cursor>,
+    /// On the JS thread's connection: a read calling JavaScript functions, run a slice at a
+    /// time (inline.rs `read_slice`), the rows its next slice steps, and its SQL.
+    pub sliced: Option<(Cursor, usize, String)>,
     pub cache: StatementCache,
     pub conn: Connection,
     hooks: Box<Hooks>,
@@ -125,6 +129,7 @@ impl Worker {
         let data_version = conn.query_int("PRAGMA data_version").unwrap_or(0);
         Worker {
             cursors: HashMap::new(),
+            sliced: None,
             cache: StatementCache::new(),
             conn,
             hooks,
@@ -190,6 +195,32 @@ impl Worker {
     pub fn budgeted_read(&mut self, sql: &str) -> DbResult<(&Statement, &Connection, &Budget)> {
         let stmt = Self::read_statement(&mut self.cache, &self.conn, &self.hooks, sql)?;
         Ok((stmt, &self.conn, &self.budget))
+    }
+
+    /// On the JS thread's connection: starts a read of `sql` that calls JavaScript functions,
+    /// to be run a slice at a time (inline.rs `read_slice`), its first slice `rows` long. False
+    /// when it calls none (select's checks apply).
+    pub fn start_sliced(&mut self, sql: &str, params: &[u8], rows: usize) -> DbResult<bool> {
+        let stmt = Self::read_statement(&mut self.cache, &self.conn, &self.hooks, sql)?;
+        let reprepared = stmt.reprepared();
+        let calls_js = match stmt.calls_js.get() {
+            Some((n, calls_js)) if n == reprepared => calls_js,
+            _ => {
+                let calls_js = calls_js_function(&self.conn, sql)?;
+                self.hooks.clear_capture(); // what compiling EXPLAIN told the authorizer
+                stmt.calls_js.set(Some((reprepared, calls_js)));
+                calls_js
+            }
+        };
+        if calls_js {
+            self.sliced = Some((self.cursor(sql, params.to_vec(), rows)?, rows, sql.to_string()));
+        }
+        Ok(calls_js)
+    }
+
+    /// The connection's time budget (sqlite/budget.rs).
+    pub fn budget(&self) -> &Budget {
+        &self.budget
     }
 
     /// Opens a write group's transaction (inline.rs `begin_group`) with a deferred BEGIN, noting
