@@ -263,7 +263,10 @@ export class Engine {
           this.#readOnThreads<T>(JobKind.Select, sql, params, undefined, arrays).then(resolve, reject)
           return
         }
-        if (error !== undefined) return reject(error)
+        if (error !== undefined) {
+          reject(error)
+          return
+        }
         const rows = part as RowsResult
         assembler ??= new RowsAssembler(
           arrays ? (all) => resolve(arrayResult(rows.columns, all, false) as T) : (all) => resolve(all as T),
