@@ -114,6 +114,8 @@ export type LiveSink = (rows: Row[] | undefined, error: ResqliteError | undefine
 export class Engine {
   readonly opened: Promise<void>
   readonly #native: NativeDatabase
+  /** Sliced reads under way (`#readSliced`): `close` waits for them. */
+  readonly #slicedReads = new Set<Promise<unknown>>()
   /** `db.function` and `db.aggregate` definitions (src/functions.ts). */
   readonly functions: Functions
   readonly #calls: JobCalls
@@ -277,6 +279,9 @@ export class Engine {
       }
       take(Inline.Done)
     })
+    this.#slicedReads.add(read)
+    const forget = () => this.#slicedReads.delete(read)
+    read.then(forget, forget)
     return awaitedAway(read)
   }
 
@@ -660,8 +665,10 @@ export class Engine {
   }
 
   /** Finishes every job sent, closes the connections and joins the threads. */
-  close(): Promise<void> {
+  async close(): Promise<void> {
     this.#closeGroup()
+    // A sliced read runs on the JS thread's connection, which the engine closes: it finishes first.
+    while (this.#slicedReads.size > 0) await Promise.allSettled([...this.#slicedReads])
     return new Promise<void>((resolve, reject) => {
       const id = this.#newId()
       const done = () => {

@@ -74,6 +74,31 @@ describe('db.function: where the statement runs', () => {
     })
   }
 
+  test('a select calling a function on the JS thread, a slice at a time: one snapshot, fresh reads beside it, close waits for it', async (t) => {
+    const db = await filled(t, 100_000)
+    db.function('f', (x) => x + 1)
+    const big = db.select('SELECT f(x) AS v FROM t')
+    await new Promise((resolve) => setImmediate(resolve))
+    // While it runs between slices: a write commits, and a read issued after it sees it.
+    await db.execute('UPDATE t SET x = -1 WHERE id IN (2, 99999)')
+    assert.deepStrictEqual(await db.selectOne('SELECT x FROM t WHERE id = 99999'), { x: -1 })
+    assert.deepStrictEqual(await db.selectOne('SELECT f(x) AS v FROM t WHERE id = 99999'), { v: 0 })
+    const rows = await big
+    assert.equal(rows.length, 100_000)
+    // Row 2 was in the first slice, row 99,999 in a late one: one snapshot shows both as they
+    // were (or, had a slice overrun and the read moved to a reader, both as written).
+    const pair = [rows[1].v, rows[99_998].v]
+    assert.ok(
+      (pair[0] === 3 && pair[1] === 100_000) || (pair[0] === 0 && pair[1] === 0),
+      `rows 2 and 99,999 from different snapshots: ${pair}`,
+    )
+    const again = db.select('SELECT f(x) AS v FROM t')
+    await new Promise((resolve) => setImmediate(resolve))
+    const closed = db.close()
+    assert.equal((await again).length, 100_000, 'close waits for it')
+    await closed
+  })
+
   test('a statement calling a function 100,000 times on a reader keeps the event loop turning', async (t) => {
     const db = await filled(t, 100_000, { inlineBudget: 0 })
     db.function('f', (x) => x + 1)
