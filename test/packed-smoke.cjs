@@ -47,6 +47,14 @@ exports.smoke = async (Database, dir) => {
   const largeOk =
     large.length === LARGE && large.every((r, i) => r.n === i) && large[LARGE - 1].label === `row ${LARGE - 1}`
   const largeJson = JSON.parse((await db.selectBytes('SELECT n FROM big ORDER BY n')).toString())
+  // SQL functions in JavaScript: a select calling one over every row, an aggregate, and a
+  // write calling one.
+  db.function('twice', (n) => n * 2)
+  db.aggregate('total', { start: 0, step: (sum, n) => sum + n })
+  const functionSum = (await db.select('SELECT twice(n) AS t FROM big')).reduce((sum, r) => sum + r.t, 0)
+  const aggregate = (await db.selectOne('SELECT total(n) AS s FROM big')).s
+  await db.execute('UPDATE big SET label = twice(n) WHERE n = 7')
+  const written = (await db.selectOne('SELECT label FROM big WHERE n = 7')).label
   let iterated = 0
   let iterSum = 0
   for await (const row of db.iterate('SELECT n FROM big', [], { pageRows: 4_096 })) {
@@ -75,6 +83,9 @@ exports.smoke = async (Database, dir) => {
     largeJson: largeJson.length,
     iterated,
     iterSum,
+    functionSum,
+    aggregate,
+    written,
     plainHeader,
     wrongKey,
     reopened,
