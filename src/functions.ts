@@ -163,9 +163,7 @@ export class Functions {
     const slot = this.#slot(checkedName, nArg, 0, opts)
     slot.fn = fn as Slot['fn']
     if (this.#defined(slot)) return
-    const caller = (...args: unknown[]): unknown =>
-      run(checkedName, () => storable(checkedName, Reflect.apply(slot.fn, undefined, args)))
-    this.#define(checkedName, nArg, slot, opts, [caller])
+    this.#define(checkedName, nArg, slot, opts, [scalarCaller(checkedName, slot, nArg)])
   }
 
   defineAggregate(name: unknown, definition: unknown): void {
@@ -252,6 +250,57 @@ export class Functions {
 }
 
 const definedSlots = new WeakSet<Slot>()
+
+/** The caller of a scalar function: called per row, so the common argument counts get one
+ * without a rest array or a closure per call. */
+function scalarCaller(name: string, slot: Slot, nArg: number): (...args: unknown[]) => unknown {
+  const done = (result: unknown): unknown =>
+    refusedCall !== undefined && running === 1 ? threw(name, refusedCall) : storable(name, result)
+  const failed = (e: unknown): Failure => threw(name, e)
+  const end = () => {
+    if (--running === 0) refusedCall = undefined
+  }
+  switch (nArg) {
+    case 0:
+      return () => {
+        running++
+        try {
+          const f = slot.fn // called without `this`, as the rest are
+          return done(f())
+        } catch (e) {
+          return failed(e)
+        } finally {
+          end()
+        }
+      }
+    case 1:
+      return (a: unknown) => {
+        running++
+        try {
+          const f = slot.fn // called without `this`, as the rest are
+          return done(f(a))
+        } catch (e) {
+          return failed(e)
+        } finally {
+          end()
+        }
+      }
+    case 2:
+      return (a: unknown, b: unknown) => {
+        running++
+        try {
+          const f = slot.fn // called without `this`, as the rest are
+          return done(f(a, b))
+        } catch (e) {
+          return failed(e)
+        } finally {
+          end()
+        }
+      }
+    default:
+      return (...args: unknown[]) => run(name, () => storable(name, Reflect.apply(slot.fn, undefined, args)))
+  }
+}
 
 function isThenable(r: unknown): r is PromiseLike<unknown> {
   return typeof (r as { then?: unknown } | null)?.then === 'function'
