@@ -241,7 +241,7 @@ export class Engine {
 
   /** A select calling JavaScript functions, on the JS thread's connection a slice of about a
    * millisecond at a time, with a turn of the event loop between slices: its functions are
-   * called right there, where a reader would hand each call over (experiments/052). Undefined
+   * called right there, where a reader would hand each call over (experiments/054). Undefined
    * when it calls none (or another runs so): a reader's job then. A step that overruns (a sort,
    * an aggregate: one step over every row) ends it, and it runs on a reader instead. */
   #readSliced<T>(sql: string, packed: Packed, arrays: boolean): Promise<T> | undefined {

@@ -1,6 +1,6 @@
 // SQL functions written in JavaScript: `db.function` and `db.aggregate` (docs/api.md
 // "Functions"). The engine calls the callers made here, always on the JS thread, whichever
-// thread runs the statement (crates/engine/src/functions/, experiments/052). A caller never
+// thread runs the statement (crates/engine/src/functions/, experiments/054). A caller never
 // throws: what the user's function throws, or returns that cannot be stored, comes back as a
 // `Failure`, whose message the statement fails with.
 import { describe, failureToken, ResqliteError, rangeError, typeError } from './errors'

@@ -187,7 +187,7 @@ fn skips(stmt: &Statement) -> bool {
 }
 
 /// How long a slice of a sliced read steps, its functions' time included: then the event loop
-/// gets a turn (experiments/052).
+/// gets a turn (experiments/054).
 const SLICE: Duration = Duration::from_millis(1);
 /// A sliced read's first slice, in rows; the next ones are as many as the last one's pace fits
 /// in SLICE.
@@ -207,7 +207,7 @@ pub enum Slice {
 
 /// A select calling JavaScript functions, on the JS thread's connection a slice at a time, so
 /// the functions are called right here (a call handed over from a reader costs more than a
-/// cheap function: experiments/052) and the event loop gets a turn between slices. `start`:
+/// cheap function: experiments/054) and the event loop gets a turn between slices. `start`:
 /// the read to start (else the next slice of the one under way). Its snapshot stays open
 /// across slices; meanwhile other reads skip this connection (`read_inline` finds it busy).
 pub fn read_slice(worker: &mut Worker, start: Option<(&str, &[u8])>, safe_integers: bool) -> DbResult<Slice> {

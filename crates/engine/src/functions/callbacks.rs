@@ -76,7 +76,7 @@ unsafe extern "C" fn scalar(ctx: *mut ffi::sqlite3_context, argc: c_int, argv: *
 
 /// How many steps of an aggregate an engine thread keeps before it hands them over together.
 /// A step returns nothing SQLite needs until the result, so they need not be handed over one
-/// by one (experiments/052).
+/// by one (experiments/054).
 const KEEP_STEPS: usize = 256;
 
 /// An aggregate instance's state (one per group, or per window partition), in SQLite's

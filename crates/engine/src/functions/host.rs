@@ -2,7 +2,7 @@
 //! defined it. A statement running there (a read or write on the JS thread, inline.rs) calls
 //! the function at once. A statement on an engine thread hands each call over (`hop`) and
 //! waits: the JS thread takes the calls in slices of at most `SLICE`, waiting a moment between
-//! calls for the next, then gives its event loop a turn (`serve`; experiments/052).
+//! calls for the next, then gives its event loop a turn (`serve`; experiments/054).
 
 use std::cell::{Cell, UnsafeCell};
 use std::collections::VecDeque;
@@ -440,7 +440,7 @@ unsafe fn finish(handed: &Handed) {
 /// The thread-safe function's callback: has JS serve the queue from `setImmediate` (`later`), so
 /// the calls are served once per turn of the event loop. Served here instead, a call handed
 /// over while Node dispatches the thread-safe function's queue would be served in the same
-/// turn, and the next, and so on: a stall of many slices (experiments/052).
+/// turn, and the next, and so on: a stall of many slices (experiments/054).
 unsafe extern "C" fn serve_from_tsfn(env: sys::napi_env, later: sys::napi_value, _: *mut c_void, _: *mut c_void) {
     if env.is_null() {
         return; // the environment is ending
