@@ -528,3 +528,29 @@ describe('db.aggregate', () => {
     assert.deepStrictEqual(await db.selectOne('SELECT picky(x) AS s FROM t WHERE x < 7'), { s: 21 })
   })
 })
+
+test('a database in a worker thread calls its functions on that thread, beside one on the main thread', async (t) => {
+  const { Worker } = await import('node:worker_threads')
+  const main = await openDb(t, { inlineBudget: 0 })
+  main.function('who', () => 'main')
+  const url = new URL('../dist/esm/index.mjs', import.meta.url).href
+  const worker = new Worker(
+    `const { parentPort } = require('node:worker_threads')
+    import(${JSON.stringify(url)}).then(async ({ Database }) => {
+      const db = await Database.open(':memory:', { inlineBudget: 0 })
+      db.function('who', () => 'worker')
+      db.aggregate('n', { start: 0, step: (acc, _x) => acc + 1 })
+      const row = await db.selectOne('WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 1000) SELECT who() AS w, n(i) AS k FROM c')
+      await db.close()
+      parentPort.postMessage(row)
+    })`,
+    { eval: true },
+  )
+  t.after(() => worker.terminate())
+  const fromWorker = await new Promise((resolve, reject) => {
+    worker.once('message', resolve)
+    worker.once('error', reject)
+  })
+  assert.deepStrictEqual(fromWorker, { w: 'worker', k: 1000 })
+  assert.deepStrictEqual(await main.selectOne('SELECT who() AS w'), { w: 'main' })
+})
