@@ -31,7 +31,7 @@ use crate::error::DbResult;
 use crate::sqlite::bounded::is_bounded;
 use crate::sqlite::connection::Connection;
 use crate::sqlite::params::{bind, Reader};
-use crate::sqlite::statement_cache::{ColumnNames, ResetOnDrop, Statement};
+use crate::sqlite::statement_cache::{Backoff, ColumnNames, ResetOnDrop, Statement};
 use crate::sqlite::step::{cell, step, Cell};
 use crate::threads::group_commit::is_single_dml;
 use crate::threads::worker::{run_write, Worker};
@@ -149,7 +149,7 @@ fn run<T>(
         return Ok(Ran::NotOnWriter);
     }
     // SAFETY: valid statement.
-    if unsafe { ffi::sqlite3_column_count(stmt.raw) } == 0 || skips(stmt) {
+    if unsafe { ffi::sqlite3_column_count(stmt.raw) } == 0 || skips(&stmt.inline) {
         return Ok(Ran::Skipped);
     }
     let result = {
@@ -162,27 +162,27 @@ fn run<T>(
             other => other,
         }
     };
-    back_off(stmt, matches!(result, Ok(Ran::Moved)));
+    back_off(&stmt.inline, matches!(result, Ok(Ran::Moved)));
     result
 }
 
 /// After a run on the JS thread: one that overran makes the statement skip the JS thread for a
 /// while (doubling while it keeps overrunning); one that fit halves that while.
-fn back_off(stmt: &Statement, overran: bool) {
-    let backoff = stmt.inline_backoff.get();
+fn back_off(b: &Backoff, overran: bool) {
+    let backoff = b.backoff.get();
     if overran {
         let next = (backoff * 2).clamp(FIRST_SKIP, MAX_SKIP);
-        stmt.inline_backoff.set(next);
-        stmt.inline_skip.set(next);
+        b.backoff.set(next);
+        b.skip.set(next);
     } else {
-        stmt.inline_backoff.set(backoff / 2);
+        b.backoff.set(backoff / 2);
     }
 }
 
 /// Whether a statement skips the JS thread this time (it overran recently); counts the skip.
-fn skips(stmt: &Statement) -> bool {
-    let skip = stmt.inline_skip.get();
-    stmt.inline_skip.set(skip.saturating_sub(1));
+fn skips(b: &Backoff) -> bool {
+    let skip = b.skip.get();
+    b.skip.set(skip.saturating_sub(1));
     skip > 0
 }
 
@@ -212,8 +212,9 @@ pub enum Slice {
 /// across slices; meanwhile other reads skip this connection (`read_inline` finds it busy).
 pub fn read_slice(worker: &mut Worker, start: Option<(&str, &[u8])>, safe_integers: bool) -> DbResult<Slice> {
     if let Some((sql, params)) = start {
-        // One that overran recently skips the JS thread, as other reads do.
-        if worker.sliced.is_some() || skips(worker.budgeted_read(sql)?.0) {
+        // One whose slice overran recently (an aggregate over every row, say) skips the JS
+        // thread, as other reads do after overrunning their budget.
+        if worker.sliced.is_some() || skips(&worker.budgeted_read(sql)?.0.sliced) {
             return Ok(Slice::Skipped);
         }
         if !worker.start_sliced(sql, params, FIRST_SLICE_ROWS)? {
@@ -228,7 +229,7 @@ pub fn read_slice(worker: &mut Worker, start: Option<(&str, &[u8])>, safe_intege
     let (page, full) = match page {
         Err(_) if overran => {
             drop(cursor);
-            back_off(worker.budgeted_read(&sql)?.0, true);
+            back_off(&worker.budgeted_read(&sql)?.0.sliced, true);
             return Ok(Slice::Moved);
         }
         other => other?,
@@ -268,7 +269,11 @@ pub fn write(
     let raw = stmt.raw;
     // SAFETY: valid statement.
     // A BEGIN or COMMIT goes to the writer thread, whose checks refuse it inside a transaction.
-    if stmt.has_tail || stmt.kind.ends_a_level() || unsafe { ffi::sqlite3_column_count(raw) } != 0 || skips(stmt) {
+    if stmt.has_tail
+        || stmt.kind.ends_a_level()
+        || unsafe { ffi::sqlite3_column_count(raw) } != 0
+        || skips(&stmt.inline)
+    {
         return Ok(Ran::Skipped);
     }
     // Judged again whenever SQLite has re-prepared it: its program may differ.
@@ -305,7 +310,7 @@ pub fn write(
     if refused || (busy && (!in_transaction || !conn.autocommit())) {
         return Ok(Ran::Skipped);
     }
-    back_off(stmt, started.elapsed() > budget);
+    back_off(&stmt.inline, started.elapsed() > budget);
     let changes = result?;
     // SAFETY: valid handle.
     let rowid = unsafe { ffi::sqlite3_last_insert_rowid(conn.raw()) };

@@ -41,10 +41,10 @@ pub struct Statement {
     pub reads: RefCell<Arc<Dependencies>>,
     /// What running it does besides changing rows (writer connection).
     pub effects: WriteEffects,
-    /// On the JS thread's connection (inline/): runs still to send straight to the readers
-    /// since it last overran its budget, and how many it skips after its next overrun.
-    pub inline_skip: Cell<u32>,
-    pub inline_backoff: Cell<u32>,
+    /// On the JS thread's connection (inline.rs): how it backs off after overrunning its budget
+    /// there, run whole, and run a slice at a time (a select calling JavaScript functions).
+    pub inline: Backoff,
+    pub sliced: Backoff,
     /// On the writer's connection: whether its program is bounded (bounded.rs), judged when
     /// SQLite had re-prepared it the given number of times.
     pub bounded: Cell<Option<(i32, bool)>>,
@@ -199,13 +199,21 @@ pub fn prepare(conn: &Connection, hooks: &Hooks, sql: &str) -> DbResult<Statemen
         last_micros: Cell::new(0),
         reads: RefCell::new(reads),
         effects,
-        inline_skip: Cell::new(0),
-        inline_backoff: Cell::new(0),
+        inline: Backoff::default(),
+        sliced: Backoff::default(),
         bounded: Cell::new(None),
         calls_js: Cell::new(None),
         names: RefCell::new(None),
         connection_state,
     })
+}
+
+/// Runs still to send straight to a thread since the statement last overran its budget on the
+/// JS thread, and how many it skips after its next overrun (inline.rs `back_off`).
+#[derive(Default)]
+pub struct Backoff {
+    pub skip: Cell<u32>,
+    pub backoff: Cell<u32>,
 }
 
 /// Resets a statement and drops its bindings when the job is done with it, on every path
