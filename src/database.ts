@@ -23,6 +23,7 @@ import { iteration, type PageSource, type RowIterator } from './iterate'
 import { LiveQueries, LiveQuery } from './live-queries'
 import { JobKind } from './native'
 import { copyPacked, encodeBatch, encodeParams, NO_PARAMS, type Packed, type Params } from './params'
+import { type Description, prepareStatement, type Statement, StatementLink } from './statement'
 import { OUTERMOST, Transaction, Turns } from './transaction'
 import type {
   BackupOptions,
@@ -81,6 +82,8 @@ export class Database implements Queryable {
   readonly #backups = new Set<Promise<unknown>>()
   /** ':memory:': the private directory holding `#file`, removed at close. */
   readonly #memoryDir: string | undefined
+  /** Its prepared statements' way here, emptied at close (statement.ts). */
+  #statements: StatementLink | undefined
 
   private constructor(path: string, options: EngineOptions, memoryDir: string | undefined) {
     this.#path = path
@@ -158,6 +161,29 @@ export class Database implements Queryable {
    *   given, a closed database) reach its subscribers, never thrown here. */
   stream<T = Row>(sql: string, params?: Params, options?: unknown): LiveQuery<T> {
     return new LiveQuery<T>(this.#live, sql, params, options)
+  }
+
+  /** Compiles one statement and returns it as a {@link Statement}, whose methods run it with
+   * parameters as the database's methods run SQL text (docs/api.md "prepare"). Compiling takes
+   * a connection: on a reader, or, inside a transaction body, on the writer, seeing the
+   * transaction's schema; so it resolves (or rejects with the SQL's error) asynchronously.
+   *
+   * @typeParam T - The row's shape, as the caller declares it (not checked). Default {@link Row}.
+   * @param sql - One statement (several reject with `ERR_MULTIPLE_STATEMENTS`).
+   * @param options - None are taken: any given is refused.
+   * @returns The statement. Rejects with SQLite's codes (`SQLITE_ERROR` for bad SQL or a
+   *   missing table), `ERR_MULTIPLE_STATEMENTS`, `ERR_EMPTY_STATEMENT`, `ERR_NUL_IN_SQL`,
+   *   `ERR_DATABASE_CLOSED`, or a `TypeError` for a bad argument. */
+  prepare<T = Row>(sql: string, options?: unknown): Promise<Statement<T>> {
+    this.#statements ??= new StatementLink(this)
+    return prepareStatement<T>(
+      this.#statements,
+      sql,
+      options,
+      (checked) =>
+        this.#context.getStore()?.describe(checked) ??
+        this.#read<Description>(JobKind.Describe, checked, undefined, undefined),
+    )
   }
 
   /** Counters for live queries, SQLite's memory use, the WAL's size, group commits, the engine
@@ -412,6 +438,8 @@ export class Database implements Queryable {
     if (this.#closing) return this.#closing
     clearInterval(this.#watch)
     this.#live.closeAll()
+    // Statements kept after close keep nothing of the database (their calls reject).
+    if (this.#statements) this.#statements.db = undefined
     this.#closing = this.#turns
       .idle()
       .then(() => Promise.all(this.#readsWaiting))

@@ -12,6 +12,7 @@ import { RESOLVED } from './inline'
 import { iteration, type RowIterator } from './iterate'
 import { JobKind } from './native'
 import { copyPacked, encodeBatch, encodeParams, NO_PARAMS, type Packed, type Params } from './params'
+import type { Description } from './statement'
 import type {
   BatchResult,
   ColumnInfo,
@@ -244,6 +245,12 @@ export class Transaction implements Queryable {
    * @inheritDoc */
   columns(sql: string): Promise<ColumnInfo[]> {
     return this.#op(JobKind.Columns, sql, () => NO_PARAMS, undefined)
+  }
+
+  /** @internal `db.prepare()` inside a transaction body: the statement described on the
+   * writer's connection, so it sees this transaction's schema (statement.ts). */
+  describe(sql: string): Promise<Description> {
+    return this.#op(JobKind.Describe, sql, () => NO_PARAMS, undefined)
   }
 
   /** On a `Transaction`: joins this transaction, in a savepoint of it that keeps the batch
