@@ -14,6 +14,7 @@ import {
   checkRekey,
   checkTransactionOptions,
   checkWatchOption,
+  type PreparedCall,
   prepareCall,
 } from './arguments'
 import { awaitedAway, withCallerFrames } from './caller-stack'
@@ -175,7 +176,7 @@ export class Database implements Queryable {
    *   missing table), `ERR_MULTIPLE_STATEMENTS`, `ERR_EMPTY_STATEMENT`, `ERR_NUL_IN_SQL`,
    *   `ERR_DATABASE_CLOSED`, or a `TypeError` for a bad argument. */
   prepare<T = Row>(sql: string, options?: unknown): Promise<Statement<T>> {
-    this.#statements ??= new StatementLink(this)
+    this.#statements ??= new StatementLink(this, (kind, checked, call) => this.#runPrepared(kind, checked, call))
     return prepareStatement<T>(
       this.#statements,
       sql,
@@ -439,7 +440,7 @@ export class Database implements Queryable {
     clearInterval(this.#watch)
     this.#live.closeAll()
     // Statements kept after close keep nothing of the database (their calls reject).
-    if (this.#statements) this.#statements.db = undefined
+    this.#statements?.close()
     this.#closing = this.#turns
       .idle()
       .then(() => Promise.all(this.#readsWaiting))
@@ -494,9 +495,18 @@ export class Database implements Queryable {
 
   #read<T>(kind: JobKind, sql: string, params: Params | undefined, options: QueryOptions | undefined): Promise<T> {
     if (this.#closing) return Promise.reject(closedError())
+    let call: PreparedCall
     try {
-      const call = kind === JobKind.SelectBytes ? 'bytes' : 'read'
-      const { packed, signal, arrays } = prepareCall(sql, options, () => encodeParams(params), call)
+      call = prepareCall(sql, options, () => encodeParams(params), kind === JobKind.SelectBytes ? 'bytes' : 'read')
+    } catch (error) {
+      return Promise.reject(error)
+    }
+    return this.#readPrepared(kind, sql, call)
+  }
+
+  /** A read whose arguments are checked and packed (`#read`, a Statement's call). */
+  #readPrepared<T>(kind: JobKind, sql: string, { packed, signal, arrays }: PreparedCall): Promise<T> {
+    try {
       const before = this.#writesBeforeRead()
       if (before === undefined) return this.#engine.read(kind, sql, packed, signal, arrays)
       // Issued before close(): it runs before the engine closes (close() waits for it).
@@ -508,6 +518,17 @@ export class Database implements Queryable {
     } catch (error) {
       return Promise.reject(error)
     }
+  }
+
+  /** A Statement's call (statement.ts), its arguments checked and packed: in the transaction
+   * of the body it is called in, else as the same `db.*` call runs. */
+  #runPrepared<T>(kind: JobKind, sql: string, call: PreparedCall): Promise<T> {
+    const tx = this.#context.getStore()
+    if (tx) return tx.runPrepared<T>(kind, sql, call)
+    if (this.#closing) return Promise.reject(closedError())
+    return kind === JobKind.Execute || kind === JobKind.Batch
+      ? this.#writePrepared<T>(kind, sql, call)
+      : this.#readPrepared<T>(kind, sql, call)
   }
 
   /** What a read issued now waits for to see every standalone write its own flow issued before
@@ -545,13 +566,17 @@ export class Database implements Queryable {
    * writer of the queue has had its turn. */
   #write<T>(kind: JobKind, sql: string, pack: () => Packed, options?: ExecuteOptions): Promise<T> {
     if (this.#closing) return Promise.reject(closedError())
-    let packed: Packed
-    let arrays: boolean
+    let call: PreparedCall
     try {
-      ;({ packed, arrays } = prepareCall(sql, options, pack, kind === JobKind.Batch ? 'batch' : 'write'))
+      call = prepareCall(sql, options, pack, kind === JobKind.Batch ? 'batch' : 'write')
     } catch (error) {
       return Promise.reject(error)
     }
+    return this.#writePrepared(kind, sql, call)
+  }
+
+  /** A write whose arguments are checked and packed (`#write`, a Statement's call). */
+  #writePrepared<T>(kind: JobKind, sql: string, { packed, arrays }: PreparedCall): Promise<T> {
     if (this.#readonly) return Promise.reject(readonlyError(sql))
     if (this.#turns.free) {
       // Nothing holds or waits for the writer: a bounded execute may run on the JS thread.

@@ -4,11 +4,15 @@
 // where `db.*` calls run (on the JS thread, in a write group, on the readers or the writer)
 // and, inside a transaction body, in the transaction. A statement holds no result, and once
 // its database has closed it no longer holds the database either.
+
+import { type CallKind, checkOptionsObject, checkSql, type PreparedCall, prepareCall } from './arguments'
+import { withCallerFrames } from './caller-stack'
 import type { Database } from './database'
-import { closedError, describe, typeError } from './errors'
+import { closedError, typeError } from './errors'
 import { iteration, type RowIterator } from './iterate'
 import { LiveQueries, LiveQuery } from './live-queries'
-import type { Params } from './params'
+import { JobKind } from './native'
+import { encodeBatch, encodeParams, type Params } from './params'
 import type {
   BatchResult,
   ColumnInfo,
@@ -35,10 +39,24 @@ export interface Description {
  * (database.ts `prepare`, `close`). */
 export class StatementLink {
   db: Database | undefined
-  constructor(db: Database) {
+  /** Runs a call whose arguments the statement checked and packed, where the same `db.*` call
+   * would run (database.ts `#runPrepared`). */
+  run: RunPrepared
+  constructor(db: Database, run: RunPrepared) {
     this.db = db
+    this.run = run
+  }
+
+  /** The database closed: nothing of it is kept. */
+  close(): void {
+    this.db = undefined
+    this.run = closedRun
   }
 }
+
+type RunPrepared = <T>(kind: JobKind, sql: string, call: PreparedCall) => Promise<T>
+
+const closedRun: RunPrepared = () => Promise.reject(closedError())
 
 /** Live queries of a closed database: every subscription gets `ERR_DATABASE_CLOSED`. */
 let closedLive: LiveQueries | undefined
@@ -96,9 +114,7 @@ export class Statement<T = Row> {
 
   /** As `db.select(sql, params, options)`. */
   select<R = T, O extends QueryOptions = QueryOptions>(params?: Params, options?: O): Promise<SelectResult<R, O>> {
-    const db = this.#link.db
-    if (db === undefined) return Promise.reject(closedError())
-    return db.select<R, O>(this.#sql, params, options)
+    return this.#run(JobKind.Select, 'read', params, options)
   }
 
   /** As `db.selectOne(sql, params, options)`. */
@@ -106,16 +122,45 @@ export class Statement<T = Row> {
     params?: Params,
     options?: O,
   ): Promise<SelectOneResult<R, O>> {
-    const db = this.#link.db
-    if (db === undefined) return Promise.reject(closedError())
-    return db.selectOne<R, O>(this.#sql, params, options)
+    return this.#run(JobKind.SelectOne, 'read', params, options)
   }
 
   /** As `db.selectBytes(sql, params, options)`. */
   selectBytes(params?: Params, options?: Omit<QueryOptions, 'rowMode'>): Promise<Buffer> {
-    const db = this.#link.db
-    if (db === undefined) return Promise.reject(closedError())
-    return db.selectBytes(this.#sql, params, options)
+    return this.#run(JobKind.SelectBytes, 'bytes', params, options)
+  }
+
+  /** As `db.execute(sql, params, options)`. */
+  execute<R = T, O extends ExecuteOptions = ExecuteOptions>(
+    params?: Params,
+    options?: O,
+  ): Promise<ExecuteResult<R, O>> {
+    return this.#run(JobKind.Execute, 'write', params, options)
+  }
+
+  /** As `db.executeBatch(sql, paramSets)`. */
+  executeBatch(paramSets: readonly Params[], options?: unknown): Promise<BatchResult> {
+    return this.#run(JobKind.Batch, 'batch', paramSets, options)
+  }
+
+  /** Checks and packs a call's arguments here (so a bad one's error names the caller's frames,
+   * not the library's), then runs it where the same `db.*` call would. */
+  #run<R>(kind: JobKind, call: CallKind, params: unknown, options: unknown): Promise<R> {
+    const link = this.#link
+    if (link.db === undefined) return Promise.reject(withCallerFrames(closedError()))
+    let prepared: PreparedCall
+    try {
+      if (typeof params === 'string' && call !== 'batch') throw sqlGivenAgain(params === this.#sql)
+      prepared = prepareCall(
+        this.#sql,
+        options,
+        call === 'batch' ? () => encodeBatch(params) : () => encodeParams(params),
+        call,
+      )
+    } catch (error) {
+      return Promise.reject(withCallerFrames(error))
+    }
+    return link.run<R>(kind, this.#sql, prepared)
   }
 
   /** As `db.iterate(sql, params, options)`: a `RowIterator` (not a promise); after close its
@@ -127,23 +172,6 @@ export class Statement<T = Row> {
     const db = this.#link.db
     if (db === undefined) return iteration(this.#sql, params, options, neverOpened, closedError)
     return db.iterate<R, O>(this.#sql, params, options)
-  }
-
-  /** As `db.execute(sql, params, options)`. */
-  execute<R = T, O extends ExecuteOptions = ExecuteOptions>(
-    params?: Params,
-    options?: O,
-  ): Promise<ExecuteResult<R, O>> {
-    const db = this.#link.db
-    if (db === undefined) return Promise.reject(closedError())
-    return db.execute<R, O>(this.#sql, params, options)
-  }
-
-  /** As `db.executeBatch(sql, paramSets)`. */
-  executeBatch(paramSets: readonly Params[], options?: unknown): Promise<BatchResult> {
-    const db = this.#link.db
-    if (db === undefined) return Promise.reject(closedError())
-    return db.executeBatch(this.#sql, paramSets, options)
   }
 
   /** As `db.columns(sql)`: its result columns now (prepared again, in the transaction inside a
@@ -168,10 +196,20 @@ function neverOpened(): never {
   throw closedError()
 }
 
+/** A statement's call given SQL where its parameters belong (`stmt.select(sql, params)`). */
+function sqlGivenAgain(same: boolean): TypeError {
+  return typeError(
+    `params must be an array (positional) or a plain object (named), got type string: a statement has its SQL${same ? ' (this is it, given again)' : ''}; give only its parameters`,
+  )
+}
+
 /** Checks `db.prepare`'s arguments: the SQL (a string) and no options. */
 export function checkPrepare(sql: unknown, options: unknown): asserts sql is string {
-  if (typeof sql !== 'string') throw typeError(`sql must be a string, got ${describe(sql)}`)
-  if (options !== undefined) throw typeError('prepare takes no options', 'ERR_INVALID_ARG_VALUE')
+  checkSql(sql)
+  if (options === undefined) return
+  checkOptionsObject(options)
+  for (const key of Object.keys(options))
+    throw typeError(`unknown option '${key}': prepare takes no options`, 'ERR_INVALID_ARG_VALUE')
 }
 
 /** `db.prepare(sql)`: checks the arguments, describes the statement (`describe`: on a reader,
