@@ -196,7 +196,7 @@ test('used concurrently: many calls in flight each get their own result, in call
   const db = await setUp(t)
   const point = await db.prepare('SELECT id, b FROM t WHERE id = ?')
   const results = await Promise.all(Array.from({ length: 200 }, (_, i) => point.selectOne([(i % 20) + 1])))
-  results.forEach((row, i) => assert.deepStrictEqual(row, { id: (i % 20) + 1, b: `row ${(i % 20) + 1}` }))
+  for (const [i, row] of results.entries()) assert.deepStrictEqual(row, { id: (i % 20) + 1, b: `row ${(i % 20) + 1}` })
 
   const log = await db.prepare('INSERT INTO t (a, b) VALUES (?, ?) RETURNING id')
   const written = await Promise.all(Array.from({ length: 50 }, (_, i) => log.execute([i, 'c'])))
