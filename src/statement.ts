@@ -81,7 +81,6 @@ export class Statement<T = Row> {
   readonly #link: StatementLink
   readonly #sql: string
   readonly #readonly: boolean
-  readonly #columns: readonly ColumnInfo[]
   readonly #columnNames: readonly string[]
 
   /** @internal Made by `db.prepare()`. */
@@ -89,7 +88,6 @@ export class Statement<T = Row> {
     this.#link = link
     this.#sql = sql
     this.#readonly = description.reads
-    this.#columns = Object.freeze(description.columns.map((c) => Object.freeze(c)))
     this.#columnNames = Object.freeze(description.columns.map((c) => c.name))
   }
 
