@@ -180,6 +180,18 @@ test('inside a transaction body its methods run in the transaction; outside they
   })
 })
 
+test('transactions.md: a statement called later from a finished body’s async context is refused, not run outside', async (t) => {
+  const db = await setUp(t)
+  const insert = await db.prepare('INSERT INTO t (id, a, b) VALUES (?, ?, ?)')
+  let later
+  await db.transaction(async () => {
+    await insert.execute([400, 1, 'in the body'])
+    later = new Promise((resolve) => setTimeout(() => resolve(insert.execute([401, 2, 'too late'])), 20))
+  })
+  await expectReject(() => later, ResqliteError, 'ERR_TRANSACTION_FINISHED')
+  assert.deepStrictEqual(await db.select('SELECT id FROM t WHERE id >= 400'), [{ id: 400 }])
+})
+
 test('prepare inside a transaction body sees the transaction’s schema', async (t) => {
   const db = await setUp(t)
   await db.transaction(async () => {
