@@ -55,7 +55,7 @@ export function counting(d, ctr) {
     ...d,
     ctr,
     uncounted: d,
-    prepare: async (sql) => wrapStmt(await d.prepare(sql)),
+    prepare: async (sql, options) => wrapStmt(await d.prepare(sql, options)),
     transaction: (body) => d.transaction((tx) => body(wrapTx(tx))),
     ...(live ? { live } : {}),
   }

@@ -31,6 +31,9 @@ export const HEADLINE = [
   'insert-concurrent',
   'insert-sequential',
   'tx-interactive',
+  'narrow-point-awaited',
+  'narrow-tx-reads',
+  'narrow-tx-interactive',
   'live-columns.disjoint',
   'live-churn',
 ]

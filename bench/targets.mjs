@@ -155,6 +155,45 @@ export const TARGETS = [
     STALL_GROW_GOAL_MS,
   ),
 
+  // Prepared statements on a narrow table (issue 31, lanes/statements.mjs): resqlite through a
+  // db.prepare() Statement against better-sqlite3's stmt.get(id), one call at a time.
+  vsPeer(
+    'narrow table, 1,000 awaited point selects through a Statement: wall vs better-sqlite3',
+    'narrow-point-awaited',
+    'better-sqlite3',
+    'wall',
+    '<=',
+    1.2,
+  ),
+  vsPeer(
+    'narrow table, 10 transactions of 100 point reads: wall vs better-sqlite3',
+    'narrow-tx-reads',
+    'better-sqlite3',
+    'wall',
+    '<=',
+    1.3,
+  ),
+  vsPeer(
+    'narrow table, 100 interactive transactions (2 inserts + 1 select): wall vs better-sqlite3',
+    'narrow-tx-interactive',
+    'better-sqlite3',
+    'wall',
+    '<=',
+    1.3,
+  ),
+  target(
+    'narrow table: JS-thread per awaited point select through a Statement (µs)',
+    'narrow-point-awaited',
+    null,
+    'js / query',
+    '<=',
+    2.5,
+    (get) => {
+      const c = get('resqlite', 'narrow-point-awaited')
+      return c ? (pick(c, 'js') / c.perSample[0]) * 1000 : undefined
+    },
+  ),
+
   // Results (issue "Results"): a kept value keeps only itself; text as fast as the fastest
   // peer; iterate() for results that should never be whole (lanes/results.mjs).
   value('heap kept by 20 retained 2 KB values (MB)', 'memory.retained', 'kept', '<=', 1),

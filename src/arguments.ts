@@ -106,14 +106,16 @@ function checkOptionKeys(options: object, call: CallKind | 'iterate'): void {
   }
 }
 
+/** A statement call's checked arguments: its packed parameters, signal and row mode. */
+export interface PreparedCall {
+  packed: Packed
+  signal: AbortSignal | undefined
+  arrays: boolean
+}
+
 /** The checks every statement call makes, in order: the SQL, the options, the parameters
  * (packed by `pack`), then a signal already aborted. */
-export function prepareCall(
-  sql: unknown,
-  options: unknown,
-  pack: () => Packed,
-  call: CallKind = 'read',
-): { packed: Packed; signal: AbortSignal | undefined; arrays: boolean } {
+export function prepareCall(sql: unknown, options: unknown, pack: () => Packed, call: CallKind = 'read'): PreparedCall {
   if (inFunction()) throw callInFunctionError()
   checkSql(sql)
   const signal = checkQueryOptions(options)

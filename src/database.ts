@@ -14,6 +14,7 @@ import {
   checkRekey,
   checkTransactionOptions,
   checkWatchOption,
+  type PreparedCall,
   prepareCall,
 } from './arguments'
 import { awaitedAway, withCallerFrames } from './caller-stack'
@@ -31,6 +32,7 @@ import { iteration, type PageSource, type RowIterator } from './iterate'
 import { LiveQueries, LiveQuery } from './live-queries'
 import { JobKind } from './native'
 import { copyPacked, encodeBatch, encodeParams, NO_PARAMS, type Packed, type Params } from './params'
+import { type Description, prepareStatement, type Statement, StatementLink } from './statement'
 import { OUTERMOST, Transaction, Turns } from './transaction'
 import type {
   BackupOptions,
@@ -89,6 +91,8 @@ export class Database implements Queryable {
   readonly #backups = new Set<Promise<unknown>>()
   /** ':memory:': the private directory holding `#file`, removed at close. */
   readonly #memoryDir: string | undefined
+  /** Its prepared statements' way here, emptied at close (statement.ts). */
+  #statements: StatementLink | undefined
 
   private constructor(path: string, options: EngineOptions, memoryDir: string | undefined) {
     this.#path = path
@@ -193,6 +197,30 @@ export class Database implements Queryable {
    *   given, a closed database) reach its subscribers, never thrown here. */
   stream<T = Row>(sql: string, params?: Params, options?: unknown): LiveQuery<T> {
     return new LiveQuery<T>(this.#live, sql, params, options)
+  }
+
+  /** Compiles one statement and returns it as a {@link Statement}, whose methods run it with
+   * parameters as the database's methods run SQL text (docs/api.md "prepare"). Compiling takes
+   * a connection: on a reader, or, inside a transaction body, on the writer, seeing the
+   * transaction's schema; so it resolves (or rejects with the SQL's error) asynchronously.
+   *
+   * @typeParam T - The row's shape, as the caller declares it (not checked). Default {@link Row}.
+   * @param sql - One statement (several reject with `ERR_MULTIPLE_STATEMENTS`).
+   * @param options - None are taken: any given is refused.
+   * @returns The statement. Rejects with SQLite's codes (`SQLITE_ERROR` for bad SQL or a
+   *   missing table), `ERR_MULTIPLE_STATEMENTS`, `ERR_EMPTY_STATEMENT`, `ERR_NUL_IN_SQL`,
+   *   `ERR_DATABASE_CLOSED`, or a `TypeError` for a bad argument. */
+  prepare<T = Row>(sql: string, options?: unknown): Promise<Statement<T>> {
+    if (inFunction()) return rejected(callInFunctionError())
+    this.#statements ??= new StatementLink(this, (kind, checked, call) => this.#runPrepared(kind, checked, call))
+    return prepareStatement<T>(
+      this.#statements,
+      sql,
+      options,
+      (checked) =>
+        this.#context.getStore()?.describe(checked) ??
+        this.#read<Description>(JobKind.Describe, checked, undefined, undefined),
+    )
   }
 
   /** Counters for live queries, SQLite's memory use, the WAL's size, group commits, the engine
@@ -449,6 +477,8 @@ export class Database implements Queryable {
     if (this.#closing) return this.#closing
     clearInterval(this.#watch)
     this.#live.closeAll()
+    // Statements kept after close keep nothing of the database (their calls reject).
+    this.#statements?.close()
     this.#closing = this.#turns
       .idle()
       .then(() => Promise.all(this.#readsWaiting))
@@ -503,9 +533,18 @@ export class Database implements Queryable {
 
   #read<T>(kind: JobKind, sql: string, params: Params | undefined, options: QueryOptions | undefined): Promise<T> {
     if (this.#closing) return Promise.reject(closedError())
+    let call: PreparedCall
     try {
-      const call = kind === JobKind.SelectBytes ? 'bytes' : 'read'
-      const { packed, signal, arrays } = prepareCall(sql, options, () => encodeParams(params), call)
+      call = prepareCall(sql, options, () => encodeParams(params), kind === JobKind.SelectBytes ? 'bytes' : 'read')
+    } catch (error) {
+      return Promise.reject(error)
+    }
+    return this.#readPrepared(kind, sql, call)
+  }
+
+  /** A read whose arguments are checked and packed (`#read`, a Statement's call). */
+  #readPrepared<T>(kind: JobKind, sql: string, { packed, signal, arrays }: PreparedCall): Promise<T> {
+    try {
       const before = this.#writesBeforeRead()
       if (before === undefined) return this.#engine.read(kind, sql, packed, signal, arrays)
       // Issued before close(): it runs before the engine closes (close() waits for it).
@@ -517,6 +556,17 @@ export class Database implements Queryable {
     } catch (error) {
       return rejected(error)
     }
+  }
+
+  /** A Statement's call (statement.ts), its arguments checked and packed: in the transaction
+   * of the body it is called in, else as the same `db.*` call runs. */
+  #runPrepared<T>(kind: JobKind, sql: string, call: PreparedCall): Promise<T> {
+    const tx = this.#context.getStore()
+    if (tx) return tx.runPrepared<T>(kind, sql, call)
+    if (this.#closing) return Promise.reject(closedError())
+    return kind === JobKind.Execute || kind === JobKind.Batch
+      ? this.#writePrepared<T>(kind, sql, call)
+      : this.#readPrepared<T>(kind, sql, call)
   }
 
   /** What a read issued now waits for to see every standalone write its own flow issued before
@@ -554,13 +604,17 @@ export class Database implements Queryable {
    * writer of the queue has had its turn. */
   #write<T>(kind: JobKind, sql: string, pack: () => Packed, options?: ExecuteOptions): Promise<T> {
     if (this.#closing) return Promise.reject(closedError())
-    let packed: Packed
-    let arrays: boolean
+    let call: PreparedCall
     try {
-      ;({ packed, arrays } = prepareCall(sql, options, pack, kind === JobKind.Batch ? 'batch' : 'write'))
+      call = prepareCall(sql, options, pack, kind === JobKind.Batch ? 'batch' : 'write')
     } catch (error) {
       return rejected(error)
     }
+    return this.#writePrepared(kind, sql, call)
+  }
+
+  /** A write whose arguments are checked and packed (`#write`, a Statement's call). */
+  #writePrepared<T>(kind: JobKind, sql: string, { packed, arrays }: PreparedCall): Promise<T> {
     if (this.#readonly) return Promise.reject(readonlyError(sql))
     if (this.#turns.free) {
       // Nothing holds or waits for the writer: a bounded execute may run on the JS thread.

@@ -214,6 +214,7 @@ export class Engine {
       this.#inline !== undefined &&
       kind !== JobKind.Serialize &&
       kind !== JobKind.Columns &&
+      kind !== JobKind.Describe &&
       // watchExternalChanges' check on a read-only database: a reader's job (it publishes what
       // it finds to the live queries), which the JS thread's readInline does not know.
       kind !== JobKind.DataVersion &&
@@ -803,7 +804,9 @@ export class Engine {
       }
       case Done.Json: {
         const bytes = Buffer.from(a as ArrayBuffer)
-        job.resolve(job.kind === JobKind.Columns ? JSON.parse(bytes.toString()) : bytes)
+        job.resolve(
+          job.kind === JobKind.Columns || job.kind === JobKind.Describe ? JSON.parse(bytes.toString()) : bytes,
+        )
         return
       }
       case Done.Changes:

@@ -13,5 +13,6 @@ export type {
   Unsubscribe,
 } from './live-queries'
 export type { Params, Value } from './params'
+export type { Statement } from './statement'
 export type { Transaction } from './transaction'
 export type * from './types'

@@ -56,6 +56,7 @@ export const enum JobKind {
   DataVersion = 6, // has another process committed? If so, every live query re-runs
   Serialize = 7, // db.serialize(): the database's image (Done.Json), on a reader
   Columns = 8, // db.columns(): the statement's columns as JSON (Done.Json), prepared and never run
+  Describe = 9, // db.prepare(): {"reads", "columns"} as JSON (Done.Json), prepared and never run
   Panic = 99, // test hook: a job that panics inside the engine
 }
 

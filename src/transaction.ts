@@ -4,7 +4,7 @@
 // transaction level, so its statements reach the writer's queue in the order they were called.
 import type { AsyncLocalStorage } from 'node:async_hooks'
 import { whenAborted } from './abort-listeners'
-import { type CallKind, checkBody, checkNestedOptions, prepareCall } from './arguments'
+import { type CallKind, checkBody, checkNestedOptions, type PreparedCall, prepareCall } from './arguments'
 import { awaitedAway } from './caller-stack'
 import type { Engine } from './engine'
 import { abortError, describe, ResqliteError, typeError } from './errors'
@@ -13,6 +13,7 @@ import { RESOLVED } from './inline'
 import { iteration, type RowIterator } from './iterate'
 import { JobKind } from './native'
 import { copyPacked, encodeBatch, encodeParams, NO_PARAMS, type Packed, type Params } from './params'
+import type { Description } from './statement'
 import type {
   BatchResult,
   ColumnInfo,
@@ -247,6 +248,12 @@ export class Transaction implements Queryable {
     return this.#op(JobKind.Columns, sql, () => NO_PARAMS, undefined)
   }
 
+  /** @internal `db.prepare()` inside a transaction body: the statement described on the
+   * writer's connection, so it sees this transaction's schema (statement.ts). */
+  describe(sql: string): Promise<Description> {
+    return this.#op(JobKind.Describe, sql, () => NO_PARAMS, undefined)
+  }
+
   /** On a `Transaction`: joins this transaction, in a savepoint of it that keeps the batch
    * all-or-nothing.
    * @inheritDoc */
@@ -439,14 +446,24 @@ export class Transaction implements Queryable {
   ): Promise<T> {
     const unusable = this.#unusable()
     if (unusable) return Promise.reject(unusable)
-    let packed: Packed
-    let signal: AbortSignal | undefined
-    let arrays: boolean
+    let call: PreparedCall
     try {
-      ;({ packed, signal, arrays } = prepareCall(sql, options, pack, CALLS[kind] ?? 'read'))
+      call = prepareCall(sql, options, pack, CALLS[kind] ?? 'read')
     } catch (error) {
       return rejected(error)
     }
+    return this.#opPrepared(kind, sql, call)
+  }
+
+  /** @internal A Statement's call made inside this transaction's body (statement.ts), its
+   * arguments checked and packed. */
+  runPrepared<T>(kind: JobKind, sql: string, call: PreparedCall): Promise<T> {
+    const unusable = this.#unusable()
+    if (unusable) return Promise.reject(unusable)
+    return this.#opPrepared(kind, sql, call)
+  }
+
+  #opPrepared<T>(kind: JobKind, sql: string, { packed, signal, arrays }: PreparedCall): Promise<T> {
     // Nothing ahead and nothing to abort: the engine's own promise is the answer; a read, or a
     // bounded write, may run at once on the JS thread (crates/engine/src/inline.rs).
     if (this.#turns.free && !signal) {

@@ -36,6 +36,7 @@ test(
       execute: () => db.execute(42),
       executeBatch: () => db.executeBatch(42, []),
       columns: () => db.columns(42),
+      prepare: () => db.prepare(42),
       transaction: () => db.transaction(42),
       backup: () => db.backup(42),
       rekey: () => db.rekey(42),

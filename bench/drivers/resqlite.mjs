@@ -14,10 +14,11 @@ export async function open(path, options) {
   const db = await Database.open(path, options)
   const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'))
   // The lanes' view of a resqlite transaction: its statements run through tx.execute / tx.selectOne.
+  // A statement from db.prepare runs in the transaction through the body's async context.
   const wrap = (t) => ({
     t,
-    run: (s, params) => t.execute(s.sql, params),
-    get: (s, params) => t.selectOne(s.sql, params),
+    run: (s, params) => (s.statement ? s.statement.execute(params) : t.execute(s.sql, params)),
+    get: (s, params) => (s.statement ? s.statement.selectOne(params) : t.selectOne(s.sql, params)),
   })
   return {
     sync: false,
@@ -26,7 +27,22 @@ export async function open(path, options) {
       sqlite: (await db.selectOne('SELECT sqlite_version() AS v')).v,
     },
     exec: (sql) => db.execute(sql),
-    prepare(sql) {
+    // { statement: true }: a db.prepare() Statement (the narrow-table lanes, lanes/statements.mjs);
+    // otherwise SQL text given to each call.
+    async prepare(sql, options) {
+      if (options?.statement) {
+        const statement = await db.prepare(sql)
+        return {
+          sql,
+          statement,
+          all: (params) => statement.select(params),
+          get: (params) => statement.selectOne(params),
+          iterate: (params) => statement.iterate(params),
+          bytes: (params) => statement.selectBytes(params),
+          run: (params) => statement.execute(params),
+          runBatch: (paramSets) => statement.executeBatch(paramSets),
+        }
+      }
       return {
         sql,
         all: (params) => db.select(sql, params),

@@ -10,12 +10,14 @@ import { MEMORY_LANES } from './memory.mjs'
 import { READ_LANES } from './reads.mjs'
 import { RESULTS_LANES, RESULTS_LIBRARIES } from './results.mjs'
 import { SCENARIO_LANES } from './scenarios.mjs'
+import { STATEMENT_LANES } from './statements.mjs'
 import { WEB_LANES } from './web.mjs'
 import { WRITE_LANES } from './writes.mjs'
 
 export const LANES = {
   ...READ_LANES,
   ...WRITE_LANES,
+  ...STATEMENT_LANES,
   ...SCENARIO_LANES,
   ...MEMORY_LANES,
   ...RESULTS_LANES,
@@ -49,6 +51,8 @@ export const QUICK_LANES = [
   'batch-insert',
   'insert-sequential',
   'tx-interactive',
+  'narrow-point-awaited',
+  'narrow-tx-interactive',
   'chat',
   'feed',
   'memory',

@@ -20,8 +20,8 @@ use crate::napi::inline_calls::{
     begin_group_inline, control_inline, live_start_inline, read_inline, read_slice, write_inline,
 };
 use crate::napi::protocol::{
-    JOB_KIND_BATCH, JOB_KIND_COLUMNS, JOB_KIND_CONTROL, JOB_KIND_DATA_VERSION, JOB_KIND_EXECUTE, JOB_KIND_PANIC,
-    JOB_KIND_SELECT, JOB_KIND_SELECT_BYTES, JOB_KIND_SELECT_ONE, JOB_KIND_SERIALIZE,
+    JOB_KIND_BATCH, JOB_KIND_COLUMNS, JOB_KIND_CONTROL, JOB_KIND_DATA_VERSION, JOB_KIND_DESCRIBE, JOB_KIND_EXECUTE,
+    JOB_KIND_PANIC, JOB_KIND_SELECT, JOB_KIND_SELECT_BYTES, JOB_KIND_SELECT_ONE, JOB_KIND_SERIALIZE,
 };
 use crate::napi::texts::texts;
 use crate::threads::job::{Job, Request};
@@ -155,6 +155,7 @@ fn request(kind: u32) -> Result<Request, String> {
         JOB_KIND_DATA_VERSION => Request::DataVersion,
         JOB_KIND_SERIALIZE => Request::Serialize,
         JOB_KIND_COLUMNS => Request::Columns,
+        JOB_KIND_DESCRIBE => Request::Describe,
         JOB_KIND_PANIC => Request::Panic,
         _ => return Err(format!("kind: unknown job kind {kind}")),
     })

@@ -44,6 +44,9 @@ protocol! {
         JOB_KIND_SERIALIZE = 7;
         /// `db.columns(sql)`: the statement's column names and declared types, as JSON.
         JOB_KIND_COLUMNS = 8;
+        /// `db.prepare(sql)`: whether the statement is a read (what select takes) and its
+        /// columns, as JSON.
+        JOB_KIND_DESCRIBE = 9;
         /// Test hook: a job that panics inside the engine.
         JOB_KIND_PANIC = 99;
     }

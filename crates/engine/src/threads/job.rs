@@ -33,6 +33,9 @@ pub enum Request {
     Serialize,
     /// A statement's column names and declared types, as JSON (prepared, never stepped).
     Columns,
+    /// `db.prepare`: whether the statement is a read, and its columns, as JSON (prepared,
+    /// never stepped).
+    Describe,
     /// Re-encrypts the database with this key (`None`: decrypts it); see writer.rs and sqlite/encryption.rs.
     Rekey(Option<Arc<KeyConfig>>),
 }

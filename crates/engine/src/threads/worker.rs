@@ -427,6 +427,19 @@ impl Worker {
         Ok(out)
     }
 
+    /// `db.prepare(sql)`: `{"reads":…,"columns":[…]}`, whether select takes the statement
+    /// (select's checks) and its columns as `columns` gives them; prepared, never run.
+    pub fn describe(&mut self, sql: &str) -> DbResult<Vec<u8>> {
+        let columns = self.columns(sql)?;
+        let stmt = self.cache.get(&self.conn, &self.hooks, sql)?;
+        let reads = check_read(stmt).is_ok();
+        let mut out =
+            if reads { b"{\"reads\":true,\"columns\":".to_vec() } else { b"{\"reads\":false,\"columns\":".to_vec() };
+        out.extend_from_slice(&columns);
+        out.push(b'}');
+        Ok(out)
+    }
+
     /// The library's own BEGIN / SAVEPOINT / RELEASE / COMMIT / ROLLBACK: a handful of fixed
     /// texts, so they stay prepared in the cache (preparing them took a sixth of the writer's
     /// work in an interactive transaction; experiments/021).
