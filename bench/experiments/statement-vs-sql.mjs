@@ -1,4 +1,4 @@
-// Focused measurement for experiments/052: the same calls through a db.prepare() Statement and
+// Focused measurement for experiments/053: the same calls through a db.prepare() Statement and
 // with SQL text, alternating in one process (so both see the same machine noise), on a narrow
 // 3-column table: 1,000 awaited point selects; 10 transactions of 100 point reads; 100
 // interactive transactions (2 inserts + 1 select). Prints each variant's median sample (ms) and
