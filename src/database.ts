@@ -537,7 +537,7 @@ export class Database implements Queryable {
     try {
       call = prepareCall(sql, options, () => encodeParams(params), kind === JobKind.SelectBytes ? 'bytes' : 'read')
     } catch (error) {
-      return Promise.reject(error)
+      return rejected(error)
     }
     return this.#readPrepared(kind, sql, call)
   }

@@ -256,6 +256,7 @@ export class Engine {
       } else error = engineError(a as string, b as string, sql)
     }
     if (this.#calls.readSlice(sql, packed.bytes, packed.length, handler) !== Inline.Done) return undefined
+    ;(this.#inline as InlineRunner).counters.sliced++
     const params = copyPacked(packed)
     const read = new Promise<T>((resolve, reject) => {
       let assembler: RowsAssembler | undefined

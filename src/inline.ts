@@ -43,6 +43,7 @@ export const NO_INLINE_COUNTS: Readonly<InlineCounters> = {
   commits: 0,
   groups: 0,
   live: 0,
+  sliced: 0,
 }
 
 /** What a live query's first run on the JS thread delivers, as a completion would (engine.ts

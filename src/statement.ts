@@ -9,6 +9,7 @@ import { type CallKind, checkOptionsObject, checkSql, type PreparedCall, prepare
 import { withCallerFrames } from './caller-stack'
 import type { Database } from './database'
 import { closedError, typeError } from './errors'
+import { rejected } from './functions'
 import { iteration, type RowIterator } from './iterate'
 import { LiveQueries, LiveQuery } from './live-queries'
 import { JobKind } from './native'
@@ -156,7 +157,7 @@ export class Statement<T = Row> {
         call,
       )
     } catch (error) {
-      return Promise.reject(withCallerFrames(error))
+      return rejected(withCallerFrames(error))
     }
     return link.run<R>(kind, this.#sql, prepared)
   }

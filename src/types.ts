@@ -280,8 +280,9 @@ export interface Diagnostics {
    * thread because their statement overran recently; transaction `control` statements
    * (deferred BEGIN, SAVEPOINT, a nested RELEASE) run there; bounded `writes` run there, a
    * transaction's or standalone; a transaction's `commits` run there (docs/api.md); the
-   * `groups` of standalone writes committed together there (docs/performance.md); and `live`
-   * queries whose first run ran there. All 0 with `inlineBudget: 0`. */
+   * `groups` of standalone writes committed together there (docs/performance.md); `live`
+   * queries whose first run ran there; and selects calling a JavaScript function run there a
+   * slice at a time (`sliced`, docs/api.md "Functions"). All 0 with `inlineBudget: 0`. */
   inline: {
     runs: number
     moved: number
@@ -291,6 +292,7 @@ export interface Diagnostics {
     commits: number
     groups: number
     live: number
+    sliced: number
   }
 }
 

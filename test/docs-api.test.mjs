@@ -574,7 +574,7 @@ describe('api.md diagnostics, serialize, close', () => {
         ],
         sqlite: ['pageCacheBytes', 'schemaBytes', 'statementBytes'],
         groupCommit: ['groups', 'writes'],
-        inline: ['runs', 'moved', 'skipped', 'control', 'writes', 'commits', 'groups', 'live'],
+        inline: ['runs', 'moved', 'skipped', 'control', 'writes', 'commits', 'groups', 'live', 'sliced'],
       }
       const flat = (d) => {
         const out = { walBytes: d.walBytes, steppedAside: d.steppedAside }

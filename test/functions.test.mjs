@@ -85,6 +85,7 @@ describe('db.function: where the statement runs', () => {
     assert.deepStrictEqual(await db.selectOne('SELECT f(x) AS v FROM t WHERE id = 99999'), { v: 0 })
     const rows = await big
     assert.equal(rows.length, 100_000)
+    assert.ok((await db.diagnostics()).inline.sliced >= 1, 'it ran on the JS thread, a slice at a time')
     // Row 2 was in the first slice, row 99,999 in a late one: one snapshot shows both as they
     // were (or, had a slice overrun and the read moved to a reader, both as written).
     const pair = [rows[1].v, rows[99_998].v]
@@ -313,6 +314,14 @@ describe('db.function: errors', () => {
       const err = await expectReject(() => db.select('SELECT sneaky()'), ResqliteError, 'ERR_FUNCTION_THREW')
       assert.equal(err.cause.code, 'ERR_CALL_IN_FUNCTION')
       await expectReject(() => inner, ResqliteError, 'ERR_CALL_IN_FUNCTION')
+      const statement = await db.prepare('SELECT 1 AS v')
+      let viaStatement
+      db.function('viaStatement', () => {
+        viaStatement = statement.select()
+        return 1
+      })
+      await expectReject(() => db.select('SELECT viaStatement()'), ResqliteError, 'ERR_FUNCTION_THREW')
+      await expectReject(() => viaStatement, ResqliteError, 'ERR_CALL_IN_FUNCTION')
       db.function('definer', () => {
         db.function('other', () => 1)
         return 1

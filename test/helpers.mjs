@@ -112,4 +112,5 @@ export const NO_INLINE_RUNS = Object.freeze({
   writes: 0,
   commits: 0,
   live: 0,
+  sliced: 0,
 })
