@@ -1,0 +1,192 @@
+// Read replicas with LiteFS (docs/replication.md "Read replicas"): two LiteFS nodes on loopback,
+// each its own `litefs mount` with its own files; the example's primary process
+// (examples/replicas/primary.mjs) commits multi-row transactions on the primary's mount, and its
+// replica process (replica.mjs) prints every emission of a live query opened with
+// `replica: true` on the replica's mount. Three rounds each of: the replica's machine lost
+// (its process and its LiteFS node SIGKILLed, then restarted), and the primary's machine lost
+// in the middle of a transaction. After each, the replica's live query must reach the last
+// acknowledged commit by itself; no emission may ever hold part of a transaction; at the end the
+// replica holds every acknowledged commit. A write on the replica rejects with
+// ERR_DATABASE_REPLICA and changes nothing.
+//
+// Run with RESQLITE_REPLICA_WATCH=off to see it fail: the replica's live query then never
+// notices LiteFS's commits.
+
+import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { test } from 'node:test'
+import { fileURLToPath } from 'node:url'
+import { Database, ResqliteError } from '../dist/esm/index.mjs'
+import { cluster } from '../examples/replicas/litefs.mjs'
+import { expectReject } from './helpers.mjs'
+
+const PRIMARY = fileURLToPath(new URL('../examples/replicas/primary.mjs', import.meta.url))
+const REPLICA = fileURLToPath(new URL('../examples/replicas/replica.mjs', import.meta.url))
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
+/** Generous: a loaded 2-core machine, LiteFS reconnecting with its own backoff. */
+const CATCH_UP_MS = 60_000
+
+/** A child process whose stdout lines are kept; `waitFor` polls them. */
+class Child {
+  constructor(script, file, env = {}) {
+    this.lines = []
+    this.errors = ''
+    this.process = spawn(process.execPath, [script, file], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, ...env },
+    })
+    let partial = ''
+    this.process.stdout.on('data', (d) => {
+      const parts = (partial + d).split('\n')
+      partial = parts.pop()
+      this.lines.push(...parts)
+    })
+    this.process.stderr.on('data', (d) => (this.errors += d))
+    this.exited = new Promise((resolve) => this.process.once('exit', resolve))
+  }
+
+  async waitFor(predicate, what, ms = CATCH_UP_MS) {
+    const end = Date.now() + ms
+    for (;;) {
+      const found = predicate(this.lines)
+      if (found) return found
+      if (Date.now() > end) {
+        throw new Error(`timed out waiting for ${what}; last lines: ${this.lines.slice(-5).join(' | ')}; stderr: ${this.errors}`)
+      }
+      await sleep(20)
+    }
+  }
+
+  async kill() {
+    if (this.process.exitCode === null && this.process.signalCode === null) this.process.kill('SIGKILL')
+    await this.exited
+  }
+}
+
+test('LiteFS replica: live queries follow the primary through kills of either side, never torn, nothing acknowledged missing', {
+  timeout: 300_000,
+}, async (t) => {
+  // Not tempDir(t): its removal would run before the mounts are gone.
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'resqlite-replicas-test-'))
+  const nodes = await cluster(dir)
+  const { primary } = nodes
+  const [replica] = nodes.replicas
+  const children = new Set()
+  const spawnChild = (...args) => {
+    const c = new Child(...args)
+    children.add(c)
+    return c
+  }
+  t.after(async () => {
+    for (const c of children) await c.kill()
+    await replica.stop('SIGKILL')
+    await primary.stop('SIGKILL')
+    fs.rmSync(dir, { recursive: true, force: true })
+  })
+  await primary.start()
+  await replica.start()
+
+  let acked = 0 // the last commit any primary process acknowledged
+  const primaries = []
+  const startPrimary = () => {
+    const p = spawnChild(PRIMARY, primary.file('app.db'), { INTERVAL: '50', SLOW_TX: '1' })
+    primaries.push(p)
+    return p
+  }
+  const lastAck = () => {
+    for (const p of primaries) {
+      for (const line of p.lines) {
+        const m = /^ack (\d+)$/.exec(line)
+        if (m) acked = Math.max(acked, Number(m[1]))
+      }
+    }
+    return acked
+  }
+  const emissions = (lines) =>
+    lines.map((l) => /^replica: tx (\d+), (\d+) rows( torn)?/.exec(l)).filter(Boolean).map((m) => ({ tx: Number(m[1]), torn: m[3] !== undefined }))
+  const replicas = []
+  const startReplica = () => {
+    const r = spawnChild(REPLICA, replica.file('app.db'))
+    replicas.push(r)
+    return r
+  }
+  /** Waits until the replica process's live query emitted commit `tx` or later. */
+  const caughtUp = (r, tx, what) => r.waitFor((lines) => emissions(lines).some((e) => e.tx >= tx), `${what}: tx ${tx} on the replica`)
+
+  let p = startPrimary()
+  let r = startReplica()
+  await p.waitFor(() => lastAck() >= 5, 'five commits on the primary')
+  await caughtUp(r, lastAck(), 'the first commits')
+
+  for (let round = 1; round <= 3; round++) {
+    // The replica's machine is lost while the primary goes on; it comes back and catches up.
+    await r.kill()
+    await replica.stop('SIGKILL')
+    await sleep(200 + Math.random() * 600)
+    await replica.start()
+    r = startReplica()
+    const away = lastAck()
+    await p.waitFor(() => lastAck() > away, 'a commit while the replica was away')
+    await caughtUp(r, lastAck(), `round ${round}, after the replica's restart`)
+
+    // The primary's machine is lost in the middle of a transaction: its process, then its
+    // LiteFS node. The replica's process stays up and its live query follows the new primary.
+    const from = p.lines.length
+    const mid = await p.waitFor((lines) => lines.slice(from).find((l) => l.startsWith('mid ')), 'a transaction under way')
+    await sleep(Math.random() * 150)
+    await p.kill()
+    await primary.stop('SIGKILL')
+    const before = lastAck()
+    assert.ok(Number(mid.slice(4)) > before, `${mid} was killed before it was acknowledged (last ack ${before})`)
+    await sleep(200 + Math.random() * 600)
+    await primary.start()
+    p = startPrimary()
+    await p.waitFor(() => lastAck() > before + 1, 'commits from the restarted primary')
+    await caughtUp(r, lastAck(), `round ${round}, after the primary's restart`)
+  }
+
+  // No emission of any replica process ever held part of a transaction.
+  const all = replicas.flatMap((x) => emissions(x.lines))
+  assert.ok(all.length > 10, `only ${all.length} emissions`)
+  assert.deepEqual(
+    all.filter((e) => e.torn),
+    [],
+    'emissions holding part of a transaction',
+  )
+
+  // Stop the primary; once the replica shows its last commit, the replica holds every
+  // acknowledged commit, each whole.
+  await p.kill()
+  const last = lastAck()
+  await caughtUp(r, last, 'the final commits')
+  const db = await Database.open(replica.file('app.db'), { replica: true })
+  try {
+    const state = await db.selectOne(`SELECT count(DISTINCT tx) AS commits, max(tx) AS last,
+      (SELECT count(*) FROM items) AS rows, (SELECT total FROM meta) AS total FROM items`)
+    assert.ok(state.last >= last, `the replica holds commits up to ${state.last}, ${last} was acknowledged`)
+    assert.equal(state.commits, state.last, 'a commit missing on the replica')
+    assert.equal(state.rows, state.total, 'part of a transaction on the replica')
+    assert.deepEqual(await db.select('SELECT tx FROM items GROUP BY tx HAVING count(*) != max(k)'), [])
+
+    // A write on the replica: its own error, and nothing changes.
+    const snapshot = await db.select('SELECT * FROM items ORDER BY id')
+    await expectReject(
+      () => db.execute("INSERT INTO items (tx, k, note) VALUES (0, 1, 'on the replica')"),
+      ResqliteError,
+      'ERR_DATABASE_REPLICA',
+      /read replica/,
+      /primary/,
+    )
+    await expectReject(
+      () => db.transaction(async (tx) => tx.execute('DELETE FROM items')),
+      ResqliteError,
+      'ERR_DATABASE_REPLICA',
+    )
+    assert.deepEqual(await db.select('SELECT * FROM items ORDER BY id'), snapshot)
+  } finally {
+    await db.close()
+  }
+})
