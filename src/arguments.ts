@@ -433,6 +433,13 @@ function encodeKey(key: unknown, cipher: CheckedCipher, what: string): Uint8Arra
         'ERR_INVALID_ARG_VALUE',
       )
     }
+    const plaintextHeader = cipher.names.indexOf('plaintext_header_size')
+    if (plaintextHeader >= 0 && cipher.values[plaintextHeader] > 0) {
+      throw typeError(
+        `${what}: plaintextHeaderSize needs raw key bytes (a Uint8Array): the salt a passphrase needs is kept where the header now is`,
+        'ERR_INVALID_ARG_VALUE',
+      )
+    }
     return new TextEncoder().encode(key)
   }
   if (key instanceof Uint8Array) {
