@@ -14,6 +14,7 @@
 
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
+import crypto from 'node:crypto'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -54,7 +55,9 @@ class Child {
       const found = predicate(this.lines)
       if (found) return found
       if (Date.now() > end) {
-        throw new Error(`timed out waiting for ${what}; last lines: ${this.lines.slice(-5).join(' | ')}; stderr: ${this.errors}`)
+        throw new Error(
+          `timed out waiting for ${what}; last lines: ${this.lines.slice(-5).join(' | ')}; stderr: ${this.errors}`,
+        )
       }
       await sleep(20)
     }
@@ -106,7 +109,10 @@ test('LiteFS replica: live queries follow the primary through kills of either si
     return acked
   }
   const emissions = (lines) =>
-    lines.map((l) => /^replica: tx (\d+), (\d+) rows( torn)?/.exec(l)).filter(Boolean).map((m) => ({ tx: Number(m[1]), torn: m[3] !== undefined }))
+    lines
+      .map((l) => /^replica: tx (\d+), (\d+) rows( torn)?/.exec(l))
+      .filter(Boolean)
+      .map((m) => ({ tx: Number(m[1]), torn: m[3] !== undefined }))
   const replicas = []
   const startReplica = () => {
     const r = spawnChild(REPLICA, replica.file('app.db'))
@@ -114,7 +120,8 @@ test('LiteFS replica: live queries follow the primary through kills of either si
     return r
   }
   /** Waits until the replica process's live query emitted commit `tx` or later. */
-  const caughtUp = (r, tx, what) => r.waitFor((lines) => emissions(lines).some((e) => e.tx >= tx), `${what}: tx ${tx} on the replica`)
+  const caughtUp = (r, tx, what) =>
+    r.waitFor((lines) => emissions(lines).some((e) => e.tx >= tx), `${what}: tx ${tx} on the replica`)
 
   let p = startPrimary()
   let r = startReplica()
@@ -135,7 +142,10 @@ test('LiteFS replica: live queries follow the primary through kills of either si
     // The primary's machine is lost in the middle of a transaction: its process, then its
     // LiteFS node. The replica's process stays up and its live query follows the new primary.
     const from = p.lines.length
-    const mid = await p.waitFor((lines) => lines.slice(from).find((l) => l.startsWith('mid ')), 'a transaction under way')
+    const mid = await p.waitFor(
+      (lines) => lines.slice(from).find((l) => l.startsWith('mid ')),
+      'a transaction under way',
+    )
     await sleep(Math.random() * 150)
     await p.kill()
     await primary.stop('SIGKILL')
@@ -190,3 +200,93 @@ test('LiteFS replica: live queries follow the primary through kills of either si
     await db.close()
   }
 })
+
+/** A LiteFS primary and replica under a fresh directory, stopped (and removed) after the test. */
+async function freshCluster(t) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'resqlite-replicas-test-'))
+  const nodes = await cluster(dir)
+  t.after(async () => {
+    await nodes.replicas[0].stop('SIGKILL')
+    await nodes.primary.stop('SIGKILL')
+    fs.rmSync(dir, { recursive: true, force: true })
+  })
+  await nodes.primary.start()
+  await nodes.replicas[0].start()
+  return { dir, primary: nodes.primary, replica: nodes.replicas[0] }
+}
+
+/** Every file under `dir` whose bytes contain `text`. */
+function filesContaining(dir, text) {
+  const found = []
+  for (const entry of fs.readdirSync(dir, { recursive: true, withFileTypes: true })) {
+    const file = path.join(entry.parentPath ?? entry.path, entry.name)
+    if (entry.isFile() && fs.readFileSync(file).includes(text)) found.push(file)
+  }
+  return found
+}
+
+test('LiteFS replicates an encrypted database whose header is plaintext: pages stay encrypted in transit and at rest, and the replica live query follows', {
+  timeout: 120_000,
+}, async (t) => {
+  const { dir, primary, replica } = await freshCluster(t)
+  const key = crypto.randomBytes(32)
+  const cipher = { name: 'chacha20', plaintextHeaderSize: 32 }
+  const db = await Database.open(primary.file('secret.db'), { encryptionKey: key, cipher })
+  t.after(() => db.close())
+  await db.execute('CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)')
+  await db.execute("INSERT INTO notes (body) VALUES ('a confidential note 1')")
+
+  const file = replica.file('secret.db')
+  await waitUntil(() => fs.existsSync(file), 'the database on the replica')
+  const ro = await Database.open(file, { encryptionKey: key, cipher, replica: true })
+  t.after(() => ro.close())
+  const seen = []
+  ro.stream('SELECT count(*) AS n FROM notes').subscribe((rows) => seen.push(rows[0].n))
+  await waitUntil(() => seen.at(-1) === 1, 'the first note on the replica')
+  await db.executeBatch('INSERT INTO notes (body) VALUES (?)', [['a confidential note 2'], ['a confidential note 3']])
+  await waitUntil(() => seen.at(-1) === 3, 'the live query after two more notes')
+  assert.deepEqual(
+    (await ro.select('SELECT body FROM notes ORDER BY id')).map((r) => r.body),
+    ['a confidential note 1', 'a confidential note 2', 'a confidential note 3'],
+  )
+  // Nothing LiteFS keeps or shows (the primary's and the replica's data directories and mounts)
+  // holds the plaintext.
+  assert.deepEqual(filesContaining(dir, 'a confidential note'), [])
+})
+
+test('LiteFS cannot replicate a database encrypted whole (its header too): the first commit never reaches the replica and later writes are SQLITE_BUSY', {
+  timeout: 120_000,
+}, async (t) => {
+  const { primary, replica } = await freshCluster(t)
+  const key = crypto.randomBytes(32)
+  const db = await Database.open(primary.file('whole.db'), { encryptionKey: key, busyTimeout: 1000 })
+  t.after(() => db.close())
+  // SQLite sees its commit succeed; LiteFS cannot read the encrypted header and stops.
+  await db.execute('CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)')
+  await expectReject(() => db.execute("INSERT INTO notes (body) VALUES ('x')"), ResqliteError, 'SQLITE_BUSY')
+  assert.match(primary.logText(), /fatal error occurred while committing WAL to .*whole\.db.*read truncated page/)
+  const file = replica.file('whole.db')
+  const hasTable = async () => {
+    if (!fs.existsSync(file)) return false
+    try {
+      const ro = await Database.open(file, { encryptionKey: key, replica: true })
+      try {
+        return (await ro.select("SELECT name FROM sqlite_schema WHERE name = 'notes'")).length > 0
+      } finally {
+        await ro.close()
+      }
+    } catch {
+      return false
+    }
+  }
+  await sleep(1000)
+  assert.equal(await hasTable(), false, 'the table reached the replica')
+})
+
+async function waitUntil(check, what, ms = CATCH_UP_MS) {
+  const end = Date.now() + ms
+  while (!check()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`)
+    await sleep(20)
+  }
+}
