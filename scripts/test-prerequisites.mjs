@@ -1,14 +1,17 @@
-// `npm test`'s pretest step: the suite needs two Debian packages and one Go module besides the
-// build.
+// `npm test`'s pretest step: the suite needs three Debian packages and two Go modules besides
+// the build.
 //   sqlcipher   test/encryption.test.mjs reads and writes files with SQLCipher's own tool
 //   chromium    test/site.test.mjs and test/web-example.test.mjs drive /usr/bin/chromium (the
 //               benchmark dashboard, examples/web)
+//   fuse3       fusermount3, which LiteFS mounts its file system with (and /dev/fuse)
 //   litestream  test/replication.test.mjs replicates a database with it (the pinned version)
+//   litefs      test/replicas.test.mjs runs read replicas with it (the pinned version)
 // Installs what is missing (apt-get when running as root on a system that has it; `go install`
 // when Go is there); otherwise stops at once with the command to run, so no test is skipped or
 // fails for it.
 import { execFileSync } from 'node:child_process'
 import { existsSync } from 'node:fs'
+import { LITEFS_INSTALL, LITEFS_VERSION, litefsModuleVersion } from '../examples/replicas/litefs.mjs'
 import { LITESTREAM_INSTALL, LITESTREAM_VERSION } from '../test/litestream.mjs'
 
 const onPath = (cmd) => {
@@ -23,6 +26,7 @@ const missingPackages = () =>
   [
     ['sqlcipher', onPath('sqlcipher')],
     ['chromium', existsSync('/usr/bin/chromium')],
+    ['fuse3', onPath('fusermount3')],
   ]
     .filter(([, present]) => !present)
     .map(([name]) => name)
@@ -63,6 +67,23 @@ if (!process.env.LITESTREAM && litestreamVersion() !== LITESTREAM_VERSION) {
   if (litestreamVersion() !== LITESTREAM_VERSION)
     fail(`go install ran but litestream ${LITESTREAM_VERSION} is still not on PATH.`)
 }
+
+// litefs: a `go install`ed binary reports "development build"; its module version comes from
+// `go version -m`.
+const litefsInstalled = () => onPath(process.env.LITEFS || 'litefs') && litefsModuleVersion() === LITEFS_VERSION
+if (!process.env.LITEFS && !litefsInstalled()) {
+  const go = ['go', '/usr/local/go/bin/go'].find((g) => onPath(g) || existsSync(g))
+  if (go === undefined || process.getuid?.() !== 0) {
+    fail(
+      `npm test needs litefs ${LITEFS_VERSION} on PATH (or $LITEFS). Install it with Go:\n\n  sudo ${LITEFS_INSTALL}\n`,
+    )
+  }
+  console.log(`npm test needs litefs ${LITEFS_VERSION}: installing it (${LITEFS_INSTALL})`)
+  execFileSync('/bin/sh', ['-c', LITEFS_INSTALL.replace(/\bgo install\b/, `${go} install`)], { stdio: 'inherit' })
+  if (!litefsInstalled()) fail(`go install ran but litefs ${LITEFS_VERSION} is still not on PATH.`)
+}
+if (!existsSync('/dev/fuse'))
+  fail('npm test needs /dev/fuse for LiteFS (test/replicas.test.mjs): this machine has none.')
 
 function fail(message) {
   console.error(message)
