@@ -196,6 +196,20 @@ test('LiteFS replica: live queries follow the primary through kills of either si
       'ERR_DATABASE_REPLICA',
     )
     assert.deepEqual(await db.select('SELECT * FROM items ORDER BY id'), snapshot)
+
+    // Opened without replica: true, the database on the replica's mount opens, but LiteFS
+    // fails the first write.
+    const rw = await Database.open(replica.file('app.db'))
+    try {
+      await expectReject(
+        () => rw.execute("INSERT INTO items (tx, k, note) VALUES (0, 1, 'on the replica')"),
+        ResqliteError,
+        'SQLITE_IOERR_WRITE',
+      )
+    } finally {
+      await rw.close()
+    }
+    assert.deepEqual(await db.select('SELECT * FROM items ORDER BY id'), snapshot)
   } finally {
     await db.close()
   }

@@ -25,13 +25,21 @@ if len(sys.argv) > 4 and sys.argv[3] == 'reads':
     local = sqlite3.connect(sys.argv[4])
     db.backup(local)
     m = db.execute('SELECT max(id) FROM t').fetchone()[0]
-    def round_(c):
-        start = time.perf_counter()
-        for i in range(5000):
-            c.execute('SELECT * FROM t WHERE id = ?', (1 + (i * 7919) % m,)).fetchone()
-        return (time.perf_counter() - start) * 1e6 / 5000
-    times = {'replica': [], 'local': []}
-    for _ in range(11):
-        times['replica'].append(round_(db))
-        times['local'].append(round_(local))
-    print(json.dumps({k: sorted(v)[5] for k, v in times.items()}), flush=True)
+    ident = lambda i: 1 + (i * 7919) % (m - 100)
+    shapes = {
+        'point': lambda c, i: c.execute('SELECT * FROM t WHERE id = ?', (ident(i),)).fetchone(),
+        'range100': lambda c, i: c.execute('SELECT * FROM t WHERE id BETWEEN ? AND ?', (ident(i), ident(i) + 99)).fetchall(),
+    }
+    out = {}
+    for shape, run in shapes.items():
+        def round_(c):
+            start = time.perf_counter()
+            for i in range(2000):
+                run(c, i)
+            return (time.perf_counter() - start) * 1e6 / 2000
+        times = {'replica': [], 'local': []}
+        for _ in range(7):
+            times['replica'].append(round_(db))
+            times['local'].append(round_(local))
+        out[shape] = {k: sorted(v)[3] for k, v in times.items()}
+    print(json.dumps(out), flush=True)

@@ -73,26 +73,39 @@ async function replica(file) {
   })
 }
 
-/** Point reads by random id, on the replica and on a local copy, alternating rounds; prints
- * µs per read of each (the median round). */
+/** Reads on the replica and on a local copy, alternating rounds of 2,000: a point read by
+ * random id, a 100-row range, and point reads 16 at a time (Promise.all). Prints µs per read of
+ * each (the median of 7 rounds). */
 async function reads(file, local) {
   const { Database } = await import(INDEX)
   const remote = await Database.open(file, { replica: true })
   await remote.backup(local)
   const copy = await Database.open(local, { readonly: true })
   const { m } = await remote.selectOne('SELECT max(id) AS m FROM t')
-  const round = async (db) => {
-    const start = performance.now()
-    for (let i = 0; i < 5000; i++) await db.selectOne('SELECT * FROM t WHERE id = ?', [1 + ((i * 7919) % m)])
-    return ((performance.now() - start) * 1000) / 5000
+  const id = (i) => 1 + ((i * 7919) % (m - 100))
+  const shapes = {
+    point: (db, i) => db.selectOne('SELECT * FROM t WHERE id = ?', [id(i)]),
+    range100: (db, i) => db.select('SELECT * FROM t WHERE id BETWEEN ? AND ?', [id(i), id(i) + 99]),
+    point16: (db, i) =>
+      Promise.all(Array.from({ length: 16 }, (_, j) => db.selectOne('SELECT * FROM t WHERE id = ?', [id(i * 16 + j)]))),
   }
-  const times = { replica: [], local: [] }
-  for (let r = 0; r < 11; r++) {
-    times.replica.push(await round(remote))
-    times.local.push(await round(copy))
+  const out = {}
+  for (const [shape, run] of Object.entries(shapes)) {
+    const per = shape === 'point16' ? 16 : 1
+    const round = async (db) => {
+      const start = performance.now()
+      for (let i = 0; i < 2000 / per; i++) await run(db, i)
+      return ((performance.now() - start) * 1000) / 2000
+    }
+    const times = { replica: [], local: [] }
+    for (let r = 0; r < 7; r++) {
+      times.replica.push(await round(remote))
+      times.local.push(await round(copy))
+    }
+    const median = (xs) => xs.sort((a, b) => a - b)[xs.length >> 1]
+    out[shape] = { replica: median(times.replica), local: median(times.local) }
   }
-  const median = (xs) => xs.sort((a, b) => a - b)[xs.length >> 1]
-  process.stdout.write(JSON.stringify({ replica: median(times.replica), local: median(times.local) }))
+  process.stdout.write(JSON.stringify(out))
   await remote.close()
   await copy.close()
 }
@@ -211,10 +224,12 @@ async function main(engine, seconds) {
     const rd = child(readCmd, { LITESTREAM_LOG_FILE: path.join(dir, 'vfs.log') })
     await rd.done
     const cost = JSON.parse(rd.out.split('\n').findLast((l) => l.startsWith('{')))
-    console.log(
-      `point read (warm, median of 11 rounds of 5,000): replica ${cost.replica.toFixed(2)} µs, ` +
-        `local file ${cost.local.toFixed(2)} µs, ratio ${(cost.replica / cost.local).toFixed(2)}`,
-    )
+    for (const [shape, c] of Object.entries(cost)) {
+      console.log(
+        `read ${shape} (warm, µs per read, median of 7 rounds): replica ${c.replica.toFixed(1)}, ` +
+          `local file ${c.local.toFixed(1)}, ratio ${(c.replica / c.local).toFixed(2)}`,
+      )
+    }
   } finally {
     for (const f of cleanup) await f()
     fs.rmSync(dir, { recursive: true, force: true })
