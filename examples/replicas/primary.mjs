@@ -1,7 +1,7 @@
-// The primary of the read-replica example (README.md beside this file): opens the database on
-// the primary's LiteFS mount and commits a transaction every INTERVAL ms (default 200). Each
-// transaction adds k rows (1–4) to `items` and k to `meta.total`, so a state that holds part of
-// one has count(items) ≠ meta.total. Prints `ack <tx>` once a commit resolves.
+// The primary of the read-replica example (run.mjs beside this file; docs/replication.md):
+// opens the database on the primary's LiteFS mount and commits a transaction every INTERVAL ms
+// (default 200). Each transaction adds k rows (1–4) to `items` and k to `meta.total`, so a state
+// that holds part of one has count(items) ≠ meta.total. Prints `ack <tx>` once a commit resolves.
 // With SLOW_TX=1 each transaction prints `mid <tx>` halfway and waits 300 ms before it
 // commits, so a test can kill the primary inside it.
 // Usage: node primary.mjs <database path>

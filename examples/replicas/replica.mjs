@@ -1,7 +1,8 @@
-// The replica of the read-replica example (README.md beside this file): opens the database on
-// a replica's LiteFS mount with `replica: true` and prints, each time its live query emits, the
-// newest transaction the primary committed and its rows. The query reads everything in one
-// statement, so one snapshot: `torn` would mean a state holding part of a transaction.
+// The replica of the read-replica example (run.mjs beside this file; docs/replication.md):
+// opens the database on a replica's LiteFS mount with `replica: true` and prints, each time its
+// live query emits, the newest transaction the primary committed and its rows. The query reads
+// everything in one statement, so one snapshot: `torn` would mean a state holding part of a
+// transaction.
 // Usage: node replica.mjs <database path>
 // (RESQLITE_REPLICA_WATCH=off turns change detection off, to see the live query stall.)
 import fs from 'node:fs'
