@@ -297,9 +297,52 @@ test('LiteFS cannot replicate a database encrypted whole (its header too): the f
   assert.equal(await hasTable(), false, 'the table reached the replica')
 })
 
+test('a long read on a LiteFS replica holds back the transactions LiteFS applies there until it ends', {
+  timeout: 120_000,
+}, async (t) => {
+  const { primary, replica } = await freshCluster(t)
+  const db = await Database.open(primary.file('long.db'))
+  t.after(() => db.close())
+  await db.execute('CREATE TABLE t (id INTEGER PRIMARY KEY)')
+  await db.execute('INSERT INTO t VALUES (1)')
+  const file = replica.file('long.db')
+  await waitUntil(() => fs.existsSync(file), 'the database on the replica')
+  const ro = await Database.open(file, { replica: true })
+  t.after(() => ro.close())
+  await waitUntil(async () => (await ro.selectOne('SELECT count(*) AS n FROM t')).n === 1, 'the first row')
+  for (let attempt = 1; ; attempt++) {
+    const before = (await ro.selectOne('SELECT count(*) AS n FROM t')).n
+    // A read of a second or more, whose snapshot is taken when it starts.
+    let longDone
+    const long = ro
+      .selectOne(
+        'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 8000000) SELECT count(*) AS k, (SELECT count(*) FROM t) AS n FROM c',
+      )
+      .then((row) => {
+        longDone = Date.now()
+        return row
+      })
+    await sleep(200)
+    await db.execute('INSERT INTO t DEFAULT VALUES')
+    let seen
+    await waitUntil(async () => {
+      if ((await ro.selectOne('SELECT count(*) AS n FROM t')).n > before) seen = Date.now()
+      return seen !== undefined
+    }, 'the new row on the replica')
+    const { n } = await long
+    // The long read's snapshot came before LiteFS applied the commit: the commit showed only
+    // once the long read ended. (If the commit arrived before the long read began, try again.)
+    if (n === before) {
+      assert.ok(seen >= longDone, `the commit showed ${longDone - seen} ms before the long read ended`)
+      return
+    }
+    assert.ok(attempt < 3, 'the long read never began before the commit arrived')
+  }
+})
+
 async function waitUntil(check, what, ms = CATCH_UP_MS) {
   const end = Date.now() + ms
-  while (!check()) {
+  while (!(await check())) {
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`)
     await sleep(20)
   }
