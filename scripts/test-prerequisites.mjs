@@ -1,9 +1,11 @@
-// `npm test`'s pretest step: the suite needs two Debian packages and one Go module besides the
-// build.
+// `npm test`'s pretest step: the suite needs three Debian packages and two Go modules besides
+// the build.
 //   sqlcipher   test/encryption.test.mjs reads and writes files with SQLCipher's own tool
 //   chromium    test/site.test.mjs and test/web-example.test.mjs drive /usr/bin/chromium (the
 //               benchmark dashboard, examples/web)
+//   fuse3       fusermount3, which LiteFS mounts its file system with (and /dev/fuse)
 //   litestream  test/replication.test.mjs replicates a database with it (the pinned version)
+//   litefs      test/replicas.test.mjs runs read replicas with it (the pinned version)
 // and the benchmark's peers (bench/package.json, `npm install --prefix bench`, as bench/run.mjs
 // does): test/functions-differential.test.mjs compares SQL functions with better-sqlite3's on
 // the benchmark's Node 24.
@@ -14,6 +16,7 @@ import { execFileSync } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { LITEFS_INSTALL, LITEFS_VERSION, litefsModuleVersion } from '../examples/replicas/litefs.mjs'
 import { LITESTREAM_INSTALL, LITESTREAM_VERSION } from '../test/litestream.mjs'
 
 const onPath = (cmd) => {
@@ -28,6 +31,7 @@ const missingPackages = () =>
   [
     ['sqlcipher', onPath('sqlcipher')],
     ['chromium', existsSync('/usr/bin/chromium')],
+    ['fuse3', onPath('fusermount3')],
   ]
     .filter(([, present]) => !present)
     .map(([name]) => name)
@@ -81,6 +85,22 @@ if (
   if (!env.npm_config_nodedir && existsSync(join(prefix, 'include/node/node_api.h'))) env.npm_config_nodedir = prefix
   execFileSync('npm', ['install', '--prefix', BENCH], { stdio: 'inherit', env })
 }
+// litefs: a `go install`ed binary reports "development build"; its module version comes from
+// `go version -m`.
+const litefsInstalled = () => onPath(process.env.LITEFS || 'litefs') && litefsModuleVersion() === LITEFS_VERSION
+if (!process.env.LITEFS && !litefsInstalled()) {
+  const go = ['go', '/usr/local/go/bin/go'].find((g) => onPath(g) || existsSync(g))
+  if (go === undefined || process.getuid?.() !== 0) {
+    fail(
+      `npm test needs litefs ${LITEFS_VERSION} on PATH (or $LITEFS). Install it with Go:\n\n  sudo ${LITEFS_INSTALL}\n`,
+    )
+  }
+  console.log(`npm test needs litefs ${LITEFS_VERSION}: installing it (${LITEFS_INSTALL})`)
+  execFileSync('/bin/sh', ['-c', LITEFS_INSTALL.replace(/\bgo install\b/, `${go} install`)], { stdio: 'inherit' })
+  if (!litefsInstalled()) fail(`go install ran but litefs ${LITEFS_VERSION} is still not on PATH.`)
+}
+if (!existsSync('/dev/fuse'))
+  fail('npm test needs /dev/fuse for LiteFS (test/replicas.test.mjs): this machine has none.')
 
 function fail(message) {
   console.error(message)

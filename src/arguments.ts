@@ -23,6 +23,7 @@ const OPTION_KEYS = new Set([
   'readers',
   'busyTimeout',
   'readonly',
+  'replica',
   'safeIntegers',
   'watchExternalChanges',
   'encryptionKey',
@@ -198,7 +199,8 @@ export function checkQueryOptions(options: unknown): AbortSignal | undefined {
 
 export function checkPath(path: unknown, options: unknown): string {
   if (typeof path !== 'string') throw typeError(`path must be a string, got ${describe(path)}`)
-  if (path === ':memory:' && (options as OpenOptions | undefined)?.readonly === true) {
+  const o = options as OpenOptions | undefined
+  if (path === ':memory:' && (o?.readonly === true || o?.replica === true)) {
     throw new ResqliteError('ERR_INVALID_PATH', `':memory:' starts empty: it cannot be opened readonly`)
   }
   if (path === '') {
@@ -220,7 +222,7 @@ export function checkOptions(options: unknown): EngineOptions {
   return {
     readers: integerOption('readers', o.readers, 1, 64, Math.min(4, Math.max(2, os.availableParallelism() - 1))),
     busyTimeout: integerOption('busyTimeout', o.busyTimeout, 0, 2 ** 31 - 1, 5000),
-    readonly: booleanOption('readonly', o.readonly),
+    readonly: booleanOption('readonly', o.readonly) || checkReplica(o),
     safeIntegers: booleanOption('safeIntegers', o.safeIntegers),
     encryption: checkEncryption(o.encryptionKey, o.cipher),
     attach: checkAttach(o.attach),
@@ -295,10 +297,28 @@ function checkAttach(attach: unknown): [string, string][] {
   })
 }
 
+/** `replica: true`: a read replica (docs/replication.md), opened readonly. `readonly: false`
+ * beside it is a contradiction, refused. */
+export function checkReplica(options: OpenOptions): boolean {
+  const replica = booleanOption('replica', options.replica)
+  if (replica && options.readonly === false) {
+    throw typeError(
+      'replica: true opens the database read-only; readonly: false contradicts it',
+      'ERR_INVALID_ARG_VALUE',
+    )
+  }
+  return replica
+}
+
+/** How often a replica checks for the replication engine's commits unless told otherwise: a
+ * small job every 10 ms while a live query exists (experiments/052). */
+export const REPLICA_WATCH_INTERVAL = 10
+
 /** `watchExternalChanges` as an interval in ms, or 0 for off. */
 export function checkWatchOption(options: OpenOptions): number {
   const watch = options.watchExternalChanges
-  if (watch === undefined || watch === false) return 0
+  if (watch === undefined) return checkReplica(options) ? REPLICA_WATCH_INTERVAL : 0
+  if (watch === false) return 0
   if (watch === true) return 1000
   if (typeof watch !== 'object' || watch === null || Array.isArray(watch) || !isPlainObject(watch)) {
     throw typeError(`watchExternalChanges must be a boolean or { interval }, got ${describe(watch)}`)
@@ -415,6 +435,13 @@ function encodeKey(key: unknown, cipher: CheckedCipher, what: string): Uint8Arra
     if (key.startsWith('raw:')) {
       throw typeError(
         `${what}: a passphrase may not start with 'raw:' (SQLite3 Multiple Ciphers would read it as raw key bytes); pass a raw key as a Uint8Array`,
+        'ERR_INVALID_ARG_VALUE',
+      )
+    }
+    const plaintextHeader = cipher.names.indexOf('plaintext_header_size')
+    if (plaintextHeader >= 0 && cipher.values[plaintextHeader] > 0) {
+      throw typeError(
+        `${what}: plaintextHeaderSize needs raw key bytes (a Uint8Array): the salt a passphrase needs is kept where the header now is`,
         'ERR_INVALID_ARG_VALUE',
       )
     }

@@ -27,7 +27,12 @@ const AEGIS_256 = 4
 
 export const CIPHERS: Record<string, CipherSpec> = {
   chacha20: {
-    params: { legacy: { native: 'legacy', kind: 'bool' }, legacyPageSize: pageSize, kdfIter: iterations('kdf_iter') },
+    params: {
+      legacy: { native: 'legacy', kind: 'bool' },
+      legacyPageSize: pageSize,
+      kdfIter: iterations('kdf_iter'),
+      plaintextHeaderSize: { native: 'plaintext_header_size', kind: 'int', min: 0, max: 100 },
+    },
     rawKeyLength: () => 32,
   },
   sqlcipher: {

@@ -12,6 +12,7 @@ import {
   checkOptions,
   checkPath,
   checkRekey,
+  checkReplica,
   checkTransactionOptions,
   checkWatchOption,
   type PreparedCall,
@@ -65,6 +66,8 @@ export class Database implements Queryable {
   readonly #path: string
   readonly #readers: number
   readonly #readonly: boolean
+  /** Opened with `replica: true`: writes reject with `ERR_DATABASE_REPLICA`. */
+  readonly #replica: boolean
   readonly #engine: Engine
   /** Writers wait here in call order; a transaction holds the writer alone. */
   readonly #turns = new Turns()
@@ -94,8 +97,9 @@ export class Database implements Queryable {
   /** Its prepared statements' way here, emptied at close (statement.ts). */
   #statements: StatementLink | undefined
 
-  private constructor(path: string, options: EngineOptions, memoryDir: string | undefined) {
+  private constructor(path: string, options: EngineOptions, memoryDir: string | undefined, replica: boolean) {
     this.#path = path
+    this.#replica = replica
     this.#memoryDir = memoryDir
     this.#file = memoryDir === undefined ? path : join(memoryDir, 'db')
     this.#readers = options.readers
@@ -138,12 +142,13 @@ export class Database implements Queryable {
     const checkedPath = checkPath(path, options)
     const engineOptions = checkOptions(options)
     const interval = checkWatchOption(options)
+    const replica = checkReplica(options)
     // ':memory:' is a temporary file in WAL mode, not SQLite's memdb VFS: memdb has no WAL,
     // so its readers and writer would block each other (docs/api.md "In-memory databases").
     const memoryDir = checkedPath === ':memory:' ? await mkdtemp(join(tmpdir(), 'resqlite-memory-')) : undefined
     let db: Database
     try {
-      db = new Database(checkedPath, engineOptions, memoryDir)
+      db = new Database(checkedPath, engineOptions, memoryDir, replica)
     } catch (error) {
       if (memoryDir) await rm(memoryDir, { recursive: true, force: true })
       throw error
@@ -356,7 +361,7 @@ export class Database implements Queryable {
     } catch (error) {
       return rejected(error)
     }
-    if (this.#readonly) return Promise.reject(readonlyError('BEGIN'))
+    if (this.#readonly) return Promise.reject(readonlyError('BEGIN', this.#replica))
     if (signal?.aborted) return Promise.reject(abortError(signal, 'transaction'))
     return this.#transaction(body, mode, signal)
   }
@@ -391,10 +396,15 @@ export class Database implements Queryable {
     if (this.#readonly) {
       enc?.key.fill(0)
       return Promise.reject(
-        new ResqliteError(
-          'ERR_DATABASE_READONLY',
-          'the database was opened with readonly: true; rekey needs the writer',
-        ),
+        this.#replica
+          ? new ResqliteError(
+              'ERR_DATABASE_REPLICA',
+              'the database is a read replica (opened with replica: true): rekey the primary',
+            )
+          : new ResqliteError(
+              'ERR_DATABASE_READONLY',
+              'the database was opened with readonly: true; rekey needs the writer',
+            ),
       )
     }
     if (this.#attached) {
@@ -615,7 +625,7 @@ export class Database implements Queryable {
 
   /** A write whose arguments are checked and packed (`#write`, a Statement's call). */
   #writePrepared<T>(kind: JobKind, sql: string, { packed, arrays }: PreparedCall): Promise<T> {
-    if (this.#readonly) return Promise.reject(readonlyError(sql))
+    if (this.#readonly) return Promise.reject(readonlyError(sql, this.#replica))
     if (this.#turns.free) {
       // Nothing holds or waits for the writer: a bounded execute may run on the JS thread.
       const done = kind === JobKind.Execute ? this.#engine.writeInline<T>(sql, packed, undefined) : undefined
@@ -632,7 +642,14 @@ export class Database implements Queryable {
   }
 }
 
-function readonlyError(sql: string): ResqliteError {
+function readonlyError(sql: string, replica: boolean): ResqliteError {
+  if (replica) {
+    return new ResqliteError(
+      'ERR_DATABASE_REPLICA',
+      'the database is a read replica (opened with replica: true): write on the primary',
+      sql,
+    )
+  }
   return new ResqliteError('ERR_DATABASE_READONLY', 'the database was opened with readonly: true', sql)
 }
 

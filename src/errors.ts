@@ -21,6 +21,8 @@ export type ResqliteErrorCode =
   | 'ERR_DATABASE_CLOSED'
   /** `execute`, `executeBatch`, `transaction` or `rekey` on a database opened with `readonly: true`. */
   | 'ERR_DATABASE_READONLY'
+  /** The same on a database opened with `replica: true`: a read replica, whose writes belong on the primary. */
+  | 'ERR_DATABASE_REPLICA'
   /** The `signal` aborted (before the call ran, while it waited, or while it ran); `cause` holds
    * the signal's reason. */
   | 'ABORT_ERR'

@@ -205,6 +205,11 @@ export interface OpenOptions {
   /** Open without a writer: `execute`, `executeBatch`, `transaction` and `rekey` reject with
    * `ERR_DATABASE_READONLY`. Default false. */
   readonly?: boolean
+  /** A read replica kept up to date by a replication engine such as LiteFS
+   * (docs/replication.md): opened read-only; `execute`, `executeBatch`, `transaction` and
+   * `rekey` reject with `ERR_DATABASE_REPLICA`; and `watchExternalChanges` defaults to
+   * `{ interval: 10 }`, so live queries follow the primary's commits. Default false. */
+  replica?: boolean
   /** Return every INTEGER as a `bigint` (and `lastInsertRowid` too). Default false: INTEGERs are
    * numbers, and one beyond ±(2^53−1) is a `RangeError`. */
   safeIntegers?: boolean
