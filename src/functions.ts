@@ -222,7 +222,26 @@ export class Functions {
         if (final) states.delete(instance)
         return storable(checkedName, result(accumulator))
       })
-    const callers = kind === 1 ? [stepper('step'), result] : [stepper('step'), stepper('inverse'), result]
+    // Steps an engine thread kept and handed over together (crates/engine/src/functions/
+    // callbacks.rs): `inverse[i]` says which, their arguments `argc` at a time in `args`.
+    const steps = (instance: number, inverse: boolean[], args: unknown[], argc: number): unknown => {
+      const outcome = run(checkedName, () => {
+        const { start, step, inverse: undo } = agg()
+        let accumulator = states.has(instance) ? states.get(instance) : start()
+        for (let i = 0, at = 0; i < inverse.length; i++, at += argc) {
+          const fn = (inverse[i] ? undo : step) as Slot['fn']
+          const next = argc === 1 ? fn(accumulator, args[at]) : fn(accumulator, ...args.slice(at, at + argc))
+          if (isThenable(next)) return refusedPromise(`${checkedName} (${inverse[i] ? 'inverse' : 'step'})`, next)
+          if (next !== undefined) accumulator = next
+        }
+        states.set(instance, accumulator)
+        return undefined
+      })
+      if (outcome instanceof Failure) states.delete(instance)
+      return outcome
+    }
+    const callers =
+      kind === 1 ? [stepper('step'), result, steps] : [stepper('step'), stepper('inverse'), result, steps]
     this.#define(checkedName, nArg, slot, opts, callers)
   }
 

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use sqlite3mc_sys as ffi;
 
-use super::host::{Call, Callers, FunctionHost, Op, Step};
+use super::host::{Call, Callers, FunctionHost, Kept, Op};
 use super::registry::{Definition, Kind};
 use super::values::{self, Outcome};
 
@@ -85,7 +85,7 @@ const KEEP_STEPS: usize = 256;
 #[repr(C)]
 struct Aggregate {
     instance: u64,
-    kept: *mut Vec<Step>,
+    kept: *mut Kept,
     /// A step failed: the statement fails, and nothing more is called.
     failed: bool,
 }
@@ -119,11 +119,17 @@ unsafe fn step_as(op: Op, ctx: *mut ffi::sqlite3_context, argc: c_int, argv: *mu
         return;
     }
     if (*state).kept.is_null() {
-        (*state).kept = Box::into_raw(Box::new(Vec::with_capacity(KEEP_STEPS)));
+        (*state).kept = Box::into_raw(Box::default());
     }
-    let args = (0..argc.max(0) as usize).map(|i| values::owned(*argv.add(i))).collect();
-    (*(*state).kept).push(Step { inverse: op == Op::Inverse, args });
-    if (*(*state).kept).len() >= KEEP_STEPS {
+    let argc = argc.max(0) as usize;
+    if !(*(*state).kept).inverse.is_empty() && (*(*state).kept).argc != argc {
+        hand_over_kept(ctx, state); // the kept steps share one argument count
+    }
+    let kept = &mut *(*state).kept;
+    kept.argc = argc;
+    kept.inverse.push(op == Op::Inverse);
+    kept.args.extend((0..argc).map(|i| values::owned(*argv.add(i))));
+    if kept.inverse.len() >= KEEP_STEPS {
         hand_over_kept(ctx, state);
     }
 }
@@ -131,7 +137,7 @@ unsafe fn step_as(op: Op, ctx: *mut ffi::sqlite3_context, argc: c_int, argv: *mu
 /// Hands the kept steps over to the JS thread; a failure fails the statement.
 unsafe fn hand_over_kept(ctx: *mut ffi::sqlite3_context, state: *mut Aggregate) {
     let kept = (*state).kept;
-    if kept.is_null() || (*kept).is_empty() {
+    if kept.is_null() || (*kept).inverse.is_empty() {
         return;
     }
     let app = registered(ctx);
@@ -144,7 +150,8 @@ unsafe fn hand_over_kept(ctx: *mut ffi::sqlite3_context, state: *mut Aggregate) 
         steps: kept,
     };
     let outcome = app.host.call(call);
-    (*kept).clear();
+    (*kept).inverse.clear();
+    (*kept).args.clear();
     if let error @ Outcome::Error(_) = outcome {
         (*state).failed = true;
         error.apply(ctx);

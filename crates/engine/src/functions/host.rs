@@ -47,8 +47,8 @@ pub fn set_js_env(env: sys::napi_env) {
 }
 
 /// What a function's definition calls in JS (src/functions.ts makes them): a scalar's caller;
-/// an aggregate's `step`, `inverse` (windows only) and `result`. Referenced until the database
-/// is released.
+/// an aggregate's `step`, `inverse` (windows only), `result`, and `steps` (kept steps, handed
+/// over together). Referenced until the database is released.
 pub struct Callers {
     refs: Vec<sys::napi_ref>,
 }
@@ -85,9 +85,12 @@ pub enum Op {
     Final,
 }
 
-/// An aggregate's step (or inverse) kept to be handed over with others.
-pub struct Step {
-    pub inverse: bool,
+/// An aggregate's steps (and inverses) kept to be handed over together: which each is, and
+/// their arguments, `argc` each, in order.
+#[derive(Default)]
+pub struct Kept {
+    pub inverse: Vec<bool>,
+    pub argc: usize,
     pub args: Vec<values::Owned>,
 }
 
@@ -99,8 +102,8 @@ pub struct Call {
     pub instance: u64,
     pub argc: c_int,
     pub argv: *mut *mut ffi::sqlite3_value,
-    /// `Op::Steps`: the steps, in order.
-    pub steps: *const Vec<Step>,
+    /// `Op::Steps`: the steps kept.
+    pub steps: *const Kept,
 }
 
 /// A call handed over to the JS thread, on the stack of the engine thread waiting for it.
@@ -353,23 +356,34 @@ impl FunctionHost {
                 let args = (0..call.argc.max(0) as usize).map(|i| values::arg(*call.argv.add(i)));
                 step_outcome(self.call_js(callers, which, &[instance], args))
             }
-            Op::Steps => {
-                let instance = js::double(self.env, call.instance as f64);
-                for step in &*call.steps {
-                    let which = if step.inverse { 1 } else { 0 };
-                    if let error @ Outcome::Error(_) =
-                        step_outcome(self.call_js(callers, which, &[instance], step.args.iter().map(|a| a.as_arg())))
-                    {
-                        return error;
-                    }
-                }
-                Outcome::Nothing
-            }
+            Op::Steps => self.hand_kept(callers, call.instance, &*call.steps),
             Op::Value | Op::Final => {
                 let lead = [js::double(self.env, call.instance as f64), js::boolean(self.env, call.op == Op::Final)];
-                self.call_js(callers, callers.refs.len() - 1, &lead, std::iter::empty())
+                self.call_js(callers, callers.refs.len() - 2, &lead, std::iter::empty())
             }
         }
+    }
+
+    /// The kept steps, in one call of the `steps` caller: `(instance, inverse[], args[], argc)`.
+    ///
+    /// # Safety
+    /// As `invoke`.
+    unsafe fn hand_kept(&self, callers: &Callers, instance: u64, kept: &Kept) -> Outcome {
+        let env = self.env;
+        let (mut inverse, mut args) = (ptr::null_mut(), ptr::null_mut());
+        sys::napi_create_array_with_length(env, kept.inverse.len(), &mut inverse);
+        sys::napi_create_array_with_length(env, kept.args.len(), &mut args);
+        for (i, &undo) in kept.inverse.iter().enumerate() {
+            sys::napi_set_element(env, inverse, i as u32, js::boolean(env, undo));
+        }
+        for (i, arg) in kept.args.iter().enumerate() {
+            match values::argument(env, arg.as_arg(), i % kept.argc.max(1), self.safe_integers, self.replace_invalid_utf8) {
+                Ok(v) => sys::napi_set_element(env, args, i as u32, v),
+                Err(message) => return Outcome::Error(message),
+            };
+        }
+        let lead = [js::double(env, instance as f64), inverse, args, js::number(env, kept.argc as u32)];
+        step_outcome(self.call_js(callers, callers.refs.len() - 1, &lead, std::iter::empty()))
     }
 
     /// Calls caller `which` with `lead` and then `args` as JS values, and reads what it returned.

@@ -218,7 +218,8 @@ impl NativeDatabase {
 
     /// Defines a JavaScript function for every connection, or replaces one of the same name and
     /// `n_arg` (-1: any number). `kind`: 0 scalar, 1 aggregate, 2 window. `callers`, as
-    /// src/functions.ts makes them: a scalar's caller; an aggregate's step, [inverse,] result.
+    /// src/functions.ts makes them: a scalar's caller; an aggregate's step, [inverse,] result,
+    /// and the caller of steps handed over together.
     /// `later` serves calls handed over from engine threads on a later turn of the loop.
     #[napi]
     #[allow(clippy::too_many_arguments)]
@@ -235,8 +236,8 @@ impl NativeDatabase {
     ) -> Result<()> {
         let kind = match (kind, callers.len()) {
             (0, 1) => Kind::Scalar,
-            (1, 2) => Kind::Aggregate,
-            (2, 3) => Kind::Window,
+            (1, 3) => Kind::Aggregate,
+            (2, 4) => Kind::Window,
             _ => {
                 return Err(Error::new(
                     Status::InvalidArg,
