@@ -131,7 +131,8 @@ export const TARGETS = [
   vsPeer('awaited select of 10 rows: wall vs better-sqlite3', 'select.10', 'better-sqlite3', 'wall', '<=', 1),
   // SQL functions in JavaScript (issue 31), on the narrow table.
   vsPeer('SELECT fn(x) over 100,000 rows: wall vs better-sqlite3', 'fn.scalar', 'better-sqlite3', 'wall', '<=', 1.5),
-  value('longest stall, SELECT fn(x) over 100,000 rows (p90 of runs, ms)', 'fn.scalar', 'stall.p90', '<=', 2),
+  // 2 ms plus the function's own time in a slice (at most the slice, 0.25 ms).
+  value('longest stall, SELECT fn(x) over 100,000 rows (p90 of runs, ms)', 'fn.scalar', 'stall.p90', '<=', 2.25),
   vsPeer(
     'SELECT agg(x) over 100,000 rows: wall vs better-sqlite3',
     'fn.aggregate',

@@ -240,8 +240,8 @@ export class Engine {
     return this.#readOnThreads(kind, sql, packed, signal, arrays)
   }
 
-  /** A select calling JavaScript functions, on the JS thread's connection a slice of about a
-   * millisecond at a time, with a turn of the event loop between slices: its functions are
+  /** A select calling JavaScript functions, on the JS thread's connection a slice of about
+   * 0.25 ms at a time, with a turn of the event loop between slices: its functions are
    * called right there, where a reader would hand each call over (experiments/054). Undefined
    * when it calls none (or another runs so): a reader's job then. A step that overruns (a sort,
    * an aggregate: one step over every row) ends it, and it runs on a reader instead. */
