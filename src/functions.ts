@@ -240,8 +240,7 @@ export class Functions {
       if (outcome instanceof Failure) states.delete(instance)
       return outcome
     }
-    const callers =
-      kind === 1 ? [stepper('step'), result, steps] : [stepper('step'), stepper('inverse'), result, steps]
+    const callers = kind === 1 ? [stepper('step'), result, steps] : [stepper('step'), stepper('inverse'), result, steps]
     this.#define(checkedName, nArg, slot, opts, callers)
   }
 

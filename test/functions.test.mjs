@@ -563,3 +563,35 @@ test('a database in a worker thread calls its functions on that thread, beside o
   assert.deepStrictEqual(fromWorker, { w: 'worker', k: 1000 })
   assert.deepStrictEqual(await main.selectOne('SELECT who() AS w'), { w: 'main' })
 })
+
+test('an aggregate over many rows on a reader: its steps handed over in batches, in order, a failure in any batch fails it', async (t) => {
+  const db = await filled(t, 20_000, { inlineBudget: 0 })
+  const seen = []
+  db.aggregate('ordered', {
+    start: () => ({ last: 0, ok: true }),
+    step: (acc, x) => {
+      if (x !== acc.last + 1) acc.ok = false
+      acc.last = x
+    },
+    result: (acc) => (acc.ok ? acc.last : -1),
+  })
+  assert.deepStrictEqual(await db.selectOne('SELECT ordered(x) AS n FROM (SELECT x FROM t ORDER BY x)'), { n: 20_000 })
+  db.aggregate('sums', { start: 0, step: (acc, x) => acc + x })
+  const groups = await db.select('SELECT x % 7 AS k, sums(x) AS s FROM t GROUP BY k ORDER BY k')
+  const expected = Array.from({ length: 7 }, (_, k) => ({ k, s: 0 }))
+  for (let x = 1; x <= 20_000; x++) expected[x % 7].s += x
+  assert.deepStrictEqual(groups, expected)
+  const thrown = new Error('row 5,000')
+  db.aggregate('fails', {
+    start: 0,
+    step: (acc, x) => {
+      seen.push(x)
+      if (x === 5_000) throw thrown
+      return acc + 1
+    },
+  })
+  const err = await expectReject(() => db.select('SELECT fails(x) FROM t'), ResqliteError, 'ERR_FUNCTION_THREW')
+  assert.equal(err.cause, thrown)
+  assert.ok(seen.length < 20_000, `${seen.length} steps ran: the statement stopped at the failed batch`)
+  assert.deepStrictEqual(await db.selectOne('SELECT sums(x) AS s FROM t WHERE x <= 3'), { s: 6 }, 'usable afterwards')
+})

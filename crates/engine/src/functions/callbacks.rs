@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use sqlite3mc_sys as ffi;
 
-use super::host::{Call, Callers, FunctionHost, Kept, Op};
+use super::host::{Call, Callers, FunctionHost, Handed, Kept, Op};
 use super::registry::{Definition, Kind};
 use super::values::{self, Outcome};
 
@@ -76,18 +76,26 @@ unsafe extern "C" fn scalar(ctx: *mut ffi::sqlite3_context, argc: c_int, argv: *
 
 /// How many steps of an aggregate an engine thread keeps before it hands them over together.
 /// A step returns nothing SQLite needs until the result, so they need not be handed over one
-/// by one (experiments/054).
-const KEEP_STEPS: usize = 256;
+/// by one, nor waited for: the engine thread keeps stepping while the JS thread runs the last
+/// batch (experiments/054).
+const KEEP_STEPS: usize = 2048;
 
 /// An aggregate instance's state (one per group, or per window partition), in SQLite's
 /// aggregate context: the number under which JS keeps its accumulator, and, on an engine
-/// thread, the steps kept for the JS thread.
+/// thread, the steps kept for the JS thread and the batch it is running.
 #[repr(C)]
 struct Aggregate {
     instance: u64,
     kept: *mut Kept,
+    flight: *mut Flight,
     /// A step failed: the statement fails, and nothing more is called.
     failed: bool,
+}
+
+/// A batch of steps handed over and not yet waited for: the call refers to its `kept`.
+struct Flight {
+    kept: Kept,
+    handed: Option<Handed>,
 }
 
 /// The instance's state; null when none was made (`create` false: no row was stepped).
@@ -123,23 +131,52 @@ unsafe fn step_as(op: Op, ctx: *mut ffi::sqlite3_context, argc: c_int, argv: *mu
     }
     let argc = argc.max(0) as usize;
     if !(*(*state).kept).inverse.is_empty() && (*(*state).kept).argc != argc {
-        hand_over_kept(ctx, state); // the kept steps share one argument count
+        send_kept(ctx, state); // the kept steps share one argument count
     }
     let kept = &mut *(*state).kept;
     kept.argc = argc;
     kept.inverse.push(op == Op::Inverse);
     kept.args.extend((0..argc).map(|i| values::owned(*argv.add(i))));
     if kept.inverse.len() >= KEEP_STEPS {
-        hand_over_kept(ctx, state);
+        send_kept(ctx, state);
     }
 }
 
-/// Hands the kept steps over to the JS thread; a failure fails the statement.
-unsafe fn hand_over_kept(ctx: *mut ffi::sqlite3_context, state: *mut Aggregate) {
+/// Waits for the batch in flight, if any; a failure fails the statement. Whether all went well.
+unsafe fn land(ctx: *mut ffi::sqlite3_context, state: *mut Aggregate) -> bool {
+    let flight = (*state).flight;
+    if flight.is_null() {
+        return true;
+    }
+    // Waited for where it is: the JS thread holds its address until it is done.
+    let Some(handed) = (*flight).handed.as_ref() else { return true };
+    let outcome = registered(ctx).host.wait(handed);
+    (*flight).handed = None;
+    if let error @ Outcome::Error(_) = outcome {
+        (*state).failed = true;
+        error.apply(ctx);
+        return false;
+    }
+    true
+}
+
+/// Hands the kept steps over to the JS thread without waiting for them: the batch before, if
+/// any, is waited for first (steps run in order), and its buffer keeps the next steps.
+unsafe fn send_kept(ctx: *mut ffi::sqlite3_context, state: *mut Aggregate) {
+    if !land(ctx, state) {
+        return;
+    }
     let kept = (*state).kept;
     if kept.is_null() || (*kept).inverse.is_empty() {
         return;
     }
+    if (*state).flight.is_null() {
+        (*state).flight = Box::into_raw(Box::new(Flight { kept: Kept::default(), handed: None }));
+    }
+    let flight = &mut *(*state).flight;
+    flight.kept.inverse.clear();
+    flight.kept.args.clear();
+    std::mem::swap(&mut flight.kept, &mut *kept);
     let app = registered(ctx);
     let call = Call {
         op: Op::Steps,
@@ -147,14 +184,29 @@ unsafe fn hand_over_kept(ctx: *mut ffi::sqlite3_context, state: *mut Aggregate) 
         instance: (*state).instance,
         argc: 0,
         argv: std::ptr::null_mut(),
-        steps: kept,
+        steps: &flight.kept,
     };
-    let outcome = app.host.call(call);
-    (*kept).inverse.clear();
-    (*kept).args.clear();
-    if let error @ Outcome::Error(_) = outcome {
-        (*state).failed = true;
-        error.apply(ctx);
+    let handed = flight.handed.insert(Handed::new(call));
+    // SAFETY: the flight is boxed and stays until `land` has waited for it (`release`).
+    app.host.hand(handed);
+}
+
+/// Every kept step run: sent, and waited for. Whether all went well.
+unsafe fn run_kept(ctx: *mut ffi::sqlite3_context, state: *mut Aggregate) -> bool {
+    send_kept(ctx, state);
+    !(*state).failed && land(ctx, state)
+}
+
+/// Frees what the instance's state holds, once nothing in flight refers to it.
+unsafe fn release(ctx: *mut ffi::sqlite3_context, state: *mut Aggregate) {
+    land(ctx, state);
+    if !(*state).flight.is_null() {
+        drop(Box::from_raw((*state).flight));
+        (*state).flight = std::ptr::null_mut();
+    }
+    if !(*state).kept.is_null() {
+        drop(Box::from_raw((*state).kept));
+        (*state).kept = std::ptr::null_mut();
     }
 }
 
@@ -175,9 +227,8 @@ unsafe extern "C" fn value(ctx: *mut ffi::sqlite3_context) {
 unsafe extern "C" fn finish(ctx: *mut ffi::sqlite3_context) {
     result(ctx, Op::Final);
     let state = aggregate(ctx, false);
-    if !state.is_null() && !(*state).kept.is_null() {
-        drop(Box::from_raw((*state).kept));
-        (*state).kept = std::ptr::null_mut();
+    if !state.is_null() {
+        release(ctx, state);
     }
 }
 
@@ -186,8 +237,7 @@ unsafe fn result(ctx: *mut ffi::sqlite3_context, op: Op) {
     if state.is_null() {
         return call(ctx, op, 0, 0, std::ptr::null_mut()); // no row: the result of `start`
     }
-    hand_over_kept(ctx, state);
-    if !(*state).failed {
+    if !(*state).failed && run_kept(ctx, state) {
         call(ctx, op, (*state).instance, 0, std::ptr::null_mut());
     }
 }

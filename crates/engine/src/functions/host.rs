@@ -106,12 +106,24 @@ pub struct Call {
     pub steps: *const Kept,
 }
 
-/// A call handed over to the JS thread, on the stack of the engine thread waiting for it.
-struct Handed {
+/// A call handed over to the JS thread (`hand`), where it stays (on the stack of the thread
+/// waiting for it, or boxed) until it is `done`.
+pub struct Handed {
     call: Call,
     outcome: UnsafeCell<Outcome>,
     done: AtomicBool,
     waiter: Thread,
+}
+
+impl Handed {
+    pub fn new(call: Call) -> Handed {
+        Handed {
+            call,
+            outcome: UnsafeCell::new(Outcome::Nothing),
+            done: AtomicBool::new(false),
+            waiter: std::thread::current(),
+        }
+    }
 }
 
 /// The JS side of one database's functions: runs their calls on its JS thread.
@@ -218,18 +230,25 @@ impl FunctionHost {
     }
 
     fn hop(&self, call: Call) -> Outcome {
-        let handed = Handed {
-            call,
-            outcome: UnsafeCell::new(Outcome::Nothing),
-            done: AtomicBool::new(false),
-            waiter: std::thread::current(),
-        };
+        let handed = Handed::new(call);
+        // SAFETY: `handed` stays here until `wait` has seen it done.
+        unsafe { self.hand(&handed) };
+        self.wait(&handed)
+    }
+
+    /// Queues `handed` for the JS thread without waiting for it (`wait` does).
+    ///
+    /// # Safety
+    /// `handed` stays where it is, alive, until `wait` returns for it.
+    pub unsafe fn hand(&self, handed: &Handed) {
         {
             let mut queue = self.queue.lock().unwrap();
             if self.closed.load(Ordering::Acquire) {
-                return ended();
+                *handed.outcome.get() = ended();
+                handed.done.store(true, Ordering::Release);
+                return;
             }
-            queue.push_back(&handed as *const Handed as usize);
+            queue.push_back(handed as *const Handed as usize);
         }
         if !self.scheduled.swap(true, Ordering::AcqRel) {
             let tsfn = self.tsfn.load(Ordering::Acquire);
@@ -250,6 +269,10 @@ impl FunctionHost {
                 self.close(); // the JS thread is gone: fails every waiting call, this one included
             }
         }
+    }
+
+    /// Waits for a handed call to be done, and takes what it produced.
+    pub fn wait(&self, handed: &Handed) -> Outcome {
         let started = Instant::now();
         let spins = may_spin();
         while !handed.done.load(Ordering::Acquire) {
@@ -259,7 +282,8 @@ impl FunctionHost {
                 std::thread::park();
             }
         }
-        handed.outcome.into_inner()
+        // SAFETY: done: the JS thread no longer touches it.
+        unsafe { std::mem::replace(&mut *handed.outcome.get(), Outcome::Nothing) }
     }
 
     /// Serves handed-over calls for at most SLICE; true when calls are still waiting (the caller
@@ -377,7 +401,13 @@ impl FunctionHost {
             sys::napi_set_element(env, inverse, i as u32, js::boolean(env, undo));
         }
         for (i, arg) in kept.args.iter().enumerate() {
-            match values::argument(env, arg.as_arg(), i % kept.argc.max(1), self.safe_integers, self.replace_invalid_utf8) {
+            match values::argument(
+                env,
+                arg.as_arg(),
+                i % kept.argc.max(1),
+                self.safe_integers,
+                self.replace_invalid_utf8,
+            ) {
                 Ok(v) => sys::napi_set_element(env, args, i as u32, v),
                 Err(message) => return Outcome::Error(message),
             };
