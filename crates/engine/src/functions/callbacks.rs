@@ -176,7 +176,7 @@ unsafe fn send_kept(ctx: *mut ffi::sqlite3_context, state: *mut Aggregate) {
     let flight = &mut *(*state).flight;
     flight.kept.inverse.clear();
     flight.kept.args.clear();
-    std::mem::swap(&mut flight.kept, &mut *kept);
+    std::ptr::swap(&mut flight.kept, kept);
     let app = registered(ctx);
     let call = Call {
         op: Op::Steps,
