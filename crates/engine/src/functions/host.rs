@@ -318,9 +318,6 @@ impl FunctionHost {
                 break;
             }
         }
-        if std::env::var_os("FN_DEBUG").is_some() && started.elapsed() > Duration::from_millis(2) {
-            eprintln!("serve took {:?}", started.elapsed());
-        }
         if !self.queue.lock().unwrap().is_empty() {
             return true; // still scheduled: served again on a later turn
         }
