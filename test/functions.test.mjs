@@ -100,6 +100,25 @@ describe('db.function: where the statement runs', () => {
     await closed
   })
 
+  test('a select calling a function over 100,000 rows on the JS thread gives the event loop turns between slices', async (t) => {
+    const db = await filled(t, 100_000)
+    db.function('f', (x) => x + 1)
+    let turns = 0
+    let running = true
+    const tick = () => {
+      turns++
+      if (running) setImmediate(tick)
+    }
+    setImmediate(tick)
+    const before = (await db.diagnostics()).inline.sliced
+    const rows = await db.select('SELECT f(x) AS v FROM t')
+    running = false
+    assert.equal(rows.length, 100_000)
+    assert.equal((await db.diagnostics()).inline.sliced, before + 1, 'it ran on the JS thread, a slice at a time')
+    // 100,000 calls take tens of milliseconds: slices of about 0.25 ms give the loop dozens of turns.
+    assert.ok(turns >= 10, `${turns} turns of the event loop while it ran`)
+  })
+
   test('a statement calling a function 100,000 times on a reader keeps the event loop turning', async (t) => {
     const db = await filled(t, 100_000, { inlineBudget: 0 })
     db.function('f', (x) => x + 1)
