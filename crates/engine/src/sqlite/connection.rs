@@ -27,7 +27,8 @@ pub struct Connection {
     /// The database's JavaScript functions, registered here before a statement is prepared or
     /// taken from the cache (`sync_functions`).
     functions: Option<Arc<Functions>>,
-    /// The version of `functions` registered here.
+    /// The version of `functions` registered here (unread in the unit tests: `sync_functions`).
+    #[cfg_attr(test, allow(dead_code))]
     functions_seen: Cell<u64>,
 }
 
