@@ -127,6 +127,8 @@ function storable(name: string, r: unknown): unknown {
 interface Slot {
   kind: 0 | 1 | 2
   flags: string
+  /** The engine calls through it already: redefining only swaps its implementation. */
+  defined: boolean
   fn: (...args: unknown[]) => unknown
   aggregate?: Required<Pick<AggregateOptions, 'step' | 'result'>> & {
     start: () => unknown
@@ -162,7 +164,7 @@ export class Functions {
     const nArg = opts.varargs ? -1 : arity(fn.length, 'fn')
     const slot = this.#slot(checkedName, nArg, 0, opts)
     slot.fn = fn as Slot['fn']
-    if (this.#defined(slot)) return
+    if (slot.defined) return
     this.#define(checkedName, nArg, slot, opts, [scalarCaller(checkedName, slot, nArg)])
   }
 
@@ -197,24 +199,9 @@ export class Functions {
       inverse: def.inverse,
       result: def.result ?? ((accumulator) => accumulator),
     }
-    if (this.#defined(slot)) return
+    if (slot.defined) return
     const states = new Map<number, unknown>()
     const agg = () => slot.aggregate as NonNullable<Slot['aggregate']>
-    const stepper =
-      (which: 'step' | 'inverse') =>
-      (instance: number, ...args: unknown[]): unknown => {
-        const outcome = run(checkedName, () => {
-          const { start, [which]: fn } = agg()
-          const accumulator = states.has(instance) ? states.get(instance) : start()
-          const next = Reflect.apply(fn as Slot['fn'], undefined, [accumulator, ...args])
-          if (isThenable(next)) return refusedPromise(`${checkedName} (${which})`, next)
-          states.set(instance, next === undefined ? accumulator : next)
-          return undefined
-        })
-        // A failed step fails the statement: no result is asked for, so the accumulator goes now.
-        if (outcome instanceof Failure) states.delete(instance)
-        return outcome
-      }
     const result = (instance: number, final: boolean): unknown =>
       run(checkedName, () => {
         const { start, result } = agg()
@@ -222,8 +209,9 @@ export class Functions {
         if (final) states.delete(instance)
         return storable(checkedName, result(accumulator))
       })
-    // Steps an engine thread kept and handed over together (crates/engine/src/functions/
-    // callbacks.rs): `inverse[i]` says which, their arguments `argc` at a time in `args`.
+    // Steps in order (an engine thread keeps them and hands them over together:
+    // crates/engine/src/functions/callbacks.rs): `inverse[i]` says which, their arguments
+    // `argc` at a time in `args`.
     const steps = (instance: number, inverse: boolean[], args: unknown[], argc: number): unknown => {
       const outcome = run(checkedName, () => {
         const { start, step, inverse: undo } = agg()
@@ -237,10 +225,16 @@ export class Functions {
         states.set(instance, accumulator)
         return undefined
       })
+      // A failed step fails the statement: no result is asked for, so the accumulator goes now.
       if (outcome instanceof Failure) states.delete(instance)
       return outcome
     }
-    const callers = kind === 1 ? [stepper('step'), result, steps] : [stepper('step'), stepper('inverse'), result, steps]
+    // One step, as a statement on the JS thread calls it.
+    const stepper =
+      (inverse: boolean) =>
+      (instance: number, ...args: unknown[]): unknown =>
+        steps(instance, [inverse], args, args.length)
+    const callers = kind === 1 ? [stepper(false), result, steps] : [stepper(false), stepper(true), result, steps]
     this.#define(checkedName, nArg, slot, opts, callers)
   }
 
@@ -251,72 +245,32 @@ export class Functions {
     const flags = `${!!opts.deterministic}/${!!opts.directOnly}`
     const existing = this.#slots.get(key)
     if (existing !== undefined && existing.kind === kind && existing.flags === flags) return existing
-    const slot: Slot = { kind, flags, fn: () => null }
+    const slot: Slot = { kind, flags, defined: false, fn: () => null }
     this.#slots.set(key, slot)
     return slot
   }
 
-  /** The engine already calls through this slot. */
-  #defined(slot: Slot): boolean {
-    return definedSlots.has(slot)
-  }
-
   #define(name: string, nArg: number, slot: Slot, opts: FunctionOptions, callers: unknown[]): void {
     this.#native.defineFunction(name, nArg, slot.kind, !!opts.deterministic, !!opts.directOnly, callers, this.#later)
-    definedSlots.add(slot)
+    slot.defined = true
   }
 }
 
-const definedSlots = new WeakSet<Slot>()
-
-/** The caller of a scalar function: called per row, so the common argument counts get one
- * without a rest array or a closure per call. */
+/** The caller of a scalar function. One of one argument, the usual kind, is called per row
+ * without a rest array or a closure per call (`run`'s steps, inlined). */
 function scalarCaller(name: string, slot: Slot, nArg: number): (...args: unknown[]) => unknown {
-  const done = (result: unknown): unknown =>
-    refusedCall !== undefined && running === 1 ? threw(name, refusedCall) : storable(name, result)
-  const failed = (e: unknown): Failure => threw(name, e)
-  const end = () => {
-    if (--running === 0) refusedCall = undefined
-  }
-  switch (nArg) {
-    case 0:
-      return () => {
-        running++
-        try {
-          const f = slot.fn // called without `this`, as the rest are
-          return done(f())
-        } catch (e) {
-          return failed(e)
-        } finally {
-          end()
-        }
-      }
-    case 1:
-      return (a: unknown) => {
-        running++
-        try {
-          const f = slot.fn // called without `this`, as the rest are
-          return done(f(a))
-        } catch (e) {
-          return failed(e)
-        } finally {
-          end()
-        }
-      }
-    case 2:
-      return (a: unknown, b: unknown) => {
-        running++
-        try {
-          const f = slot.fn // called without `this`, as the rest are
-          return done(f(a, b))
-        } catch (e) {
-          return failed(e)
-        } finally {
-          end()
-        }
-      }
-    default:
-      return (...args: unknown[]) => run(name, () => storable(name, Reflect.apply(slot.fn, undefined, args)))
+  if (nArg !== 1) return (...args) => run(name, () => storable(name, Reflect.apply(slot.fn, undefined, args)))
+  return (a: unknown) => {
+    running++
+    try {
+      const f = slot.fn // called without `this`, as the others are
+      const result = f(a)
+      return refusedCall !== undefined && running === 1 ? threw(name, refusedCall) : storable(name, result)
+    } catch (e) {
+      return threw(name, e)
+    } finally {
+      if (--running === 0) refusedCall = undefined
+    }
   }
 }
 

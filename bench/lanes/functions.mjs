@@ -20,45 +20,37 @@ async function define(d) {
   await d.defineAggregate('jsmoving', movingSum)
 }
 
-async function rowsLane(d, cfg, id, title, sql, rows, options = {}) {
-  await define(d)
-  const q = await d.prepare(sql)
-  const check = hashRows(await q.all([]))
-  const m = await measure(d, () => q.all([]), cfg, { ...options, expect: { ops: 1, rows }, count: rowsOf })
-  return makeCase('functions', id, title, check, m)
-}
+// A lane selecting `sql` (its result `rows` long) with the functions defined.
+const rowsLane =
+  (id, title, sql, rows, options = {}) =>
+  async (d, cfg) => {
+    await define(d)
+    const q = await d.prepare(sql)
+    const check = hashRows(await q.all([]))
+    const m = await measure(d, () => q.all([]), cfg, { ...options, expect: { ops: 1, rows }, count: rowsOf })
+    return [makeCase('functions', id, title, check, m)]
+  }
 
-const scalar = (d, cfg) =>
-  rowsLane(
-    d,
-    cfg,
-    'fn.scalar',
-    `SELECT scale(value) over ${fmtN(NARROW_ROWS)} rows`,
-    'SELECT scale(value) AS v FROM t',
-    NARROW_ROWS,
-    { stall: true },
-  ).then((c) => [c])
-
-const aggregate = (d, cfg) =>
-  rowsLane(
-    d,
-    cfg,
-    'fn.aggregate',
-    `SELECT jssum(value) over ${fmtN(NARROW_ROWS)} rows`,
-    'SELECT jssum(value) AS s FROM t',
-    1,
-    { stall: true },
-  ).then((c) => [c])
-
-const windowed = (d, cfg) =>
-  rowsLane(
-    d,
-    cfg,
-    'fn.window',
-    `a window function (jsmoving … ROWS 10 PRECEDING) over ${fmtN(WINDOW_ROWS)} rows`,
-    `SELECT jsmoving(value) OVER (ORDER BY id ROWS BETWEEN 10 PRECEDING AND CURRENT ROW) AS s FROM t WHERE id <= ${WINDOW_ROWS}`,
-    WINDOW_ROWS,
-  ).then((c) => [c])
+const scalar = rowsLane(
+  'fn.scalar',
+  `SELECT scale(value) over ${fmtN(NARROW_ROWS)} rows`,
+  'SELECT scale(value) AS v FROM t',
+  NARROW_ROWS,
+  { stall: true },
+)
+const aggregate = rowsLane(
+  'fn.aggregate',
+  `SELECT jssum(value) over ${fmtN(NARROW_ROWS)} rows`,
+  'SELECT jssum(value) AS s FROM t',
+  1,
+  { stall: true },
+)
+const windowed = rowsLane(
+  'fn.window',
+  `a window function (jsmoving … ROWS 10 PRECEDING) over ${fmtN(WINDOW_ROWS)} rows`,
+  `SELECT jsmoving(value) OVER (ORDER BY id ROWS BETWEEN 10 PRECEDING AND CURRENT ROW) AS s FROM t WHERE id <= ${WINDOW_ROWS}`,
+  WINDOW_ROWS,
+)
 
 // UPDATE … SET name = scale(value) WHERE id = ?, awaited one at a time (a loop for sync ones).
 async function update(d, cfg) {

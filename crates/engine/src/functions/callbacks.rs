@@ -64,14 +64,20 @@ unsafe fn registered<'a>(ctx: *mut ffi::sqlite3_context) -> &'a Registered {
     &*(ffi::sqlite3_user_data(ctx) as *const Registered)
 }
 
-unsafe fn call(ctx: *mut ffi::sqlite3_context, op: Op, instance: u64, argc: c_int, argv: *mut *mut ffi::sqlite3_value) {
+/// Runs the call on the JS thread (at once, or handed over) and returns what it produced.
+unsafe fn call(
+    ctx: *mut ffi::sqlite3_context,
+    op: Op,
+    instance: u64,
+    argc: c_int,
+    argv: *mut *mut ffi::sqlite3_value,
+) -> Outcome {
     let app = registered(ctx);
-    let call = Call { op, callers: &*app.callers, instance, argc, argv, steps: std::ptr::null() };
-    app.host.call(call).apply(ctx);
+    app.host.call(Call { op, callers: &*app.callers, instance, argc, argv, steps: std::ptr::null() })
 }
 
 unsafe extern "C" fn scalar(ctx: *mut ffi::sqlite3_context, argc: c_int, argv: *mut *mut ffi::sqlite3_value) {
-    call(ctx, Op::Scalar, 0, argc, argv);
+    call(ctx, Op::Scalar, 0, argc, argv).apply(ctx);
 }
 
 /// How many steps of an aggregate an engine thread keeps before it hands them over together.
@@ -118,9 +124,7 @@ unsafe fn step_as(op: Op, ctx: *mut ffi::sqlite3_context, argc: c_int, argv: *mu
     }
     let app = registered(ctx);
     if app.host.on_js_thread() {
-        let call =
-            Call { op, callers: &*app.callers, instance: (*state).instance, argc, argv, steps: std::ptr::null() };
-        if let error @ Outcome::Error(_) = app.host.call(call) {
+        if let error @ Outcome::Error(_) = call(ctx, op, (*state).instance, argc, argv) {
             (*state).failed = true;
             error.apply(ctx);
         }
@@ -235,9 +239,9 @@ unsafe extern "C" fn finish(ctx: *mut ffi::sqlite3_context) {
 unsafe fn result(ctx: *mut ffi::sqlite3_context, op: Op) {
     let state = aggregate(ctx, false);
     if state.is_null() {
-        return call(ctx, op, 0, 0, std::ptr::null_mut()); // no row: the result of `start`
+        return call(ctx, op, 0, 0, std::ptr::null_mut()).apply(ctx); // no row: the result of `start`
     }
     if !(*state).failed && run_kept(ctx, state) {
-        call(ctx, op, (*state).instance, 0, std::ptr::null_mut());
+        call(ctx, op, (*state).instance, 0, std::ptr::null_mut()).apply(ctx);
     }
 }

@@ -9,6 +9,7 @@ use std::ptr;
 use napi::sys;
 use sqlite3mc_sys as ffi;
 
+use crate::napi::args::{string_arg, uint8_array};
 use crate::napi::js;
 
 /// The largest integer a JS number holds exactly.
@@ -213,37 +214,10 @@ pub unsafe fn returned(env: sys::napi_env, value: sys::napi_value) -> Outcome {
                 Outcome::Error("a bigint outside the 64-bit integer range was returned".into())
             }
         }
-        sys::ValueType::napi_string => {
-            let mut len = 0;
-            sys::napi_get_value_string_utf8(env, value, ptr::null_mut(), 0, &mut len);
-            let mut bytes = vec![0u8; len + 1];
-            sys::napi_get_value_string_utf8(env, value, bytes.as_mut_ptr() as _, len + 1, &mut len);
-            bytes.truncate(len);
-            Outcome::Text(bytes)
-        }
+        sys::ValueType::napi_string => Outcome::Text(string_arg(env, value).unwrap_or_default().into_bytes()),
         sys::ValueType::napi_object => {
-            let mut is_typed = false;
-            sys::napi_is_typedarray(env, value, &mut is_typed);
-            if is_typed {
-                let (mut array_type, mut length, mut data) = (0, 0, ptr::null_mut());
-                let (mut buffer, mut offset) = (ptr::null_mut(), 0);
-                sys::napi_get_typedarray_info(
-                    env,
-                    value,
-                    &mut array_type,
-                    &mut length,
-                    &mut data,
-                    &mut buffer,
-                    &mut offset,
-                );
-                if array_type == sys::TypedarrayType::uint8_array {
-                    let bytes = if length == 0 {
-                        Vec::new()
-                    } else {
-                        std::slice::from_raw_parts(data as *const u8, length).to_vec()
-                    };
-                    return Outcome::Blob(bytes);
-                }
+            if let Some(bytes) = uint8_array(env, value) {
+                return Outcome::Blob(bytes.to_vec());
             }
             Outcome::Error(message_of(env, value))
         }
@@ -254,16 +228,6 @@ pub unsafe fn returned(env: sys::napi_env, value: sys::napi_value) -> Outcome {
 /// The `message` property of a failure src/functions.ts made.
 unsafe fn message_of(env: sys::napi_env, value: sys::napi_value) -> String {
     let mut message = ptr::null_mut();
-    let mut kind = 0;
     sys::napi_get_named_property(env, value, c"message".as_ptr(), &mut message);
-    sys::napi_typeof(env, message, &mut kind);
-    if kind != sys::ValueType::napi_string {
-        return "the function failed".into();
-    }
-    let mut len = 0;
-    sys::napi_get_value_string_utf8(env, message, ptr::null_mut(), 0, &mut len);
-    let mut bytes = vec![0u8; len + 1];
-    sys::napi_get_value_string_utf8(env, message, bytes.as_mut_ptr() as _, len + 1, &mut len);
-    bytes.truncate(len);
-    String::from_utf8_lossy(&bytes).into_owned()
+    string_arg(env, message).unwrap_or_else(|_| "the function failed".into())
 }

@@ -90,18 +90,24 @@ pub unsafe fn bytes_arg(env: sys::napi_env, value: sys::napi_value, len: usize) 
 
 /// The first `len` bytes of a Uint8Array, borrowed: valid until JS runs again.
 pub unsafe fn bytes_view<'a>(env: sys::napi_env, value: sys::napi_value, len: usize) -> Result<&'a [u8], &'static str> {
+    uint8_array(env, value)
+        .and_then(|bytes| bytes.get(..len))
+        .ok_or("params: expected a Uint8Array holding paramsLength bytes")
+}
+
+/// A Uint8Array's bytes, borrowed (valid until JS runs again); None for any other value.
+pub unsafe fn uint8_array<'a>(env: sys::napi_env, value: sys::napi_value) -> Option<&'a [u8]> {
     let (mut kind, mut length, mut data, mut buffer, mut offset) = (0, 0, ptr::null_mut(), ptr::null_mut(), 0);
     if sys::napi_get_typedarray_info(env, value, &mut kind, &mut length, &mut data, &mut buffer, &mut offset)
         != sys::Status::napi_ok
         || kind != sys::TypedarrayType::uint8_array
-        || len > length
     {
-        return Err("params: expected a Uint8Array holding paramsLength bytes");
+        return None;
     }
-    if len == 0 {
-        return Ok(&[]);
+    if length == 0 {
+        return Some(&[]);
     }
-    Ok(std::slice::from_raw_parts(data as *const u8, len))
+    Some(std::slice::from_raw_parts(data as *const u8, length))
 }
 
 pub unsafe fn throw(env: sys::napi_env, message: &str) -> sys::napi_value {

@@ -3,7 +3,7 @@
 //! (js.rs). A job goes from
 //! here to `threads`, and comes back through `handoff`.
 
-mod args;
+pub(crate) mod args;
 pub mod database;
 mod inline_calls;
 mod job_calls;
