@@ -72,6 +72,11 @@ const out = {
         })
       }),
   ),
+  // A select calling a JavaScript function: on the JS thread, a slice at a time.
+  sliced: await (async () => {
+    db.function('same', (v) => v)
+    return kept(async (i) => (await db.select('SELECT id, same(body) AS body FROM t'))[id(i) - 1].body)
+  })(),
 }
 await db.close()
 fs.rmSync(dir, { recursive: true, force: true })
