@@ -77,10 +77,16 @@ for (const [label, options] of [
     const seen = []
     let changed
     const updated = new Promise((resolve) => (changed = resolve))
+    let firstRun
+    const ran = new Promise((resolve) => (firstRun = resolve))
     const stop = point.stream([2]).subscribe((rows) => {
       seen.push(rows)
+      firstRun()
       if (rows[0].a === 111) changed()
     })
+    // The write after the first run: issued at once, it could commit before that run (on a
+    // reader with inlineBudget 0), which would then show it already (CI saw that once).
+    await ran
     await db.execute('UPDATE t SET a = 111 WHERE id = 2')
     await updated
     stop()
