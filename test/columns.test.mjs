@@ -201,3 +201,14 @@ test('read-only PRAGMAs and non-ASCII SQL work through select', async (t) => {
     ],
   )
 })
+
+test('columns() after a schema change shows the new columns, on whichever connection it runs', async (t) => {
+  for (const options of [undefined, { inlineBudget: 0, readers: 1 }]) {
+    const db = await openDb(t, options)
+    await db.execute('CREATE TABLE t (id INTEGER PRIMARY KEY)')
+    const names = async () => (await db.columns('SELECT * FROM t')).map((c) => c.name)
+    assert.deepStrictEqual(await names(), ['id'])
+    await db.execute('ALTER TABLE t ADD COLUMN extra TEXT') // on the writer's connection
+    assert.deepStrictEqual(await names(), ['id', 'extra'], `options ${JSON.stringify(options)}`)
+  }
+})

@@ -401,10 +401,14 @@ impl Worker {
         Ok(Outcome::Returned { rows: rows.expect("encoded"), changes, last_insert_rowid: self.last_insert_rowid() })
     }
 
-    /// A statement's columns as JSON, `[{"name":…,"declaredType":…|null}, …]`: prepared (through
-    /// the cache, so a later run reuses it), never stepped, so any statement may be asked about.
+    /// A statement's columns as JSON, `[{"name":…,"declaredType":…|null}, …]`: prepared, never
+    /// stepped, so any statement may be asked about. A connection learns of a schema change made
+    /// on another one only when it next reads, and a statement prepared before it keeps the old
+    /// columns until it is stepped: so the schema is read first (a step that checks the schema
+    /// cookie), and the statement is prepared afresh, not taken from the cache.
     pub fn columns(&mut self, sql: &str) -> DbResult<Vec<u8>> {
-        let stmt = self.cache.get(&self.conn, &self.hooks, sql)?;
+        self.conn.exec("SELECT 1 FROM sqlite_schema LIMIT 0")?;
+        let stmt = &crate::sqlite::statement_cache::prepare(&self.conn, &self.hooks, sql)?;
         if stmt.has_tail {
             return Err(multiple_statements("columns takes one statement"));
         }
