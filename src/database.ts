@@ -31,7 +31,7 @@ import {
 } from './functions'
 import { iteration, type PageSource, type RowIterator } from './iterate'
 import { LiveQueries, LiveQuery } from './live-queries'
-import { JobKind } from './native'
+import { binding, JobKind } from './native'
 import { copyPacked, encodeBatch, encodeParams, NO_PARAMS, type Packed, type Params } from './params'
 import { type Description, prepareStatement, type Statement, StatementLink } from './statement'
 import { OUTERMOST, Transaction, Turns } from './transaction'
@@ -45,6 +45,7 @@ import type {
   IteratedRow,
   IterateOptions,
   OpenOptions,
+  ProcessDiagnostics,
   Queryable,
   QueryOptions,
   RekeyOptions,
@@ -126,9 +127,10 @@ export class Database implements Queryable {
     return this.#readonly
   }
 
-  /** Opens (creating if needed) the database at `path`. Every connection is opened and
-   * configured on its own thread (WAL mode, the encryption key, `attach`); the promise settles
-   * when all are ready.
+  /** Opens (creating if needed) the database at `path`: its writer's connection (which sets up
+   * WAL mode, the encryption key, `attach`), then the JS thread's, on one of the engine's
+   * threads; the readers' connections open as reads need them. The promise settles when both
+   * are ready.
    *
    * @param path - A database file, or `':memory:'` for a private database every connection of
    *   this `Database` shares, kept in a temporary file that `close()` removes (docs/api.md
@@ -138,6 +140,12 @@ export class Database implements Queryable {
    *   for an encrypted database opened without its key, …), `ERR_INVALID_PATH`,
    *   `ERR_ENCRYPTION_KEY`, `ERR_ENCRYPTION_CONFIG`, `ERR_WAL_UNAVAILABLE`, `ERR_EXTENSION`, or a
    *   `TypeError`/`RangeError` for a bad option; connections already opened are closed. */
+  /** The engine's threads, which every `Database` in the process shares, and the open
+   * databases' connections and queues (docs/api.md "Many databases"). */
+  static processDiagnostics(): ProcessDiagnostics {
+    return binding.processDiagnostics()
+  }
+
   static async open(path: string, options: OpenOptions = {}): Promise<Database> {
     const checkedPath = checkPath(path, options)
     const engineOptions = checkOptions(options)

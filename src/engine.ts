@@ -61,6 +61,8 @@ export interface EngineOptions {
   externalCheckpoints: boolean
   /** TEXT that is not valid UTF-8 reads with U+FFFD replacements (`invalidUtf8: 'replace'`). */
   replaceInvalidUtf8: boolean
+  /** Milliseconds a reader connection stays open unused. */
+  idleTimeout: number
 }
 
 /** A validated cipher with the key bytes to hand to the engine (which copies them; the caller's
@@ -184,6 +186,7 @@ export class Engine {
           extensions: options.extensions,
           externalCheckpoints: options.externalCheckpoints,
           replaceInvalidUtf8: options.replaceInvalidUtf8,
+          idleTimeout: options.idleTimeout,
         },
         this.#onComplete,
       )

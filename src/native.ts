@@ -1,6 +1,7 @@
 // The native engine's interface (crates/engine/src/napi/database.rs). Internal: not exported.
 import type { Texts } from './decode'
 import { loadBinding } from './load-binding'
+import type { ProcessDiagnostics } from './types'
 
 // The wire protocol's numbers are defined once, in crates/engine/src/napi/protocol.rs. These
 // const enums copy them so that tsc inlines them into the hot paths (nothing is looked up at
@@ -200,6 +201,8 @@ export interface OpenOptions {
   extensions: NativeExtension[]
   /** TEXT that is not valid UTF-8 reads with U+FFFD replacements (crates/engine/src/sqlite/step.rs). */
   replaceInvalidUtf8: boolean
+  /** Reader connections unused this many milliseconds close (crates/engine/src/threads/executor.rs). */
+  idleTimeout: number
 }
 
 /** An extension library and its entry point (undefined: SQLite derives it from the file name). */
@@ -259,6 +262,8 @@ interface Binding {
     options: OpenOptions,
     onComplete: (batch?: true, ...objects: unknown[]) => void,
   ) => NativeDatabase
+  /** The engine's threads and every open database's connections (Database.processDiagnostics). */
+  processDiagnostics(): ProcessDiagnostics
   /** The protocol's numbers as the engine defines them, for test/protocol.test.mjs. */
   protocol(): Record<string, Record<string, number>>
 }

@@ -196,7 +196,8 @@ export interface Queryable {
 
 /** Options of {@link Database.open}. Unknown keys are refused (`ERR_INVALID_ARG_VALUE`). */
 export interface OpenOptions {
-  /** Read-only connections, each on its own thread, that serve reads in parallel: 1–64.
+  /** Read-only connections that serve reads in parallel, opened as reads need them and run
+   * by the engine's threads, which every database in the process shares: 1–64.
    * Default: the number of CPUs minus one, at least 2 and at most 4. */
   readers?: number
   /** Milliseconds a connection waits for a lock another process holds before failing with
@@ -254,6 +255,11 @@ export interface OpenOptions {
    * SQLite derives from the file name. `load_extension()` stays unavailable to SQL. A library
    * that fails to load fails the open with `ERR_EXTENSION`, naming the file. */
   extensions?: (string | Extension)[]
+  /** Milliseconds a reader connection may stay open unused before it closes; the next read
+   * reopens it. The writer's and the JS thread's connections stay open. 0–2^31−1, or
+   * `Infinity`: never; checked about every half second. Default 10000, or `Infinity` for an
+   * encrypted database (reopening one derives its key again: about 115 ms). */
+  idleTimeout?: number
 }
 
 /** An extension library for {@link OpenOptions.extensions}. */
@@ -266,6 +272,28 @@ export interface Extension {
 }
 
 /** What {@link Database.diagnostics} reports. */
+/** What {@link Database.processDiagnostics} reports: the engine's threads, shared by every
+ * database in the process, and the open databases' connections and queues. */
+export interface ProcessDiagnostics {
+  /** Engine threads running now, and of them waiting for work; the most that run at once
+   * (4 × CPUs + 4); threads started since the process began. */
+  threads: number
+  idleThreads: number
+  maxThreads: number
+  threadsStarted: number
+  /** Databases' sessions (a run of reads, or of writes) waiting for a thread. */
+  sessionsWaiting: number
+  /** Databases open (a closed one counts until its connections have closed). */
+  databases: number
+  /** Their SQLite connections open now: writers, the JS thread's, readers, iterations'. */
+  connections: number
+  /** Connections closed for being idle (`idleTimeout`) since they opened. */
+  idleClosed: number
+  /** Reads and writes waiting in the databases' queues. */
+  readsQueued: number
+  writesQueued: number
+}
+
 export interface Diagnostics {
   /** Live queries' counters (named `streams` after `db.stream()`). */
   streams: LiveQueryCounters

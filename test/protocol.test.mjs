@@ -79,6 +79,7 @@ test('an unknown job kind is refused, and nothing runs', async (t) => {
       openId,
       encryption: undefined,
       attach: [],
+      idleTimeout: 10_000,
     },
     onComplete,
   )

@@ -63,6 +63,9 @@ pub struct OpenOptions<'a> {
     /// TEXT that is not valid UTF-8 reads with U+FFFD replacements instead of failing
     /// (sqlite/step.rs `InvalidUtf8`). Default false.
     pub replace_invalid_utf8: Option<bool>,
+    /// Reader connections unused this many milliseconds close (threads/executor.rs); u32::MAX:
+    /// never.
+    pub idle_timeout: u32,
 }
 
 /// An extension library and its entry point (none: SQLite derives it from the file name).
@@ -124,7 +127,7 @@ fn check(status: sys::napi_status) -> Result<()> {
 
 #[napi]
 impl NativeDatabase {
-    /// Starts the threads; each opens its connection. Completion `options.open_id` reports the
+    /// Opens the database on an engine thread. Completion `options.open_id` reports the
     /// open; `on_complete` is the handler every batch of completions is handed to
     /// (handoff/mailbox.rs).
     #[napi(constructor)]
@@ -143,6 +146,7 @@ impl NativeDatabase {
             external_checkpoints,
             extensions,
             replace_invalid_utf8,
+            idle_timeout,
         } = options;
         // Checked before anything starts: a bad cipher setting must not touch the file.
         let key = key_config(encryption)?;
@@ -194,6 +198,10 @@ impl NativeDatabase {
                 external_checkpoints: external_checkpoints.unwrap_or(false),
                 invalid_utf8: if replace_invalid_utf8 { InvalidUtf8::Replace } else { InvalidUtf8::Error },
                 functions: Some(functions.clone()),
+                idle_timeout: match idle_timeout {
+                    u32::MAX => std::time::Duration::MAX, // Infinity: never
+                    ms => std::time::Duration::from_millis(ms.into()),
+                },
             },
             open_id,
             Box::new(TsfnWaker { tsfn, mailbox }),
@@ -430,4 +438,39 @@ unsafe extern "C" fn detach_on_teardown(arg: *mut c_void) {
     }
     teardown.functions.close();
     Poller::close(teardown.poller);
+}
+
+/// What `Database.processDiagnostics()` reports: the engine's threads, shared by every database
+/// in the process, and the open databases' connections and queues (threads/executor.rs).
+#[napi(object)]
+#[cfg_attr(test, allow(dead_code))] // called from JS only
+pub struct ProcessDiagnostics {
+    pub threads: f64,
+    pub idle_threads: f64,
+    pub max_threads: f64,
+    pub threads_started: f64,
+    pub sessions_waiting: f64,
+    pub databases: f64,
+    pub connections: f64,
+    pub idle_closed: f64,
+    pub reads_queued: f64,
+    pub writes_queued: f64,
+}
+
+#[napi]
+#[cfg_attr(test, allow(dead_code))] // called from JS only
+pub fn process_diagnostics() -> ProcessDiagnostics {
+    let d = crate::threads::executor::diagnostics();
+    ProcessDiagnostics {
+        threads: d.threads as f64,
+        idle_threads: d.idle_threads as f64,
+        max_threads: d.max_threads as f64,
+        threads_started: d.threads_started as f64,
+        sessions_waiting: d.sessions_waiting as f64,
+        databases: d.databases as f64,
+        connections: d.connections as f64,
+        idle_closed: d.idle_closed as f64,
+        reads_queued: d.reads_queued as f64,
+        writes_queued: d.writes_queued as f64,
+    }
 }

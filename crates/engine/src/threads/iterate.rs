@@ -55,11 +55,10 @@ fn step_on_reader(opts: &PoolOptions, shared: &Shared, job: &Job) -> Outcome {
             }
             let spare = cursors.idle.pop();
             drop(cursors);
-            let mut worker =
-                match spare.map_or_else(|| open_worker(opts, Role::Reader, shared.gate.key().as_deref()), Ok) {
-                    Ok(worker) => worker,
-                    Err(e) => return Outcome::Error(e),
-                };
+            let mut worker = match spare.map_or_else(|| open_worker(opts, Role::Reader, shared.key().as_deref()), Ok) {
+                Ok(worker) => worker,
+                Err(e) => return Outcome::Error(e),
+            };
             match worker.cursor(&job.sql, job.params.clone(), page_rows) {
                 Ok(cursor) => page(shared, id, Open { cursor, worker }),
                 Err(e) => {

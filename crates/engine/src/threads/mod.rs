@@ -1,17 +1,19 @@
-//! The pool: one writer and N readers, each a thread owning a connection, fed by job queues,
-//! and the completion queue their outcomes go to. A job runs on its thread's connection
-//! (`worker`) through `sqlite` and `encode`; its completion goes on to `handoff`.
+//! The engine: each database's writer and reader queues and connections, served by sessions on
+//! the process's engine threads (`executor`, `sessions`), and the completion queue their
+//! outcomes go to. A job runs on one of its database's connections (`worker`) through `sqlite`
+//! and `encode`; its completion goes on to `handoff`.
 
 mod completions;
 pub mod cursors;
+pub mod executor;
 pub mod group_commit;
 mod iterate;
 pub mod job;
 mod open;
 mod pool;
 mod reader;
-mod reader_gate;
 mod run;
+mod sessions;
 mod shared;
 pub mod step_aside;
 #[cfg(test)]

@@ -1,7 +1,7 @@
-//! Opening the pool's connections, each on its own thread: the options they open with, and the
-//! latch that orders them and reports the open.
+//! Opening a database's connections: the options they open with, and the open job.
 
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::Arc;
+use std::time::Duration;
 
 use super::job::Outcome;
 use super::shared::Shared;
@@ -32,64 +32,35 @@ pub struct PoolOptions {
     pub invalid_utf8: InvalidUtf8,
     /// The database's JavaScript functions, on every connection that runs its statements.
     pub functions: Option<Arc<Functions>>,
+    /// Reader connections unused this long are closed (executor.rs sweeps).
+    pub idle_timeout: Duration,
 }
 
-/// Opening happens on the worker threads. A lead connection opens alone first (the writer,
-/// which creates the file and switches it to WAL; reader 0 when read-only), then the others
-/// in parallel: connections opening at once would meet each other's WAL recovery. The open
-/// job completes when every connection is open, or with the first failure.
-pub(super) struct OpenLatch {
-    open_id: u32,
-    state: Mutex<OpenState>,
-    cond: Condvar,
-}
-
-struct OpenState {
-    /// `None` until the lead connection has tried; then whether it opened.
-    lead: Option<bool>,
-    /// Reader connections still to open.
-    readers_left: usize,
-    /// The open job has completed (all open, or the first failure reported).
-    reported: bool,
-}
-
-impl OpenLatch {
-    /// A latch that completes job `open_id` once `readers` readers (after the lead) opened.
-    pub(super) fn new(open_id: u32, readers: usize) -> OpenLatch {
-        let state = Mutex::new(OpenState { lead: None, readers_left: readers, reported: false });
-        OpenLatch { open_id, state, cond: Condvar::new() }
-    }
-
-    pub(super) fn lead_done(&self, opened: bool) {
-        self.state.lock().unwrap().lead = Some(opened);
-        self.cond.notify_all();
-    }
-
-    /// Waits for the lead connection; false when it failed (nothing more to open).
-    pub(super) fn wait_for_lead(&self) -> bool {
-        let mut st = self.state.lock().unwrap();
-        while st.lead.is_none() {
-            st = self.cond.wait(st).unwrap();
+/// Opens the database, on an engine thread: the lead connection first (the writer, which
+/// creates the file and switches it to WAL; reader 0 when read-only), then the JS thread's
+/// (inline.rs). The open job completes when both are open, or with the first failure. The
+/// readers open as reads need them (reader.rs): a database opens two connections, not
+/// `readers + 2`.
+pub(super) fn open_database(shared: &Shared, open_id: u32) {
+    let opts = &shared.opts;
+    let key = shared.key();
+    let role = if opts.readonly { Role::Reader } else { Role::Writer };
+    let opened = open_lead(opts, role, key.as_deref()).and_then(|lead| {
+        if opts.readonly {
+            shared.slots[0].db.store(lead.conn.raw(), std::sync::atomic::Ordering::Release);
+            shared.reader_connections.lock().unwrap().put_opened(0, lead);
+        } else {
+            *shared.writer_db.lock().unwrap() = lead.conn.raw() as usize;
+            shared.record_memory(0, &lead.conn);
+            *shared.writer.lock().unwrap() = Some(lead);
         }
-        st.lead == Some(true)
-    }
-
-    pub(super) fn reader_opened(&self, shared: &Shared) {
-        let mut st = self.state.lock().unwrap();
-        st.readers_left -= 1;
-        if st.readers_left == 0 && !st.reported {
-            st.reported = true;
-            shared.complete(self.open_id, Outcome::Done);
+        if opts.inline {
+            *shared.inline.lock().unwrap() = Some(open_worker(opts, Role::Reader, key.as_deref())?);
         }
-    }
-
-    pub(super) fn failed(&self, shared: &Shared, error: DbError) {
-        let mut st = self.state.lock().unwrap();
-        if !st.reported {
-            st.reported = true;
-            shared.complete(self.open_id, Outcome::Error(error));
-        }
-    }
+        Ok(())
+    });
+    shared.complete(open_id, opened.map_or_else(Outcome::Error, |_| Outcome::Done));
+    shared.opened();
 }
 
 pub(super) fn open_worker(opts: &PoolOptions, role: Role, key: Option<&KeyConfig>) -> Result<Worker, DbError> {
@@ -117,18 +88,4 @@ fn open_connection(opts: &PoolOptions, role: Role, key: Option<&KeyConfig>, lead
     let mut conn = conn;
     conn.set_functions(opts.functions.clone());
     Ok(Worker::new(conn, role))
-}
-
-/// Opens the JS thread's connection (inline.rs) on a thread of its own, beside the readers.
-pub(super) fn open_inline(opts: &PoolOptions, shared: &Shared, latch: &OpenLatch) {
-    if !latch.wait_for_lead() {
-        return;
-    }
-    match open_worker(opts, Role::Reader, shared.gate.key().as_deref()) {
-        Ok(worker) => {
-            *shared.inline.lock().unwrap() = Some(worker);
-            latch.reader_opened(shared);
-        }
-        Err(e) => latch.failed(shared, e),
-    }
 }

@@ -1,8 +1,9 @@
-//! The pool: one writer and N readers, each a thread owning a connection, fed by job queues;
-//! starting it, sending it jobs and live queries, cancelling, diagnostics, closing.
+//! A database's handle on the engine: its writer and reader queues, served by sessions on the
+//! process's engine threads (executor.rs, sessions.rs); starting it, sending it jobs and live
+//! queries, cancelling, diagnostics, closing.
 
 use std::collections::HashSet;
-use std::sync::atomic::{AtomicPtr, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
@@ -10,13 +11,12 @@ use crossbeam_channel::Sender;
 use sqlite3mc_sys as ffi;
 
 use super::completions::{Completions, Waker};
+use super::executor;
 use super::group_commit;
 use super::job::{Job, Outcome};
-use super::open::{open_inline, open_worker, OpenLatch, PoolOptions};
-use super::reader::reader_thread;
-use super::reader_gate::ReaderGate;
+use super::open::{open_database, open_worker, PoolOptions};
+use super::reader::ReaderConnections;
 use super::shared::{ReaderSlot, Shared};
-use super::writer::writer_thread;
 use crate::encode::rows::EncodedRows;
 use crate::error::DbError;
 use crate::live::dependencies::Dependencies;
@@ -41,72 +41,60 @@ pub struct Pool {
     pub shared: Arc<Shared>,
     read_tx: Option<Sender<Job>>,
     write_tx: Option<Sender<Job>>,
-    threads: Vec<JoinHandle<()>>,
-    opts: Arc<PoolOptions>,
-    /// The JS thread the pool started on, which its engine threads step aside for.
-    js: JsThread,
-    /// Backups' threads (`backup`), joined at close like the others.
-    backups: Mutex<Vec<JoinHandle<()>>>,
 }
 
 impl Pool {
+    /// The database's state and queues; its open runs as the first job on an engine thread
+    /// (executor.rs), and completes `open_id`.
     pub fn start(mut opts: PoolOptions, open_id: u32, waker: Box<dyn Waker>) -> Pool {
-        let (park, park_rx): (Vec<_>, Vec<_>) = (0..opts.readers).map(|_| crossbeam_channel::unbounded()).unzip();
         let (read_tx, read_rx) = crossbeam_channel::unbounded::<Job>();
-        let shared = Arc::new(Shared {
+        let (write_tx, write_rx) = if opts.readonly {
+            (None, None)
+        } else {
+            let (tx, rx) = crossbeam_channel::unbounded::<Job>();
+            (Some(tx), Some(rx))
+        };
+        let key = opts.key.take();
+        let readers = opts.readers;
+        let shared = Arc::new_cyclic(|me| Shared {
+            me: me.clone(),
+            js: JsThread::current(),
+            reads: read_rx,
+            writes: write_rx,
+            sessions: Default::default(),
+            reader_connections: Mutex::new(ReaderConnections::new(readers)),
+            idle_closed: Default::default(),
+            backups: Mutex::default(),
+            counted_open: AtomicBool::new(true),
             completions: Completions::new(waker),
             writer_db: Mutex::new(0),
             cancelled: Mutex::new(HashSet::new()),
-            slots: (0..opts.readers)
+            slots: (0..readers)
                 .map(|_| ReaderSlot { running: Mutex::new(0), db: AtomicPtr::new(std::ptr::null_mut()) })
                 .collect(),
             safe_integers: opts.safe_integers,
-            live_queries: Mutex::new(Registry::new(read_tx.clone(), opts.readers)),
+            live_queries: Mutex::new(Registry::new(read_tx.clone(), readers)),
             tracking: Default::default(),
-            memory: (0..=opts.readers).map(|_| Default::default()).collect(),
-            memory_due: (0..=opts.readers).map(|_| Default::default()).collect(),
+            memory: (0..=readers).map(|_| Default::default()).collect(),
+            memory_due: (0..=readers).map(|_| Default::default()).collect(),
             started: std::time::Instant::now(),
             group_commits: Default::default(),
             inline: Mutex::new(None),
             writer: Mutex::new(None),
             cursors: Default::default(),
-            // The key lives in the gate from here on: rekey replaces it there.
-            gate: ReaderGate::new(opts.key.take()),
-            park,
+            key: Mutex::new(key),
+            opts: Arc::new(opts),
         });
-        // The inline connection counts as one more reader to open.
-        let latch = Arc::new(OpenLatch::new(open_id, opts.readers + opts.inline as usize));
-        let opts = Arc::new(opts);
-        let mut threads = Vec::new();
-        let js = JsThread::current();
-
-        for (index, park_rx) in park_rx.into_iter().enumerate() {
-            let (shared, latch, opts, rx) = (shared.clone(), latch.clone(), opts.clone(), read_rx.clone());
-            threads.push(engine_thread(format!("resqlite-reader-{index}"), &js, move || {
-                reader_thread(&opts, &shared, &latch, index, rx, park_rx);
-                shared.gate.reader_exited();
-            }));
-        }
-        drop(read_rx);
-
-        if opts.inline {
-            let (shared, latch, opts) = (shared.clone(), latch.clone(), opts.clone());
-            threads.push(spawn("resqlite-inline-open".into(), move || open_inline(&opts, &shared, &latch)));
-        }
-
-        let write_tx = (!opts.readonly).then(|| {
-            let (tx, rx) = crossbeam_channel::unbounded::<Job>();
-            let (shared, latch, opts) = (shared.clone(), latch.clone(), opts.clone());
-            threads
-                .push(engine_thread("resqlite-writer".into(), &js, move || writer_thread(&opts, &shared, &latch, rx)));
-            tx
-        });
-        Pool { shared, read_tx: Some(read_tx), write_tx, threads, opts, js, backups: Mutex::default() }
+        executor::database_opened(&shared);
+        let opening = shared.clone();
+        executor::submit(move || open_database(&opening, open_id));
+        Pool { shared, read_tx: Some(read_tx), write_tx }
     }
 
     pub fn read(&self, job: Job) {
         if let Some(tx) = &self.read_tx {
             let _ = tx.send(job);
+            self.shared.kick_readers();
         }
     }
 
@@ -119,6 +107,7 @@ impl Pool {
         if !sent {
             self.shared.completions.writer_not_sent();
         }
+        self.shared.kick_writer();
         sent
     }
 
@@ -126,10 +115,10 @@ impl Pool {
     /// from a read-only connection of its own: reads and writes go on meanwhile. Its steps
     /// complete as `Progress`, then `Done` or the error; `cancel(id)` stops it after a step.
     pub fn backup(&self, id: u32, destination: String) {
-        let (shared, opts) = (self.shared.clone(), self.opts.clone());
+        let shared = self.shared.clone();
         let thread = spawn("resqlite-backup".into(), move || {
-            let key = shared.gate.key();
-            let result = open_worker(&opts, Role::Reader, key.as_deref()).and_then(|worker| {
+            let key = shared.key();
+            let result = open_worker(&shared.opts, Role::Reader, key.as_deref()).and_then(|worker| {
                 backup::backup(&worker.conn, &destination, key.as_deref(), |p| {
                     shared.complete(id, Outcome::Progress { remaining: p.remaining, total: p.total });
                     !shared.take_cancelled(id)
@@ -137,7 +126,7 @@ impl Pool {
             });
             shared.complete(id, result.map_or_else(Outcome::Error, |_| Outcome::Done));
         });
-        let mut backups = self.backups.lock().unwrap();
+        let mut backups = self.shared.backups.lock().unwrap();
         backups.retain(|t| !t.is_finished());
         backups.push(thread);
     }
@@ -147,6 +136,8 @@ impl Pool {
         let mut queries = self.shared.live_queries.lock().unwrap();
         self.shared.tracking.store(true, Ordering::SeqCst);
         queries.start(id, sql, params);
+        drop(queries);
+        self.shared.kick_readers();
     }
 
     /// A live query whose first run runs on the JS thread (inline.rs): registered before it
@@ -160,6 +151,7 @@ impl Pool {
     /// Its first run on the JS thread overran its budget: it runs on a reader instead.
     pub fn live_run_on_readers(&self, id: u32) {
         self.shared.live_queries.lock().unwrap().run_on_readers(id);
+        self.shared.kick_readers();
     }
 
     /// Its first run on the JS thread ended: what to deliver (JS delivers it before anything
@@ -170,7 +162,9 @@ impl Pool {
         result: Result<EncodedRows, DbError>,
         reads: Option<Arc<Dependencies>>,
     ) -> Option<Outcome> {
-        self.shared.live_queries.lock().unwrap().finish(id, result, reads, false)
+        let deliver = self.shared.live_queries.lock().unwrap().finish(id, result, reads, false);
+        self.shared.kick_readers();
+        deliver
     }
 
     pub fn live_stop(&self, id: u32) {
@@ -190,7 +184,7 @@ impl Pool {
             schema_bytes: sum(1),
             statement_bytes: sum(2),
             group_commits: *self.shared.group_commits.lock().unwrap(),
-            stepped_aside: self.js.stepped_aside.load(Relaxed),
+            stepped_aside: self.shared.js.stepped_aside.load(Relaxed),
         }
     }
 
@@ -221,32 +215,15 @@ impl Pool {
         }
     }
 
-    /// Stops taking jobs; the threads finish everything queued, then exit. A thread of its own
-    /// joins them all (off the JS thread), closes the iterations' connections and then the
-    /// writer's, last, then completes `close_id`; nothing is returned. The writer's connection
-    /// closing last is the process's last one on the file, so it checkpoints the WAL and
-    /// deletes it (unless checkpoints are external): after `close()` the database file holds
-    /// every commit. Closed before a reader's, it could not (the readers' locks keep it from
-    /// taking the file), and the last reader to close, read-only, cannot either: the WAL then
-    /// stayed, holding the last commits, depending on which thread finished last.
+    /// Stops taking jobs; the sessions finish everything queued, then the connections close,
+    /// the writer's last, and `close_id` completes (sessions.rs); nothing is returned.
     pub fn close(&mut self, close_id: u32) {
-        // The registry holds a sender to the readers' queue: drop it, or they never stop.
+        // The registry holds a sender to the readers' queue: drop it, or no job is the last.
         self.shared.live_queries.lock().unwrap().close();
         self.read_tx = None;
         self.write_tx = None;
         self.shared.inline.lock().unwrap().take();
-        let mut threads = std::mem::take(&mut self.threads);
-        threads.append(&mut self.backups.lock().unwrap());
-        let shared = self.shared.clone();
-        spawn("resqlite-close".into(), move || {
-            for t in threads {
-                let _ = t.join();
-            }
-            shared.cursors.lock().unwrap().close();
-            *shared.writer_db.lock().unwrap() = 0;
-            drop(shared.writer.lock().unwrap().take());
-            shared.complete(close_id, Outcome::Done);
-        });
+        self.shared.begin_close(close_id);
     }
 }
 
@@ -260,13 +237,4 @@ impl Drop for Pool {
 
 fn spawn(name: String, f: impl FnOnce() + Send + 'static) -> JoinHandle<()> {
     std::thread::Builder::new().name(name).spawn(f).expect("cannot start a thread")
-}
-
-/// A thread running statements for the JS thread `js`, stepping aside when it waits.
-fn engine_thread(name: String, js: &JsThread, f: impl FnOnce() + Send + 'static) -> JoinHandle<()> {
-    let js = js.clone();
-    spawn(name, move || {
-        js.serve_from_this_thread();
-        f()
-    })
 }

@@ -1,14 +1,14 @@
-//! A reader thread: opens its read-only connection, then runs reads (batched on one snapshot
-//! when several wait) and live-query runs until the pool closes, parking for a rekey.
+//! Reader sessions: a session takes one of the database's reader connections (opening it if
+//! it is closed) and runs reads (batched on one snapshot when several wait) and live-query
+//! runs until the queue is empty or a rekey parks the readers (sessions.rs).
 
 use std::sync::atomic::Ordering;
-use std::time::Instant;
-
-use crossbeam_channel::Receiver;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use super::iterate;
 use super::job::{Job, Outcome, Request};
-use super::open::{open_lead, open_worker, OpenLatch, PoolOptions};
+use super::open::open_worker;
 use super::run::run;
 use super::shared::{ReaderSlot, Shared};
 use super::worker::{transaction_control_refused, Worker};
@@ -20,82 +20,97 @@ const MAX_READ_BATCH: usize = 16;
 /// A read whose last run on this connection took this long (µs) is not batched with others.
 const SLOW_MICROS: u32 = 1_000;
 
-pub(super) fn reader_thread(
-    opts: &PoolOptions,
-    shared: &Shared,
-    latch: &OpenLatch,
+/// One of a database's reader connections (`readers` of them, each with its slot for
+/// `cancel`), open or closed.
+pub(super) struct ReaderConnection {
     index: usize,
-    rx: Receiver<Job>,
-    park: Receiver<()>,
-) {
-    let lead = opts.readonly && index == 0;
-    if !lead && !latch.wait_for_lead() {
-        return;
-    }
-    let key = shared.gate.key();
-    let opened = if lead {
-        open_lead(opts, Role::Reader, key.as_deref())
-    } else {
-        open_worker(opts, Role::Reader, key.as_deref())
-    };
-    if lead {
-        latch.lead_done(opened.is_ok());
-    }
-    let worker = match opened {
-        Ok(worker) => worker,
-        Err(e) => return latch.failed(shared, e),
-    };
-    shared.slots[index].db.store(worker.conn.raw(), Ordering::Release);
-    latch.reader_opened(shared);
-    reader_loop(worker, opts, shared, index, rx, park);
-    shared.slots[index].db.store(std::ptr::null_mut(), Ordering::Release);
+    worker: Option<Worker>,
+    last_used: Instant,
 }
 
-fn reader_loop(
-    worker: Worker,
-    opts: &PoolOptions,
-    shared: &Shared,
-    index: usize,
-    rx: Receiver<Job>,
-    park: Receiver<()>,
-) {
+/// The reader connections no session holds, the most recently used last.
+pub(super) struct ReaderConnections(Vec<ReaderConnection>);
+
+impl ReaderConnections {
+    /// `count` connections, all closed: each opens when a session first needs it.
+    pub(super) fn new(count: usize) -> ReaderConnections {
+        let now = Instant::now();
+        ReaderConnections(
+            (0..count).rev().map(|index| ReaderConnection { index, worker: None, last_used: now }).collect(),
+        )
+    }
+
+    /// One already open lead connection (a read-only database's first).
+    pub(super) fn put_opened(&mut self, index: usize, worker: Worker) {
+        if let Some(conn) = self.0.iter_mut().find(|c| c.index == index) {
+            conn.worker = Some(worker);
+        }
+    }
+
+    pub(super) fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub(super) fn open(&self) -> usize {
+        self.0.iter().filter(|c| c.worker.is_some()).count()
+    }
+
+    pub(super) fn all_closed(&self) -> bool {
+        self.0.iter().all(|c| c.worker.is_none())
+    }
+
+    /// The open connections unused since `now - idle`, taken out to close.
+    pub(super) fn take_idle(&mut self, now: Instant, idle: Duration) -> Vec<(usize, Worker)> {
+        let stale = |c: &ReaderConnection| now.saturating_duration_since(c.last_used) >= idle;
+        self.0.iter_mut().filter(|c| stale(c)).filter_map(|c| Some((c.index, c.worker.take()?))).collect()
+    }
+
+    pub(super) fn take_all(&mut self) -> Vec<(usize, Worker)> {
+        self.0.iter_mut().filter_map(|c| Some((c.index, c.worker.take()?))).collect()
+    }
+}
+
+/// A reader session (sessions.rs starts it, on an engine thread).
+pub(super) fn session(shared: Arc<Shared>) {
+    shared.js.serve_from_this_thread();
+    loop {
+        // Never empty: at most `readers` sessions run.
+        let mut conn = shared.reader_connections.lock().unwrap().0.pop().expect("a free reader connection");
+        run_reads(&shared, &mut conn);
+        conn.last_used = Instant::now();
+        shared.reader_connections.lock().unwrap().0.push(conn);
+        if shared.reader_session_ends() {
+            return;
+        }
+    }
+}
+
+/// Opens the connection if it is closed (idle, or after a rekey): `Err` if that fails, for the
+/// job at hand (the next one tries again).
+fn open_connection<'a>(shared: &Shared, conn: &'a mut ReaderConnection) -> Result<&'a mut Worker, DbError> {
+    if conn.worker.is_none() {
+        let worker = open_worker(&shared.opts, Role::Reader, shared.key().as_deref())?;
+        shared.slots[conn.index].db.store(worker.conn.raw(), Ordering::Release);
+        conn.worker = Some(worker);
+    }
+    Ok(conn.worker.as_mut().expect("opened"))
+}
+
+fn run_reads(shared: &Shared, conn: &mut ReaderConnection) {
+    let rx = &shared.reads;
+    let index = conn.index;
     let slot = &shared.slots[index];
     let mut batch = Vec::with_capacity(MAX_READ_BATCH);
-    // `Err`: reopening after a rekey failed; jobs fail with that error until a reopen works.
-    let mut worker: Result<Worker, DbError> = Ok(worker);
-    loop {
-        let first = crossbeam_channel::select! {
-            recv(rx) -> job => match job {
-                Ok(job) => job,
-                Err(_) => break,
-            },
-            recv(park) -> _ => {
-                // A rekey: close the connection, wait for the writer to swap the file, reopen.
-                slot.db.store(std::ptr::null_mut(), Ordering::Release);
-                drop(worker);
-                let key = shared.gate.park();
-                worker = open_worker(opts, Role::Reader, key.as_deref());
-                if let Ok(w) = &worker {
-                    slot.db.store(w.conn.raw(), Ordering::Release);
-                }
-                continue;
-            }
-        };
+    while !shared.sessions.parked() {
+        let Ok(first) = rx.try_recv() else { return };
         if matches!(first.request, Request::Iterate { .. }) {
-            iterate::on_reader(opts, shared, first); // on the iteration's own connection
+            iterate::on_reader(&shared.opts, shared, first); // on the iteration's own connection
             continue;
         }
-        if worker.is_err() {
-            worker = open_worker(opts, Role::Reader, shared.gate.key().as_deref());
-            if let Ok(w) = &worker {
-                slot.db.store(w.conn.raw(), Ordering::Release);
-            }
-        }
-        let worker = match &mut worker {
+        let worker = match open_connection(shared, conn) {
             Ok(worker) => worker,
             Err(e) => {
-                let error = DbError { code: e.code.clone(), message: e.message.clone(), no_transaction: false };
-                finish_read(shared, &first, Outcome::Error(error));
+                finish_read(shared, &first, Outcome::Error(e));
                 continue;
             }
         };
@@ -119,7 +134,7 @@ fn reader_loop(
         let in_transaction = batch.len() > 1 && worker.exec("BEGIN").is_ok();
         for job in batch.drain(..) {
             if matches!(job.request, Request::Iterate { .. }) {
-                iterate::on_reader(opts, shared, job);
+                iterate::on_reader(&shared.opts, shared, job);
                 continue;
             }
             let started = Instant::now();

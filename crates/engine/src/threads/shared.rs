@@ -1,22 +1,28 @@
-//! What the pool's threads share: the completion queue, what `cancel` and `interrupt_writer`
-//! reach into, the rekey gate, the live-query registry, and the diagnostics counters.
+//! What a database's sessions share (one `Shared` per `Database`): its options, queues and
+//! connections, the completion queue, what `cancel` and `interrupt_writer` reach into, the
+//! key, the live-query registry, and the diagnostics counters.
 
 use std::collections::HashSet;
-use std::sync::atomic::AtomicPtr;
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64};
+use std::sync::{Arc, Mutex, Weak};
+use std::thread::JoinHandle;
 
-use crossbeam_channel::Sender;
+use crossbeam_channel::Receiver;
 use sqlite3mc_sys as ffi;
 
 use super::completions::Completions;
 use super::cursors::Cursors;
 use super::group_commit;
-use super::job::Outcome;
-use super::reader_gate::ReaderGate;
+use super::job::{Job, Outcome};
+use super::open::PoolOptions;
+use super::reader::ReaderConnections;
+use super::sessions::Sessions;
+use super::step_aside::JsThread;
 use super::worker::Worker;
 use crate::live::dependencies::ChangeSet;
 use crate::live::registry::Registry;
 use crate::sqlite::connection::Connection;
+use crate::sqlite::encryption::KeyConfig;
 
 /// How often a connection's memory use is measured for `diagnostics()`, at most.
 const MEMORY_INTERVAL_MS: u64 = 250;
@@ -27,7 +33,34 @@ pub(super) struct ReaderSlot {
     pub(super) db: AtomicPtr<ffi::sqlite3>,
 }
 
+/// A database's open connections and queued jobs.
+pub(super) struct ConnectionCounts {
+    pub(super) open: usize,
+    pub(super) idle_closed: u64,
+    pub(super) reads_queued: usize,
+    pub(super) writes_queued: usize,
+}
+
 pub struct Shared {
+    /// Itself, for the sessions it starts (each holds it while it runs).
+    pub(super) me: Weak<Shared>,
+    pub(super) opts: Arc<PoolOptions>,
+    /// The JS thread the database belongs to, which its sessions step aside for.
+    pub(super) js: JsThread,
+    /// Reads and live-query runs waiting for a reader session; writes for the writer session
+    /// (none when read-only).
+    pub(super) reads: Receiver<Job>,
+    pub(super) writes: Option<Receiver<Job>>,
+    /// Which sessions run, and the rekey's and close's hold on them (sessions.rs).
+    pub(super) sessions: Sessions,
+    /// The reader connections no session holds (reader.rs), closed when idle.
+    pub(super) reader_connections: Mutex<ReaderConnections>,
+    /// Connections closed for being idle, for diagnostics.
+    pub(super) idle_closed: AtomicU64,
+    /// Backups' threads (`Pool::backup`), joined at close.
+    pub(super) backups: Mutex<Vec<JoinHandle<()>>>,
+    /// Counted as open by the executor until closed or dropped (executor.rs).
+    pub(super) counted_open: AtomicBool,
     pub completions: Completions,
     /// The writer's connection while it is open (0 otherwise), for `interrupt_writer`; the
     /// lock keeps it from closing during an interrupt.
@@ -35,10 +68,8 @@ pub struct Shared {
     pub(super) cancelled: Mutex<HashSet<u32>>,
     pub(super) slots: Vec<ReaderSlot>,
     pub safe_integers: bool,
-    /// The key connections open with, and the rekey handshake with the readers.
-    pub(super) gate: ReaderGate,
-    /// One per reader: a message parks it for a rekey.
-    pub(super) park: Vec<Sender<()>>,
+    /// The key connections open with; rekey replaces it.
+    pub(super) key: Mutex<Option<Arc<KeyConfig>>>,
     pub(super) live_queries: Mutex<Registry>,
     /// Live queries exist: the writer tracks its changes (set under the registry lock).
     pub tracking: std::sync::atomic::AtomicBool,
@@ -79,6 +110,7 @@ impl Shared {
     /// Committed changes: re-run the live queries they touch.
     pub(super) fn publish(&self, changes: &ChangeSet) {
         self.live_queries.lock().unwrap().publish(changes);
+        self.kick_readers();
     }
 
     /// After writer work (a job on the writer thread, or a transaction's statement on the JS
@@ -111,6 +143,59 @@ impl Shared {
             // Under the registry lock: the query's next run cannot deliver before this one.
             self.complete(id, outcome);
         }
+        drop(queries);
+        self.kick_readers(); // its next run, if a commit made it due
+    }
+
+    /// The key connections open with now.
+    pub(super) fn key(&self) -> Option<Arc<KeyConfig>> {
+        self.key.lock().unwrap().clone()
+    }
+
+    /// The database is closed or dropped: it no longer keeps the engine's threads.
+    pub(super) fn gone(&self) {
+        if self.counted_open.swap(false, std::sync::atomic::Ordering::SeqCst) {
+            super::executor::database_gone();
+        }
+    }
+
+    /// Closes the connections not used for `opts.idle_timeout` (executor.rs sweeps): the
+    /// readers', and the spare iteration connections once every reader is closed.
+    pub(super) fn close_idle(&self, now: std::time::Instant) {
+        let idle = self.opts.idle_timeout;
+        let closed = self.reader_connections.lock().unwrap().take_idle(now, idle);
+        let mut count = closed.len();
+        for (index, worker) in closed {
+            self.slots[index].db.store(std::ptr::null_mut(), std::sync::atomic::Ordering::Release);
+            self.memory[index + 1].iter().for_each(|m| m.store(0, std::sync::atomic::Ordering::Relaxed));
+            drop(worker);
+        }
+        if self.reader_connections.lock().unwrap().all_closed() {
+            let spares = std::mem::take(&mut self.cursors.lock().unwrap().idle);
+            count += spares.len();
+        }
+        if count > 0 {
+            self.idle_closed.fetch_add(count as u64, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+
+    /// Its open connections and queues, for the process's diagnostics.
+    pub(super) fn connection_counts(&self) -> ConnectionCounts {
+        let writer = (*self.writer_db.lock().unwrap() != 0) as usize;
+        // Held by an inline read or a rekey: open.
+        let inline = self.inline.try_lock().map_or(1, |w| w.is_some() as usize);
+        // Those a session holds count as open.
+        let readers = {
+            let free = self.reader_connections.lock().unwrap();
+            free.open() + self.slots.len() - free.len()
+        };
+        let cursors = self.cursors.lock().map_or(0, |c| c.open.len() + c.idle.len());
+        ConnectionCounts {
+            open: writer + inline + readers + cursors,
+            idle_closed: self.idle_closed.load(std::sync::atomic::Ordering::Relaxed),
+            reads_queued: self.reads.len(),
+            writes_queued: self.writes.as_ref().map_or(0, |w| w.len()),
+        }
     }
 
     /// Records a connection's memory use for diagnostics (index 0: the writer), at most once
@@ -131,5 +216,11 @@ impl Shared {
             unsafe { ffi::sqlite3_db_status(conn.raw(), verb, &mut current, &mut highwater, 0) };
             slot.store(current as i64, Relaxed);
         }
+    }
+}
+
+impl Drop for Shared {
+    fn drop(&mut self) {
+        self.gone();
     }
 }

@@ -84,6 +84,7 @@ impl Harness {
             external_checkpoints: false,
             invalid_utf8: crate::sqlite::step::InvalidUtf8::Error,
             functions: None,
+            idle_timeout: std::time::Duration::from_secs(10),
         };
         let wakes = Arc::new(Wakes::default());
         let pool = Pool::start(opts, OPEN, Box::new(FakeWaker(wakes.clone())));
@@ -234,7 +235,7 @@ fn int(v: i64) -> Vec<u8> {
 }
 
 #[test]
-fn the_open_completes_once_every_connection_is_open() {
+fn the_open_completes_first_once_its_connections_are_open() {
     let mut h = Harness::start(2);
     let open = h.next();
     assert_eq!((open.id, describe(&open.outcome)), (OPEN, "done".to_string()), "the first completion");
@@ -258,6 +259,7 @@ fn an_open_that_fails_completes_with_its_error() {
         external_checkpoints: false,
         invalid_utf8: crate::sqlite::step::InvalidUtf8::Error,
         functions: None,
+        idle_timeout: std::time::Duration::from_secs(10),
     };
     let wakes = Arc::new(Wakes::default());
     let pool = Pool::start(opts, OPEN, Box::new(FakeWaker(wakes.clone())));
@@ -598,4 +600,28 @@ fn an_iteration_ended_early_is_gone_and_its_statement_checked_like_a_select() {
         "error ERR_MULTIPLE_STATEMENTS"
     );
     assert_eq!(h.select("SELECT count(*) AS c FROM t"), r#"[{"c":3}]"#, "nothing changed");
+}
+
+#[test]
+fn many_databases_share_the_engine_threads_and_keep_their_own_write_order() {
+    let mut pools: Vec<Harness> = (0..40).map(|_| Harness::open(2)).collect();
+    for h in &mut pools {
+        assert_eq!(h.execute("CREATE TABLE t (seq INTEGER)"), "changes 0 rowid 0");
+    }
+    // Writes to every database in flight at once, then each database's rows in commit order.
+    let ids: Vec<Vec<u32>> = pools
+        .iter_mut()
+        .map(|h| (0..20).map(|i| h.write(&format!("INSERT INTO t VALUES ({i})"), Vec::new())).collect())
+        .collect();
+    for (h, ids) in pools.iter_mut().zip(ids) {
+        for id in ids {
+            assert!(h.outcome(id).starts_with("changes 1"));
+        }
+        let expected: Vec<String> = (0..20).map(|i| format!("{{\"seq\":{i}}}")).collect();
+        assert_eq!(h.select("SELECT seq FROM t ORDER BY rowid"), format!("[{}]", expected.join(",")));
+    }
+    let d = super::executor::diagnostics();
+    assert!(d.threads <= super::executor::max_threads(), "{} threads for 40 databases", d.threads);
+    assert!(d.databases >= 40, "{} databases counted", d.databases);
+    assert!(d.connections >= 80, "{} connections: a writer and a reader each at least", d.connections);
 }

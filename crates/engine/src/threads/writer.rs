@@ -1,6 +1,7 @@
-//! The writer thread: opens the read-write connection, then runs writes in call order
-//! (standalone ones grouped into one commit), publishes what they committed to the live
-//! queries, and runs `rekey`.
+//! The writer session: runs the database's writes in call order (standalone ones grouped
+//! into one commit), publishes what they committed to the live queries, and runs `rekey`. Its
+//! connection stays open between sessions in `shared.writer`, with a transaction open if one
+//! is (a transaction's statements are separate jobs).
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -10,7 +11,7 @@ use crossbeam_channel::Receiver;
 
 use super::group_commit;
 use super::job::{Job, Outcome, Request};
-use super::open::{open_lead, open_worker, OpenLatch, PoolOptions};
+use super::open::{open_worker, PoolOptions};
 use super::run::run;
 use super::shared::Shared;
 use super::worker::Worker;
@@ -19,61 +20,63 @@ use crate::handoff::spin::SpinPolicy;
 use crate::sqlite::encryption::{self, KeyConfig};
 use crate::sqlite::setup::Role;
 
-pub(super) fn writer_thread(opts: &PoolOptions, shared: &Shared, latch: &OpenLatch, rx: Receiver<Job>) {
-    let opened = open_lead(opts, Role::Writer, shared.gate.key().as_deref());
-    latch.lead_done(opened.is_ok());
-    let worker = match opened {
-        Ok(worker) => worker,
-        Err(e) => return latch.failed(shared, e),
-    };
-    *shared.writer_db.lock().unwrap() = worker.conn.raw() as usize;
-    shared.record_memory(0, &worker.conn);
-    *shared.writer.lock().unwrap() = Some(worker);
-    writer_loop(opts, shared, rx);
-    // The connection stays open in `shared.writer`: `Pool::close` closes it after every other
-    // connection, so that its close can checkpoint the WAL and delete it (SQLite does that
-    // only on the process's last connection to the file, and a read-only one cannot).
-}
-
-/// How long the writer keeps looking for the next job before it sleeps: an awaited write
-/// sequence sends its next job within microseconds of the completion (experiments/013).
+/// How long the writer session keeps looking for the next job before it ends: an awaited
+/// write sequence sends its next job within microseconds of the completion (experiments/013).
 const WRITER_SPIN: Duration = Duration::from_micros(50);
 
-/// The next job: spin briefly for one arriving right away (when the CPUs have room for it,
-/// handoff/spin.rs), then sleep until one does.
-fn next_job(rx: &Receiver<Job>, spin: &SpinPolicy) -> Option<Job> {
+thread_local! {
+    static SPIN: SpinPolicy = SpinPolicy::new();
+}
+
+/// The next job: one waiting, or one arriving while the session spins briefly (when the CPUs
+/// have room for it, handoff/spin.rs).
+fn next_job(rx: &Receiver<Job>) -> Option<Job> {
     let start = Instant::now();
-    if spin.allowed(start) {
+    if SPIN.with(|spin| spin.allowed(start)) {
         loop {
             match rx.try_recv() {
                 Ok(job) => return Some(job),
-                Err(crossbeam_channel::TryRecvError::Disconnected) => return None,
                 Err(crossbeam_channel::TryRecvError::Empty) if start.elapsed() < WRITER_SPIN => std::hint::spin_loop(),
-                Err(crossbeam_channel::TryRecvError::Empty) => break,
+                Err(_) => return None,
             }
         }
     }
-    rx.recv().ok()
+    rx.try_recv().ok()
 }
 
-fn writer_loop(opts: &PoolOptions, shared: &Shared, rx: Receiver<Job>) {
+/// The writer session (sessions.rs starts it, on an engine thread).
+pub(super) fn session(shared: Arc<Shared>) {
+    shared.js.serve_from_this_thread();
+    let rx = shared.writes.as_ref().expect("a writer session has a queue");
     // A job taken while gathering a group that could not join it: it runs next.
     let mut held: Option<Job> = None;
-    let spin = SpinPolicy::new();
-    while let Some(job) = held.take().or_else(|| next_job(&rx, &spin)) {
+    loop {
+        match held.take().or_else(|| next_job(rx)) {
+            Some(job) => held = run_job(&shared, rx, job),
+            None if shared.writer_session_ends() => return,
+            None => {}
+        }
+    }
+}
+
+/// Runs `job`, and the standalone writes queued behind it in one group; returns a job taken
+/// from the queue that could not join the group (it runs next).
+fn run_job(shared: &Shared, rx: &Receiver<Job>, job: Job) -> Option<Job> {
+    let mut held = None;
+    {
         // Held for the whole job; released before its completion goes out, so that the
         // transaction's next read may run on the connection from the JS thread (inline.rs).
         let mut slot = shared.writer.lock().unwrap();
         if let Request::Rekey(key) = &job.request {
-            let outcome = rekey(&mut slot, opts, shared, key.clone());
+            let outcome = rekey(&mut slot, &shared.opts, shared, key.clone());
             drop(slot);
             shared.complete_writer_job(job.id, outcome);
-            continue;
+            return None;
         }
         let Some(worker) = slot.as_mut() else {
             drop(slot);
             shared.complete_writer_job(job.id, Outcome::Error(writer_lost()));
-            continue;
+            return None;
         };
         // The change hooks on or off as live queries exist (Hooks::set_tracking).
         let tracking = worker.sync_tracking(shared.tracking.load(Ordering::SeqCst));
@@ -115,6 +118,7 @@ fn writer_loop(opts: &PoolOptions, shared: &Shared, rx: Receiver<Job>) {
             shared.complete_writer_job(job.id, outcome);
         }
     }
+    held
 }
 
 /// One writer job, with the checks that keep a transaction's statements inside it.
@@ -147,9 +151,9 @@ fn writer_lost() -> DbError {
     DbError::new("ERR_REKEY", "the writer connection could not be reopened after rekey; close and reopen the database")
 }
 
-/// `db.rekey` on the writer thread (sqlite/encryption.rs explains the copy-and-rename): parks every
-/// reader with its connection closed, builds the rekeyed copy, renames it over the database,
-/// reopens the writer, then releases the readers to reopen with the key now current. On a
+/// `db.rekey` in the writer session (sqlite/encryption.rs explains the copy-and-rename): parks
+/// the readers with their connections closed, builds the rekeyed copy, renames it over the
+/// database, reopens the writer, then releases the readers to reopen with the key now current. On a
 /// failure before the rename nothing changed: the writer goes back to WAL and the readers
 /// reopen with the old key.
 fn rekey(slot: &mut Option<Worker>, opts: &PoolOptions, shared: &Shared, new: Option<Arc<KeyConfig>>) -> Outcome {
@@ -157,32 +161,30 @@ fn rekey(slot: &mut Option<Worker>, opts: &PoolOptions, shared: &Shared, new: Op
     if !worker.conn.autocommit() {
         return Outcome::Error(DbError::new("ERR_REKEY_IN_TRANSACTION", "rekey cannot run inside a transaction"));
     }
-    let old = shared.gate.key();
+    let old = shared.key();
     if old.is_none() && new.is_none() {
         return Outcome::Done; // decrypting a plaintext database: nothing to do
     }
     if let Err(e) = shared.cursors.lock().unwrap().pause_for_rekey() {
         return Outcome::Error(e);
     }
-    for park in &shared.park {
-        let _ = park.send(());
-    }
-    shared.gate.wait_parked(shared.park.len());
+    shared.park_readers();
     // The JS thread's connection closes too (waiting out an inline read in progress), and
     // reopens with the key in force afterwards.
     let inline = shared.inline.lock().unwrap().take().is_some();
     let outcome = swap_key(slot, opts, shared, old, new);
     shared.cursors.lock().unwrap().resume();
+    shared.release_readers();
     if inline {
-        if let Ok(worker) = open_worker(opts, Role::Reader, shared.gate.key().as_deref()) {
+        if let Ok(worker) = open_worker(opts, Role::Reader, shared.key().as_deref()) {
             *shared.inline.lock().unwrap() = Some(worker);
         }
     }
     outcome
 }
 
-/// The rekey with every other connection closed: the copy, the rename, the writer reopened,
-/// the readers released.
+/// The rekey with every other connection closed: the copy, the rename (after which the new key
+/// is the database's), the writer reopened.
 fn swap_key(
     slot: &mut Option<Worker>,
     opts: &PoolOptions,
@@ -206,11 +208,9 @@ fn swap_key(
     });
     if let Err(e) = swapped {
         let _ = worker.conn.query_text("PRAGMA journal_mode = WAL");
-        // Iterations may start again before the readers do: one waiting at the gate then runs.
-        shared.cursors.lock().unwrap().resume();
-        shared.gate.release(old);
         return Outcome::Error(e);
     }
+    *shared.key.lock().unwrap() = new.clone();
     // The old connection still points at the replaced file: open the new one, then close it.
     let outcome = match open_worker(opts, Role::Writer, new.as_deref()) {
         Ok(fresh) => {
@@ -225,8 +225,6 @@ fn swap_key(
             Outcome::Error(DbError { message: format!("{} (after rekey)", e.message), ..e })
         }
     };
-    shared.cursors.lock().unwrap().resume();
-    shared.gate.release(new);
     outcome
 }
 
