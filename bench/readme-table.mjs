@@ -137,8 +137,9 @@ export function fullSection(res, file) {
       const idle = (lib) => {
         const c = get(lib, id)
         if (!c) return '–'
-        const threads = c.threads ? `+${fmt(c.threads.median)} threads, ` : ''
-        return `${threads}${fmt(c.rssPerDb.median)} MB/db (${c.dbs} dbs)`
+        const int = (x) => Math.round(x).toLocaleString('en')
+        const threads = c.threads ? `+${int(c.threads.median)} threads, ` : ''
+        return `${threads}${fmt(c.rssPerDb.median)} MB/db (${int(c.dbs)} dbs)`
       }
       return [any.title, idle('resqlite'), idle(REFERENCE_LIB), '', '', ...peers.map(idle)]
     }
