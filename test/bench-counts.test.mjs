@@ -2,6 +2,8 @@
 // issues fewer statements than the lane declares must fail the lane, not produce a number.
 
 import assert from 'node:assert/strict'
+import { existsSync } from 'node:fs'
+import { dirname } from 'node:path'
 import { test } from 'node:test'
 import v8 from 'node:v8'
 import vm from 'node:vm'
@@ -62,12 +64,14 @@ test('an op that issues fewer statements than declared fails (operation count)',
 v8.setFlagsFromString('--expose-gc')
 globalThis.gc ??= vm.runInNewContext('gc')
 
-function fakeTenantOpen({ mixUp = false, perOpen = () => {} } = {}) {
+function fakeTenantOpen({ mixUp = false, perOpen = () => {}, failAt = -1, closed = [], paths = [] } = {}) {
   const rows = []
   const held = []
   let gets = 0
   const open = async (path) => {
     const i = rows.length
+    if (i === failAt) throw new Error(`cannot open tenant ${i}`)
+    paths.push(path)
     const table = new Map()
     rows.push(table)
     held.push(perOpen(i, path))
@@ -81,6 +85,7 @@ function fakeTenantOpen({ mixUp = false, perOpen = () => {} } = {}) {
         sql,
       }),
       close() {
+        closed.push(i)
         const h = held[i]
         if (h?.terminate) return h.terminate()
       },
@@ -122,4 +127,24 @@ test('the tenants lane counts the threads the databases start and the memory the
   assert.ok(idle.samples.threads[0] >= workers, `threads +${idle.samples.threads[0]}, ${workers} workers`)
   // 8 MB on every other database, 4 MB each on average (workers' heaps add to it)
   assert.ok(idle.samples.rssPerDb[0] >= 3, `RSS per database ${idle.samples.rssPerDb[0]} MB`)
+})
+
+test('the tenants lane closes its databases and removes its directory, also when an open fails', async () => {
+  for (const failAt of [-1, 3]) {
+    const closed = []
+    const paths = []
+    const run = runLane('tenants', null, {
+      ...CONFIGS.smoke,
+      lib: 'fake',
+      open: fakeTenantOpen({ failAt, closed, paths }),
+    })
+    if (failAt < 0) await run
+    else await assert.rejects(run, /cannot open tenant 3/)
+    const opened = failAt < 0 ? TENANT_CONFIGS.smoke.dbs : failAt
+    assert.deepEqual(
+      closed.toSorted((a, b) => a - b),
+      Array.from({ length: opened }, (_, i) => i),
+    )
+    assert.equal(existsSync(dirname(paths[0])), false, `${dirname(paths[0])} removed`)
+  }
 })
