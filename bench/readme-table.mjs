@@ -132,6 +132,17 @@ export function fullSection(res, file) {
       const mb = (lib) => (get(lib, id)?.rss ? `+${fmt(get(lib, id).rss.median)} MB` : '–')
       return [any.title, mb('resqlite'), mb(REFERENCE_LIB), '', '', ...peers.map(mb)]
     }
+    // tenants.idle: threads added and RSS per open, idle database, for every library.
+    if (any.rssPerDb) {
+      const idle = (lib) => {
+        const c = get(lib, id)
+        if (!c) return '–'
+        const int = (x) => Math.round(x).toLocaleString('en')
+        const threads = c.threads ? `+${int(c.threads.median)} threads, ` : ''
+        return `${threads}${fmt(c.rssPerDb.median)} MB/db (${int(c.dbs)} dbs)`
+      }
+      return [any.title, idle('resqlite'), idle(REFERENCE_LIB), '', '', ...peers.map(idle)]
+    }
     return [
       any.title,
       r ? `${fmt(r.wall.median)} / ${fmt(r.js.median)}` : '–',

@@ -42,6 +42,12 @@ function extra(c) {
   if (c.plainJs) parts.push(`JS per write alone ${fmt(c.plainJs.median)} ms`)
   if (c.counts)
     parts.push(`requeries ${fmt(c.counts.requeries)}, emissions ${fmt(c.counts.emissions)} per ${c.counts.per}`)
+  // the tenants lane: how many databases were open, the threads they added, RSS per database
+  if (c.dbs !== undefined) parts.push(`${fmtInt(c.dbs)} databases`)
+  if (c.threads) parts.push(`threads +${fmtInt(c.threads.median)}`)
+  if (c.rssPerDb) parts.push(`RSS ${fmt(c.rssPerDb.median)} MB per database`)
+  if (c.closeAll) parts.push(`closing all ${fmt(c.closeAll.median)} ms`)
+  if (c.note && c.id === 'tenants.idle') parts.push(c.note)
   return parts.join('; ')
 }
 
@@ -128,6 +134,9 @@ function ratioSummary(res) {
         // Memory: RSS growth in MB, not a ratio (growth near zero makes ratios meaningless).
         if (c.rss && c.group === 'memory') return `+${fmt(c.rss.median)} MB`
         if (c.kept) return `${fmt(c.kept.median)} MB kept`
+        // tenants.idle: threads added and RSS per database, not a time
+        if (c.rssPerDb)
+          return `${c.threads ? `+${fmtInt(c.threads.median)} threads, ` : ''}${fmt(c.rssPerDb.median)} MB/db (${fmtInt(c.dbs)} dbs)`
         const r = ratio(c.wall.median, ref?.wall.median)
         return lib === REFERENCE_LIB
           ? `${fmt(c.wall.median)} ms`

@@ -5,6 +5,8 @@
 //   reported   any of these with no goal: shown, never passed or failed
 // evaluate(rows) → { name, case, peer, metric, value, op, goal, pass }; value (and pass) is
 // undefined when the cases it needs did not run.
+import os from 'node:os'
+
 const compareOp = { '<=': (v, g) => v <= g, '>=': (v, g) => v >= g, '==': (v, g) => v === g }
 
 // field: 'wall', 'js', 'rate' (median) or a path like 'stall.p90', 'counts.requeries'
@@ -52,6 +54,10 @@ const derived = (name, id, metric, compute) =>
 // src/arguments.ts DEFAULT_INLINE_BUDGET) plus 1 ms.
 export const INLINE_BUDGET_MS = 0.1
 export const STALL_GROW_GOAL_MS = INLINE_BUDGET_MS + 1
+
+// Thousands of databases in one process (issue 33): threads added by the open databases, at
+// most 4 per core + 8 whatever their number (cores: this machine's, where the lanes ran).
+export const TENANT_THREADS_GOAL = 4 * os.availableParallelism() + 8
 
 export const TARGETS = [
   vsPeer('select 1,000: wall vs better-sqlite3 .all()', 'select.1000', 'better-sqlite3', 'wall', '<=', 0.8),
@@ -306,4 +312,39 @@ export const TARGETS = [
   value('web: page max latency with a report running (ms)', 'web.report', 'wall.max', '<=', 100),
   value('web: failed requests, no report', 'web.pages', 'errors', '==', 0),
   value('web: failed requests, with a report', 'web.report', 'errors', '==', 0),
+
+  // Thousands of databases in one process (issue 33, lanes/tenants.mjs): N databases (1,000 in
+  // the full run) opened, written and read once, idle; then point reads on random ones.
+  value(
+    `tenants: threads added by the open databases (4 × ${os.availableParallelism()} cores + 8)`,
+    'tenants.idle',
+    'threads',
+    '<=',
+    TENANT_THREADS_GOAL,
+  ),
+  value('tenants: RSS per open, idle database (MB)', 'tenants.idle', 'rssPerDb', '<=', 0.5),
+  vsPeer(
+    'tenants: RSS per open, idle database vs better-sqlite3',
+    'tenants.idle',
+    'better-sqlite3',
+    'rssPerDb',
+    'reported',
+    '',
+  ),
+  vsPeer(
+    'tenants: open + create table + first write + first read: wall vs better-sqlite3',
+    'tenants.open',
+    'better-sqlite3',
+    'wall',
+    '<=',
+    1.5,
+  ),
+  vsPeer(
+    'tenants: 5,000 awaited point reads on random databases: wall vs better-sqlite3',
+    'tenants.reads',
+    'better-sqlite3',
+    'wall',
+    '<=',
+    1.5,
+  ),
 ]

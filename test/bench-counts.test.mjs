@@ -2,8 +2,14 @@
 // issues fewer statements than the lane declares must fail the lane, not produce a number.
 
 import assert from 'node:assert/strict'
+import { existsSync } from 'node:fs'
+import { dirname } from 'node:path'
 import { test } from 'node:test'
+import v8 from 'node:v8'
+import vm from 'node:vm'
+import { Worker } from 'node:worker_threads'
 import { runLane } from '../bench/lanes/index.mjs'
+import { TENANT_CONFIGS } from '../bench/lanes/tenants.mjs'
 import { CONFIGS, counting, measure } from '../bench/measure.mjs'
 
 // A fake synchronous driver over no database: `SELECT * FROM t WHERE id <= ?` returns rows
@@ -49,4 +55,96 @@ test('an op that issues fewer statements than declared fails (operation count)',
     measure(d, op, CONFIGS.smoke, { expect: { ops: 2, rows: 20 }, count: (rs) => ({ rows: rs.flat().length }) }),
     /ops = 1, expected 2/,
   )
+})
+
+// The tenants lane (issue 33, bench/lanes/tenants.mjs) over fake databases: a Map per tenant.
+// `mixUp`: once every database is open, reads answer with tenant 0's row (a driver that reads
+// the wrong database). `perOpen(i)`: what opening tenant i also does (start a thread, hold
+// memory). The lane reads RSS after a GC: gc() as `node --expose-gc` would give it.
+v8.setFlagsFromString('--expose-gc')
+globalThis.gc ??= vm.runInNewContext('gc')
+
+function fakeTenantOpen({ mixUp = false, perOpen = () => {}, failAt = -1, closed = [], paths = [] } = {}) {
+  const rows = []
+  const held = []
+  let gets = 0
+  const open = async (path) => {
+    const i = rows.length
+    if (i === failAt) throw new Error(`cannot open tenant ${i}`)
+    paths.push(path)
+    const table = new Map()
+    rows.push(table)
+    held.push(perOpen(i, path))
+    return {
+      sync: true,
+      exec() {},
+      prepare: (sql) => ({
+        run: ([id, name, value]) => table.set(id, { id, name, value }),
+        // (the first `dbs` gets are the opens' first reads)
+        get: ([id]) => (mixUp && ++gets > TENANT_CONFIGS.smoke.dbs ? rows[0] : table).get(id),
+        sql,
+      }),
+      close() {
+        closed.push(i)
+        const h = held[i]
+        if (h?.terminate) return h.terminate()
+      },
+    }
+  }
+  return open
+}
+
+test('the tenants lane: a driver doing the work passes; every database and read is checked', async () => {
+  const cases = await runLane('tenants', null, { ...CONFIGS.smoke, lib: 'fake', open: fakeTenantOpen() })
+  const byId = Object.fromEntries(cases.map((c) => [c.id, c]))
+  assert.deepEqual(Object.keys(byId), ['tenants.open', 'tenants.idle', 'tenants.reads'])
+  const sizes = TENANT_CONFIGS.smoke
+  assert.equal(byId['tenants.open'].samples.wall.length, sizes.dbs)
+  assert.equal(byId['tenants.open'].checkedSamples, sizes.dbs)
+  assert.equal(byId['tenants.reads'].samples.wall.length, sizes.rounds)
+  assert.deepEqual(byId['tenants.reads'].expect, { ops: sizes.reads, rows: sizes.reads })
+  assert.equal(byId['tenants.idle'].dbs, sizes.dbs)
+  // (fake databases start no thread; the process's own may come and go)
+  assert.ok(byId['tenants.idle'].samples.threads[0] <= 2, `threads +${byId['tenants.idle'].samples.threads[0]}`)
+})
+
+test('the tenants lane: a read answered from another database fails the lane', async () => {
+  await assert.rejects(
+    runLane('tenants', null, { ...CONFIGS.smoke, lib: 'fake', open: fakeTenantOpen({ mixUp: true }) }),
+    /work check failed in read sample 1: rows = \d+, expected 100/,
+  )
+})
+
+test('the tenants lane counts the threads the databases start and the memory they hold', async () => {
+  const MB = 1024 * 1024
+  const perOpen = (i) =>
+    i % 2 === 0
+      ? new Worker('setInterval(() => {}, 1000)', { eval: true }) // a thread (Node's worker: more than one)
+      : Buffer.alloc(8 * MB, 1) // memory, touched
+  const cases = await runLane('tenants', null, { ...CONFIGS.smoke, lib: 'fake', open: fakeTenantOpen({ perOpen }) })
+  const idle = cases.find((c) => c.id === 'tenants.idle')
+  const workers = Math.ceil(TENANT_CONFIGS.smoke.dbs / 2)
+  assert.ok(idle.samples.threads[0] >= workers, `threads +${idle.samples.threads[0]}, ${workers} workers`)
+  // 8 MB on every other database, 4 MB each on average (workers' heaps add to it)
+  assert.ok(idle.samples.rssPerDb[0] >= 3, `RSS per database ${idle.samples.rssPerDb[0]} MB`)
+})
+
+test('the tenants lane closes its databases and removes its directory, also when an open fails', async () => {
+  for (const failAt of [-1, 3]) {
+    const closed = []
+    const paths = []
+    const run = runLane('tenants', null, {
+      ...CONFIGS.smoke,
+      lib: 'fake',
+      open: fakeTenantOpen({ failAt, closed, paths }),
+    })
+    if (failAt < 0) await run
+    else await assert.rejects(run, /cannot open tenant 3/)
+    const opened = failAt < 0 ? TENANT_CONFIGS.smoke.dbs : failAt
+    assert.deepEqual(
+      closed.toSorted((a, b) => a - b),
+      Array.from({ length: opened }, (_, i) => i),
+    )
+    assert.equal(existsSync(dirname(paths[0])), false, `${dirname(paths[0])} removed`)
+  }
 })

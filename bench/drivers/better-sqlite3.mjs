@@ -9,7 +9,8 @@ import { rerunEveryWatch } from './diy-live.mjs'
 const require = createRequire(import.meta.url)
 const Database = require('better-sqlite3')
 
-export async function open(path) {
+// { versions: false }: no version query (lanes/tenants.mjs times the open of many databases).
+export async function open(path, { versions = true } = {}) {
   const db = new Database(path)
   db.pragma('journal_mode = WAL')
   db.pragma('synchronous = NORMAL')
@@ -17,10 +18,12 @@ export async function open(path) {
   const tx = { run: (s, params) => s.run(params), get: (s, params) => s.get(params) }
   return {
     sync: true,
-    versions: {
-      library: require('better-sqlite3/package.json').version,
-      sqlite: db.prepare('SELECT sqlite_version() AS v').get().v,
-    },
+    versions: versions
+      ? {
+          library: require('better-sqlite3/package.json').version,
+          sqlite: db.prepare('SELECT sqlite_version() AS v').get().v,
+        }
+      : undefined,
     exec(sql) {
       db.exec(sql)
     },

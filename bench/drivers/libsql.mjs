@@ -14,7 +14,8 @@ import { rerunEveryWatch } from './diy-live.mjs'
 const require = createRequire(import.meta.url)
 const Database = require('libsql')
 
-export async function open(path) {
+// { versions: false }: no version query (lanes/tenants.mjs times the open of many databases).
+export async function open(path, { versions = true } = {}) {
   const db = new Database(path)
   db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL')
   const tx = { run: (s, params) => s.run(params), get: (s, params) => s.get(params) }
@@ -28,12 +29,14 @@ export async function open(path) {
   let depth = 0
   return {
     sync: true,
-    versions: {
-      // its package.json is not in its exports map
-      library: JSON.parse(readFileSync(new URL('../node_modules/libsql/package.json', import.meta.url), 'utf8'))
-        .version,
-      sqlite: db.prepare('SELECT sqlite_version() AS v').get().v,
-    },
+    versions: versions
+      ? {
+          // its package.json is not in its exports map
+          library: JSON.parse(readFileSync(new URL('../node_modules/libsql/package.json', import.meta.url), 'utf8'))
+            .version,
+          sqlite: db.prepare('SELECT sqlite_version() AS v').get().v,
+        }
+      : undefined,
     exec: (sql) => db.exec(sql),
     prepare(sql) {
       const stmt = db.prepare(sql)

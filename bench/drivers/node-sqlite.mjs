@@ -2,7 +2,8 @@
 // anonymous parameters as arguments only (`stmt.get(id)`): the lanes' array is spread.
 import { DatabaseSync } from 'node:sqlite'
 
-export async function open(path) {
+// { versions: false }: no version query (lanes/tenants.mjs times the open of many databases).
+export async function open(path, { versions = true } = {}) {
   const db = new DatabaseSync(path)
   db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL')
   // BEGIN / COMMIT / SAVEPOINT … are prepared once too (as better-sqlite3 does internally).
@@ -15,10 +16,12 @@ export async function open(path) {
   let depth = 0 // open transaction levels: 0 → BEGIN, deeper → SAVEPOINT (one transaction at a time)
   return {
     sync: true,
-    versions: {
-      library: `node ${process.version}`,
-      sqlite: db.prepare('SELECT sqlite_version() AS v').get().v,
-    },
+    versions: versions
+      ? {
+          library: `node ${process.version}`,
+          sqlite: db.prepare('SELECT sqlite_version() AS v').get().v,
+        }
+      : undefined,
     exec: (sql) => db.exec(sql),
     prepare(sql) {
       const stmt = db.prepare(sql)

@@ -12,7 +12,8 @@ import { PowerSyncDatabase } from '@powersync/node'
 
 const require = createRequire(import.meta.url)
 
-export async function open(path) {
+// { versions: false }: no version query (lanes/tenants.mjs times the open of many databases).
+export async function open(path, { versions = true } = {}) {
   const db = new PowerSyncDatabase({
     schema: new Schema({}), // no synced tables: the lanes use the generated tables as they are
     database: {
@@ -40,11 +41,13 @@ export async function open(path) {
   }
   return {
     sync: false,
-    versions: {
-      library: require('@powersync/node/package.json').version,
-      sqlite: (await db.get('SELECT sqlite_version() AS v')).v,
-      powersync: (await db.get('SELECT powersync_rs_version() AS v')).v,
-    },
+    versions: versions
+      ? {
+          library: require('@powersync/node/package.json').version,
+          sqlite: (await db.get('SELECT sqlite_version() AS v')).v,
+          powersync: (await db.get('SELECT powersync_rs_version() AS v')).v,
+        }
+      : undefined,
     exec,
     prepare(sql) {
       return {

@@ -10,9 +10,10 @@ const root = process.env.RESQLITE_ROOT
   : fileURLToPath(new URL('../..', import.meta.url))
 const { Database } = await import(pathToFileURL(join(root, 'dist/esm/index.mjs')).href)
 
-export async function open(path, options) {
+// options: Database.open's, plus the suite's own `versions: false` (lanes/tenants.mjs: no
+// version query on each of many databases, whose open it times).
+export async function open(path, { versions = true, ...options } = {}) {
   const db = await Database.open(path, options)
-  const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'))
   // The lanes' view of a resqlite transaction: its statements run through tx.execute / tx.selectOne.
   // A statement from db.prepare runs in the transaction through the body's async context.
   const wrap = (t) => ({
@@ -22,10 +23,12 @@ export async function open(path, options) {
   })
   return {
     sync: false,
-    versions: {
-      library: pkg.version,
-      sqlite: (await db.selectOne('SELECT sqlite_version() AS v')).v,
-    },
+    versions: versions
+      ? {
+          library: JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).version,
+          sqlite: (await db.selectOne('SELECT sqlite_version() AS v')).v,
+        }
+      : undefined,
     exec: (sql) => db.execute(sql),
     // { statement: true }: a db.prepare() Statement (the narrow-table lanes, lanes/statements.mjs);
     // otherwise SQL text given to each call.

@@ -13,7 +13,8 @@ const sqlite3 = require('sqlite3')
 const call = (target, method, ...args) =>
   new Promise((resolve, reject) => target[method](...args, (err, res) => (err ? reject(err) : resolve(res))))
 
-export async function open(path) {
+// { versions: false }: no version query (lanes/tenants.mjs times the open of many databases).
+export async function open(path, { versions = true } = {}) {
   const db = await new Promise((resolve, reject) => {
     const d = new sqlite3.Database(path, (err) => (err ? reject(err) : resolve(d)))
   })
@@ -40,10 +41,12 @@ export async function open(path) {
   let depth = 0 // open transaction levels: 0 → BEGIN, deeper → SAVEPOINT (one transaction at a time)
   return {
     sync: false,
-    versions: {
-      library: require('sqlite3/package.json').version,
-      sqlite: (await call(db, 'get', 'SELECT sqlite_version() AS v')).v,
-    },
+    versions: versions
+      ? {
+          library: require('sqlite3/package.json').version,
+          sqlite: (await call(db, 'get', 'SELECT sqlite_version() AS v')).v,
+        }
+      : undefined,
     exec: (sql) => call(db, 'exec', sql),
     async prepare(sql) {
       const stmt = await prepareStmt(sql)

@@ -11,6 +11,7 @@ import { READ_LANES } from './reads.mjs'
 import { RESULTS_LANES, RESULTS_LIBRARIES } from './results.mjs'
 import { SCENARIO_LANES } from './scenarios.mjs'
 import { STATEMENT_LANES } from './statements.mjs'
+import { OWN_DATABASE_LANES, TENANT_LANES } from './tenants.mjs'
 import { WEB_LANES } from './web.mjs'
 import { WRITE_LANES } from './writes.mjs'
 
@@ -25,6 +26,7 @@ export const LANES = {
   ...ENCRYPTION_LANES,
   ...WEB_LANES,
   ...FUNCTION_LANES,
+  ...TENANT_LANES,
 }
 
 // lane → the libraries it runs for; lanes not listed run for every library.
@@ -60,9 +62,14 @@ export const QUICK_LANES = [
   'iterate',
   ...Object.keys(LIVE_QUERY_LANES),
   'encryption',
+  'tenants',
 ]
+
+// Lanes that open databases of their own and count from a process with none open (threads,
+// RSS): child.mjs runs them with no driver (null) and cfg.open, before opening the suite's.
+export const OWN_DATABASE = new Set(OWN_DATABASE_LANES)
 
 export function runLane(name, driver, cfg) {
   if (!LANES[name]) throw new Error(`no lane ${name}`)
-  return LANES[name](counting(driver, { ops: 0, watches: 0 }), cfg)
+  return LANES[name](driver && counting(driver, { ops: 0, watches: 0 }), cfg)
 }
