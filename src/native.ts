@@ -200,6 +200,8 @@ export interface OpenOptions {
   extensions: NativeExtension[]
   /** TEXT that is not valid UTF-8 reads with U+FFFD replacements (crates/engine/src/sqlite/step.rs). */
   replaceInvalidUtf8: boolean
+  /** Every connection opens through the VFS of this name (crates/engine/src/sqlite/vfs.rs). */
+  vfs: string | undefined
 }
 
 /** An extension library and its entry point (undefined: SQLite derives it from the file name). */
@@ -261,6 +263,11 @@ interface Binding {
   ) => NativeDatabase
   /** The protocol's numbers as the engine defines them, for test/protocol.test.mjs. */
   protocol(): Record<string, Record<string, number>>
+  /** Loads an extension once for the process (crates/engine/src/sqlite/vfs.rs); what failed, or null. */
+  loadExtensionProcessWide(
+    path: string,
+    entryPoint: string | undefined,
+  ): Promise<{ code: string; message: string } | null>
 }
 
 export const binding = loadBinding<Binding>()

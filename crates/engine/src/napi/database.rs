@@ -63,6 +63,8 @@ pub struct OpenOptions<'a> {
     /// TEXT that is not valid UTF-8 reads with U+FFFD replacements instead of failing
     /// (sqlite/step.rs `InvalidUtf8`). Default false.
     pub replace_invalid_utf8: Option<bool>,
+    /// Every connection opens through the VFS of this name (sqlite/vfs.rs). Default: SQLite's.
+    pub vfs: Option<String>,
 }
 
 /// An extension library and its entry point (none: SQLite derives it from the file name).
@@ -143,6 +145,7 @@ impl NativeDatabase {
             external_checkpoints,
             extensions,
             replace_invalid_utf8,
+            vfs,
         } = options;
         // Checked before anything starts: a bad cipher setting must not touch the file.
         let key = key_config(encryption)?;
@@ -194,6 +197,7 @@ impl NativeDatabase {
                 external_checkpoints: external_checkpoints.unwrap_or(false),
                 invalid_utf8: if replace_invalid_utf8 { InvalidUtf8::Replace } else { InvalidUtf8::Error },
                 functions: Some(functions.clone()),
+                vfs,
             },
             open_id,
             Box::new(TsfnWaker { tsfn, mailbox }),
@@ -430,4 +434,42 @@ unsafe extern "C" fn detach_on_teardown(arg: *mut c_void) {
     }
     teardown.functions.close();
     Poller::close(teardown.poller);
+}
+
+/// What a failed `load_extension_process_wide` reports; JS rejects with it as a ResqliteError.
+// The unit tests call sqlite/vfs.rs directly: these JS entry points are dead code there.
+#[cfg_attr(test, allow(dead_code))]
+#[napi(object)]
+pub struct LoadFailure {
+    pub code: String,
+    pub message: String,
+}
+
+/// `load_extension_process_wide`'s work, on libuv's thread pool: loading runs the library's
+/// initialisers (Litestream's starts the Go runtime), which the event loop need not wait for.
+#[cfg_attr(test, allow(dead_code))]
+pub struct LoadProcessWide(Option<Extension>);
+
+impl Task for LoadProcessWide {
+    type Output = Option<LoadFailure>;
+    type JsValue = Option<LoadFailure>;
+
+    fn compute(&mut self) -> Result<Self::Output> {
+        let extension = self.0.take().expect("computed once");
+        Ok(crate::sqlite::vfs::load_process_wide(&extension)
+            .err()
+            .map(|e| LoadFailure { code: e.code.into_owned(), message: e.message }))
+    }
+
+    fn resolve(&mut self, _env: Env, output: Self::Output) -> Result<Self::JsValue> {
+        Ok(output)
+    }
+}
+
+/// Loads an extension once for the whole process (sqlite/vfs.rs): for one that registers a VFS,
+/// before a database opens through it. Resolves with what failed, or null.
+#[cfg_attr(test, allow(dead_code))]
+#[napi(ts_return_type = "Promise<LoadFailure | null>")]
+pub fn load_extension_process_wide(path: String, entry_point: Option<String>) -> AsyncTask<LoadProcessWide> {
+    AsyncTask::new(LoadProcessWide(Some(Extension { path, entry_point })))
 }

@@ -32,6 +32,8 @@ pub struct PoolOptions {
     pub invalid_utf8: InvalidUtf8,
     /// The database's JavaScript functions, on every connection that runs its statements.
     pub functions: Option<Arc<Functions>>,
+    /// Every connection opens through this VFS (sqlite/vfs.rs); `None`: the default.
+    pub vfs: Option<String>,
 }
 
 /// Opening happens on the worker threads. A lead connection opens alone first (the writer,
@@ -113,6 +115,7 @@ fn open_connection(opts: &PoolOptions, role: Role, key: Option<&KeyConfig>, lead
         external_checkpoints: opts.external_checkpoints,
         invalid_utf8: opts.invalid_utf8,
         lead,
+        vfs: opts.vfs.as_deref(),
     })?;
     let mut conn = conn;
     conn.set_functions(opts.functions.clone());

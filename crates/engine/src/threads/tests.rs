@@ -84,6 +84,7 @@ impl Harness {
             external_checkpoints: false,
             invalid_utf8: crate::sqlite::step::InvalidUtf8::Error,
             functions: None,
+            vfs: None,
         };
         let wakes = Arc::new(Wakes::default());
         let pool = Pool::start(opts, OPEN, Box::new(FakeWaker(wakes.clone())));
@@ -258,6 +259,7 @@ fn an_open_that_fails_completes_with_its_error() {
         external_checkpoints: false,
         invalid_utf8: crate::sqlite::step::InvalidUtf8::Error,
         functions: None,
+        vfs: None,
     };
     let wakes = Arc::new(Wakes::default());
     let pool = Pool::start(opts, OPEN, Box::new(FakeWaker(wakes.clone())));
