@@ -4,7 +4,7 @@
 //
 // Run: node bench/experiments/replica-lag.mjs [litefs|litestream-vfs] [seconds-per-rate]
 //      (litestream-vfs needs LITESTREAM_VFS=<path of litestream-vfs.so>, built from Litestream's
-//      Go module by `bash bench/experiments/build-litestream-vfs.sh <dir>`, and litestream on
+//      Go module by `bash scripts/build-litestream-vfs.sh v0.5.18 <file>`, and litestream on
 //      PATH; its replica side runs Debian's /usr/bin/python3)
 //
 // A writer process commits one row per transaction, paced at 10, 100 and 1,000 commits/s, and

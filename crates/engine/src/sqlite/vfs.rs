@@ -31,11 +31,28 @@ pub fn load_process_wide(extension: &Extension) -> DbResult<()> {
     if rc != ffi::SQLITE_OK {
         return Err(conn.last_error());
     }
+    pin(&extension.path);
     extensions::load_all(&conn, std::slice::from_ref(extension))?;
     std::mem::forget(conn);
     loaded.get_or_insert_with(HashSet::new).insert(key);
     Ok(())
 }
+
+/// Opens the library once more, never to be unloaded: when SQLite's load then fails (a wrong
+/// entry point) it closes its handle, and a library that started threads when it was opened (a
+/// Go runtime: Litestream's) would be unmapped under them and crash the process. A path that
+/// does not open as it is given is left to SQLite, which also tries it with the suffix and
+/// reports the failure.
+#[cfg(unix)]
+fn pin(path: &str) {
+    if let Ok(c_path) = CString::new(path) {
+        // SAFETY: a valid C string; the handle is deliberately never closed.
+        unsafe { libc::dlopen(c_path.as_ptr(), libc::RTLD_NOW | libc::RTLD_NODELETE) };
+    }
+}
+
+#[cfg(not(unix))]
+fn pin(_path: &str) {}
 
 /// The VFS named `name`, as a C string for `sqlite3_open_v2`; `ERR_VFS_NOT_FOUND` naming it
 /// when no VFS of that name is registered in this process.
