@@ -136,6 +136,9 @@ test('Litestream VFS replica: live queries follow the primary through kills of e
   await p.kill()
   const last = lastAck()
   await caughtUp(r, last, 'the final commits')
+  assert.ok(fs.existsSync(vfsLog), 'the VFS log file (nothing is logged in it at the default level)')
+  process.env.LITESTREAM_LOG_FILE = vfsLog // not the test's stdout
+  t.after(() => delete process.env.LITESTREAM_LOG_FILE) // the directory goes: a later load would fail
   await Database.loadExtension(so)
   const db = await Database.open(uri, { vfs: 'litestream', replica: true })
   try {
@@ -161,6 +164,24 @@ test('Litestream VFS replica: live queries follow the primary through kills of e
       'ERR_DATABASE_REPLICA',
     )
     assert.deepEqual(await db.select('SELECT * FROM items ORDER BY id'), snapshot)
+
+    // docs/replication.md: the extension's functions are on connections on its VFS (its log
+    // went where LITESTREAM_LOG_FILE, read when it loaded, said: checked above); the name before
+    // the '?' is only a name, no file of it was made; and with nothing committed, every check
+    // re-runs the live query (the VFS makes each read transaction look like a change), which
+    // emits nothing new.
+    assert.match((await db.selectOne('SELECT litestream_txid() AS txid')).txid, /^[0-9a-f]{16}$/)
+    assert.ok(!fs.existsSync(path.join(process.cwd(), 'app.db')), 'a local file named after the URI')
+    const seen = []
+    const sub = db.stream('SELECT count(*) AS n FROM items').subscribe((rows) => seen.push(rows))
+    await sleep(500)
+    sub.unsubscribe()
+    const { requeries, unchangedSuppressed } = (await db.diagnostics()).streams
+    assert.equal(seen.length, 1)
+    assert.ok(
+      requeries >= 5 && unchangedSuppressed === requeries,
+      `${requeries} re-runs, ${unchangedSuppressed} suppressed`,
+    )
   } finally {
     await db.close()
   }
