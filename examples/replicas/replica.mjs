@@ -30,14 +30,13 @@ const SUMMARY = `
          (SELECT count(*) FROM (SELECT tx FROM items GROUP BY tx HAVING count(*) != max(k))) AS partial,
          (SELECT group_concat(note, '; ') FROM items WHERE tx = (SELECT max(tx) FROM items)) AS newest`
 
-// Until the primary created both tables, wait and retry.
+// Until the primary created both tables and meta's row (three commits of its own: a state
+// between them has no total, which would read as torn), wait and retry.
 for (;;) {
   try {
-    await db.select(SUMMARY)
-    break
-  } catch {
-    await sleep(100)
-  }
+    if ((await db.select(SUMMARY))[0].total !== null) break
+  } catch {}
+  await sleep(100)
 }
 db.stream(SUMMARY).subscribe({
   next: ([s]) => {
