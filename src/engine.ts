@@ -57,6 +57,8 @@ export interface EngineOptions {
   /** How long a read may run on the JS thread; 0: never (crates/engine/src/inline.rs). */
   inlineBudgetMicros: number
   extensions: NativeExtension[]
+  /** Every connection opens through this VFS (`vfs`); undefined: SQLite's default. */
+  vfs: string | undefined
   /** No checkpoints from any connection: another process runs them. */
   externalCheckpoints: boolean
   /** TEXT that is not valid UTF-8 reads with U+FFFD replacements (`invalidUtf8: 'replace'`). */
@@ -187,6 +189,7 @@ export class Engine {
           externalCheckpoints: options.externalCheckpoints,
           replaceInvalidUtf8: options.replaceInvalidUtf8,
           idleTimeout: options.idleTimeout,
+          vfs: options.vfs,
         },
         this.#onComplete,
       )

@@ -52,8 +52,11 @@ export type ResqliteErrorCode =
    * (`':memory:'` is refused in `attach` only); `':memory:'` with `readonly: true`. */
   | 'ERR_INVALID_PATH'
   /** At `open()`: an `extensions` library could not be loaded; the message names the file and
-   * gives SQLite's reason. */
+   * gives SQLite's reason. The same from `Database.loadExtension`. */
   | 'ERR_EXTENSION'
+  /** At `open()`: no VFS of the `vfs` option's name is registered in the process (its
+   * extension is not loaded with `Database.loadExtension`); the message names it. */
+  | 'ERR_VFS_NOT_FOUND'
   /** `backup`: the finished copy could not be given the destination's name (a file system
    * error, named in the message). */
   | 'ERR_BACKUP'

@@ -203,6 +203,8 @@ export interface OpenOptions {
   replaceInvalidUtf8: boolean
   /** Reader connections unused this many milliseconds close (crates/engine/src/threads/executor.rs). */
   idleTimeout: number
+  /** Every connection opens through the VFS of this name (crates/engine/src/sqlite/vfs.rs). */
+  vfs: string | undefined
 }
 
 /** An extension library and its entry point (undefined: SQLite derives it from the file name). */
@@ -266,6 +268,11 @@ interface Binding {
   processDiagnostics(): ProcessDiagnostics
   /** The protocol's numbers as the engine defines them, for test/protocol.test.mjs. */
   protocol(): Record<string, Record<string, number>>
+  /** Loads an extension once for the process (crates/engine/src/sqlite/vfs.rs); what failed, or null. */
+  loadExtensionProcessWide(
+    path: string,
+    entryPoint: string | undefined,
+  ): Promise<{ code: string; message: string } | null>
 }
 
 export const binding = loadBinding<Binding>()

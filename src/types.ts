@@ -260,9 +260,17 @@ export interface OpenOptions {
    * `Infinity`: never; checked about every half second. Default 10000, or `Infinity` for an
    * encrypted database (reopening one derives its key again: about 115 ms). */
   idleTimeout?: number
+  /** Open every connection through the VFS of this name instead of SQLite's default, e.g.
+   * `'litestream'` for a Litestream read replica (docs/replication.md "Litestream's VFS"). A
+   * VFS registers process-wide, so the extension that provides it is loaded with
+   * {@link Database.loadExtension} first; an unregistered name rejects with
+   * `ERR_VFS_NOT_FOUND`, naming it. With a VFS the path is read as a URI filename when it is
+   * one (`file:replica.db?poll_interval=10ms`): its query parameters reach the VFS. Not
+   * combined with `encryptionKey` (the encryption is SQLite3 Multiple Ciphers' default VFS). */
+  vfs?: string
 }
 
-/** An extension library for {@link OpenOptions.extensions}. */
+/** An extension library for {@link OpenOptions.extensions} and {@link Database.loadExtension}. */
 export interface Extension {
   /** The library's path (as `dlopen` takes it; SQLite also tries it with the platform's suffix). */
   path: string

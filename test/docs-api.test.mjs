@@ -30,6 +30,7 @@ test(
     const dir = tempDir(t)
     const calls = {
       'Database.open': () => Database.open(42),
+      'Database.loadExtension': () => Database.loadExtension(42),
       select: () => db.select(42),
       selectOne: () => db.selectOne(42),
       selectBytes: () => db.selectBytes(42),

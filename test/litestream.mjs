@@ -9,6 +9,22 @@ export const LITESTREAM_VERSION = 'v0.5.18'
 export const LITESTREAM_INSTALL = `GOBIN=/usr/local/bin go install github.com/benbjohnson/litestream/cmd/litestream@${LITESTREAM_VERSION}`
 const INSTALL = LITESTREAM_INSTALL
 
+/** Litestream's VFS read-replica extension, built from the same module version (the file name
+ * gives SQLite its entry point, sqlite3_litestreamvfs_init); npm test's
+ * pretest step builds it there (root; or $LITESTREAM_VFS names one built elsewhere). */
+export const LITESTREAM_VFS = `/usr/local/lib/litestream-${LITESTREAM_VERSION}/litestream-vfs.so`
+export const LITESTREAM_VFS_BUILD = `bash scripts/build-litestream-vfs.sh ${LITESTREAM_VERSION} ${LITESTREAM_VFS}`
+
+/** The VFS extension's path ($LITESTREAM_VFS, else the pinned build); throws with the build
+ * command when it is missing. */
+export function findLitestreamVfs() {
+  const so = process.env.LITESTREAM_VFS || LITESTREAM_VFS
+  if (!fs.existsSync(so)) {
+    throw new Error(`Litestream's VFS extension is not built (no '${so}'); build it with: ${LITESTREAM_VFS_BUILD}`)
+  }
+  return so
+}
+
 /** The litestream binary ($LITESTREAM, else the one on PATH), checked to be the pinned version;
  * throws with the install command when it is missing or another version. */
 export function findLitestream() {
@@ -25,12 +41,12 @@ export function findLitestream() {
   return bin
 }
 
-/** One database replicated to `<dir>/replica` with a 100 ms sync interval, controlled through
- * a socket in `dir`. */
+/** One database replicated to `<dir>/replica` with a 100 ms sync interval (or `syncInterval`,
+ * and Litestream's `monitorInterval` if given), controlled through a socket in `dir`. */
 export class Replication {
   /** `t`: the test, after which a Litestream still running is killed (a failed test must not
    * leave it keeping the process alive). */
-  constructor(t, bin, dir, db) {
+  constructor(t, bin, dir, db, { syncInterval = '100ms', monitorInterval } = {}) {
     t.after(() => this.stop('SIGKILL'))
     this.bin = bin
     this.db = db
@@ -41,7 +57,8 @@ export class Replication {
     fs.writeFileSync(
       this.config,
       `socket:\n  enabled: true\n  path: ${this.socket}\ndbs:\n  - path: ${db}\n` +
-        `    replica:\n      url: ${this.replica}\n      sync-interval: 100ms\n`,
+        `    replica:\n      url: ${this.replica}\n      sync-interval: ${syncInterval}\n` +
+        (monitorInterval ? `    monitor-interval: ${monitorInterval}\n` : ''),
     )
   }
 

@@ -13,7 +13,6 @@
 // notices LiteFS's commits.
 
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
 import crypto from 'node:crypto'
 import fs from 'node:fs'
 import os from 'node:os'
@@ -23,51 +22,11 @@ import { fileURLToPath } from 'node:url'
 import { Database, ResqliteError } from '../dist/esm/index.mjs'
 import { cluster } from '../examples/replicas/litefs.mjs'
 import { expectReject } from './helpers.mjs'
+import { CATCH_UP_MS, Child } from './replica-child.mjs'
 
 const PRIMARY = fileURLToPath(new URL('../examples/replicas/primary.mjs', import.meta.url))
 const REPLICA = fileURLToPath(new URL('../examples/replicas/replica.mjs', import.meta.url))
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
-/** Generous: a loaded 2-core machine, LiteFS reconnecting with its own backoff. */
-const CATCH_UP_MS = 60_000
-
-/** A child process whose stdout lines are kept; `waitFor` polls them. */
-class Child {
-  constructor(script, file, env = {}) {
-    this.lines = []
-    this.errors = ''
-    this.process = spawn(process.execPath, [script, file], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, ...env },
-    })
-    let partial = ''
-    this.process.stdout.on('data', (d) => {
-      const parts = (partial + d).split('\n')
-      partial = parts.pop()
-      this.lines.push(...parts)
-    })
-    this.process.stderr.on('data', (d) => (this.errors += d))
-    this.exited = new Promise((resolve) => this.process.once('exit', resolve))
-  }
-
-  async waitFor(predicate, what, ms = CATCH_UP_MS) {
-    const end = Date.now() + ms
-    for (;;) {
-      const found = predicate(this.lines)
-      if (found) return found
-      if (Date.now() > end) {
-        throw new Error(
-          `timed out waiting for ${what}; last lines: ${this.lines.slice(-5).join(' | ')}; stderr: ${this.errors}`,
-        )
-      }
-      await sleep(20)
-    }
-  }
-
-  async kill() {
-    if (this.process.exitCode === null && this.process.signalCode === null) this.process.kill('SIGKILL')
-    await this.exited
-  }
-}
 
 test('LiteFS replica: live queries follow the primary through kills of either side, never torn, nothing acknowledged missing', {
   timeout: 300_000,

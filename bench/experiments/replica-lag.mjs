@@ -1,11 +1,12 @@
-// Read replicas on this machine (experiments/052): replication lag and read cost of LiteFS and
-// of Litestream's VFS read replicas. Two "machines" are two sets of processes that share only
+// Read replicas on this machine (experiments/052, 057): replication lag and read cost of LiteFS
+// and of Litestream's VFS read replicas. Two "machines" are two sets of processes that share only
 // the replication channel: LiteFS's HTTP stream on loopback, or a file:// Litestream replica.
 //
-// Run: node bench/experiments/replica-lag.mjs [litefs|litestream-vfs] [seconds-per-rate]
+// Run: node bench/experiments/replica-lag.mjs [litefs|litestream-vfs|litestream-vfs-python] [seconds-per-rate]
 //      (litestream-vfs needs LITESTREAM_VFS=<path of litestream-vfs.so>, built from Litestream's
-//      Go module by `bash bench/experiments/build-litestream-vfs.sh <dir>`, and litestream on
-//      PATH; its replica side runs Debian's /usr/bin/python3)
+//      Go module by `bash scripts/build-litestream-vfs.sh v0.5.18 <file>`, and litestream on
+//      PATH; its replica side is resqlite (`vfs: 'litestream'`, 057), or with
+//      litestream-vfs-python Debian's /usr/bin/python3 (052). RATES=10,100 picks the rates.)
 //
 // A writer process commits one row per transaction, paced at 10, 100 and 1,000 commits/s, and
 // records when each commit was acknowledged. A replica process polls `max(id)` every ~1 ms
@@ -24,6 +25,8 @@ const INDEX = new URL('../../dist/esm/index.mjs', import.meta.url).href
 const now = () => performance.timeOrigin + performance.now()
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
 const WATCH = Number(process.env.WATCH ?? 10)
+/** Alternating rounds of reads on the replica and on the local copy (the median is reported). */
+const ROUNDS = Number(process.env.ROUNDS ?? 7)
 
 /** Commits `rate` single-row transactions a second for `seconds`; prints [id, ackTime][]. */
 async function writer(file, rate, seconds) {
@@ -48,7 +51,7 @@ async function writer(file, rate, seconds) {
 /** Polls max(id) and holds a live query on it; on stdin 'dump' prints what it saw and exits. */
 async function replica(file) {
   const { Database } = await import(INDEX)
-  const db = await Database.open(file, { replica: true, watchExternalChanges: { interval: WATCH } })
+  const db = await Database.open(file, { replica: true, watchExternalChanges: { interval: WATCH }, ...(await vfs()) })
   const polled = []
   const emitted = []
   let last = 0
@@ -76,10 +79,10 @@ async function replica(file) {
 
 /** Reads on the replica and on a local copy, alternating rounds of 2,000: a point read by
  * random id, a 100-row range, and point reads 16 at a time (Promise.all). Prints µs per read of
- * each (the median of 7 rounds). */
+ * each (the median of ROUNDS rounds, default 7). */
 async function reads(file, local) {
   const { Database } = await import(INDEX)
-  const remote = await Database.open(file, { replica: true })
+  const remote = await Database.open(file, { replica: true, ...(await vfs()) })
   await remote.backup(local)
   const copy = await Database.open(local, { readonly: true })
   const { m } = await remote.selectOne('SELECT max(id) AS m FROM t')
@@ -93,22 +96,41 @@ async function reads(file, local) {
   const out = {}
   for (const [shape, run] of Object.entries(shapes)) {
     const per = shape === 'point16' ? 16 : 1
-    const round = async (db) => {
+    // Wall time, and the CPU time of the whole process (every thread: resqlite's, and the VFS's
+    // pollers), each per read: on a loaded machine the CPU time varies less.
+    const round = async (db, side) => {
       const start = performance.now()
+      const cpu = process.cpuUsage()
       for (let i = 0; i < 2000 / per; i++) await run(db, i)
-      return ((performance.now() - start) * 1000) / 2000
+      const used = process.cpuUsage(cpu)
+      times[side].push(((performance.now() - start) * 1000) / 2000)
+      cpus[side].push((used.user + used.system) / 2000)
     }
     const times = { replica: [], local: [] }
-    for (let r = 0; r < 7; r++) {
-      times.replica.push(await round(remote))
-      times.local.push(await round(copy))
+    const cpus = { replica: [], local: [] }
+    for (let r = 0; r < ROUNDS; r++) {
+      await round(remote, 'replica')
+      await round(copy, 'local')
     }
     const median = (xs) => xs.sort((a, b) => a - b)[xs.length >> 1]
-    out[shape] = { replica: median(times.replica), local: median(times.local) }
+    out[shape] = {
+      replica: median(times.replica),
+      local: median(times.local),
+      replicaCpu: median(cpus.replica),
+      localCpu: median(cpus.local),
+    }
   }
   process.stdout.write(JSON.stringify(out))
   await remote.close()
   await copy.close()
+}
+
+/** With LITESTREAM_VFS, a replica opens through Litestream's VFS (its path is a URI). */
+async function vfs() {
+  if (!process.env.LITESTREAM_VFS) return {}
+  const { Database } = await import(INDEX)
+  await Database.loadExtension(process.env.LITESTREAM_VFS)
+  return { vfs: 'litestream', ...(process.env.READERS ? { readers: Number(process.env.READERS) } : {}) }
 }
 
 function child(args, env = {}) {
@@ -153,6 +175,7 @@ async function main(engine, seconds) {
   try {
     let primaryFile
     let replicaCmd
+    let so
     if (engine === 'litefs') {
       const { cluster } = await import('../../examples/replicas/litefs.mjs')
       const { primary, replicas } = await cluster(dir)
@@ -169,8 +192,8 @@ async function main(engine, seconds) {
       await db.close()
       await until(() => fs.existsSync(replicaFile), 'the database on the replica')
       replicaCmd = [process.execPath, HERE, 'replica', replicaFile]
-    } else if (engine === 'litestream-vfs') {
-      const so = process.env.LITESTREAM_VFS
+    } else if (engine === 'litestream-vfs' || engine === 'litestream-vfs-python') {
+      so = process.env.LITESTREAM_VFS
       if (!so) throw new Error('set LITESTREAM_VFS to the path of litestream-vfs.so')
       primaryFile = path.join(dir, 'lag.db')
       const replicaUrl = `file://${path.join(dir, 'replica')}`
@@ -188,17 +211,26 @@ async function main(engine, seconds) {
       })
       await until(() => fs.existsSync(path.join(dir, 'replica', 'ltx')), 'the first snapshot')
       process.env.EXTERNAL = '1'
-      replicaCmd = [
-        '/usr/bin/python3',
-        fileURLToPath(new URL('./replica-lag-vfs.py', import.meta.url)),
-        so,
-        `file:${primaryFile}.replica?vfs=litestream&replica_url=${replicaUrl}&poll_interval=${process.env.POLL ?? '10ms'}`,
-      ]
+      const poll = process.env.POLL ?? '10ms'
+      replicaCmd =
+        engine === 'litestream-vfs'
+          ? [
+              process.execPath,
+              HERE,
+              'replica',
+              `file:${primaryFile}.replica?replica_url=${replicaUrl}&poll_interval=${poll}`,
+            ]
+          : [
+              '/usr/bin/python3',
+              fileURLToPath(new URL('./replica-lag-vfs.py', import.meta.url)),
+              so,
+              `file:${primaryFile}.replica?vfs=litestream&replica_url=${replicaUrl}&poll_interval=${poll}`,
+            ]
     } else throw new Error(`unknown engine ${engine}`)
 
     console.log(`${engine}: ${os.cpus().length} CPUs, ${seconds} s per rate, live-query watch interval ${WATCH} ms`)
-    for (const rate of [10, 100, 1000]) {
-      const r = child(replicaCmd, { LITESTREAM_LOG_FILE: path.join(dir, 'vfs.log') })
+    for (const rate of (process.env.RATES ?? '10,100,1000').split(',').filter(Boolean).map(Number)) {
+      const r = child(replicaCmd, { LITESTREAM_LOG_FILE: path.join(dir, 'vfs.log'), LITESTREAM_VFS: so })
       await until(() => r.out.includes('ready\n'), 'the replica')
       await sleep(300)
       const w = child([process.execPath, HERE, 'writer', primaryFile, String(rate), String(seconds)])
@@ -219,16 +251,20 @@ async function main(engine, seconds) {
       }
     }
     const readCmd =
-      engine === 'litefs'
-        ? [process.execPath, HERE, 'reads', replicaCmd[3], path.join(dir, 'local.db')]
-        : [...replicaCmd, 'reads', path.join(dir, 'local.db')]
-    const rd = child(readCmd, { LITESTREAM_LOG_FILE: path.join(dir, 'vfs.log') })
+      engine === 'litestream-vfs-python'
+        ? [...replicaCmd, 'reads', path.join(dir, 'local.db')]
+        : [process.execPath, HERE, 'reads', replicaCmd[3], path.join(dir, 'local.db')]
+    const rd = child(readCmd, { LITESTREAM_LOG_FILE: path.join(dir, 'vfs.log'), LITESTREAM_VFS: so })
     await rd.done
     const cost = JSON.parse(rd.out.split('\n').findLast((l) => l.startsWith('{')))
     for (const [shape, c] of Object.entries(cost)) {
       console.log(
-        `read ${shape} (warm, µs per read, median of 7 rounds): replica ${c.replica.toFixed(1)}, ` +
-          `local file ${c.local.toFixed(1)}, ratio ${(c.replica / c.local).toFixed(2)}`,
+        `read ${shape} (warm, µs per read, median of ${ROUNDS} rounds): replica ${c.replica.toFixed(1)}, ` +
+          `local file ${c.local.toFixed(1)}, ratio ${(c.replica / c.local).toFixed(2)}` +
+          (c.replicaCpu === undefined
+            ? ''
+            : `; CPU µs per read: replica ${c.replicaCpu.toFixed(1)}, local ${c.localCpu.toFixed(1)}, ` +
+              `ratio ${(c.replicaCpu / c.localCpu).toFixed(2)}`),
       )
     }
   } finally {

@@ -3,7 +3,8 @@
 // (default 200). Each transaction adds k rows (1–4) to `items` and k to `meta.total`, so a state
 // that holds part of one has count(items) ≠ meta.total. Prints `ack <tx>` once a commit resolves.
 // With SLOW_TX=1 each transaction prints `mid <tx>` halfway and waits 300 ms before it
-// commits, so a test can kill the primary inside it.
+// commits, so a test can kill the primary inside it. CHECKPOINTS=external leaves checkpoints to
+// Litestream (docs/replication.md).
 // Usage: node primary.mjs <database path>
 import { Database } from '../../dist/esm/index.mjs'
 
@@ -12,7 +13,7 @@ const interval = Number(process.env.INTERVAL ?? 200)
 const slow = process.env.SLOW_TX === '1'
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
 
-const db = await Database.open(file)
+const db = await Database.open(file, { checkpoints: process.env.CHECKPOINTS === 'external' ? 'external' : 'auto' })
 await db.execute(
   'CREATE TABLE IF NOT EXISTS items (id INTEGER PRIMARY KEY, tx INTEGER NOT NULL, k INTEGER NOT NULL, note TEXT)',
 )

@@ -4,16 +4,25 @@
 // everything in one statement, so one snapshot: `torn` would mean a state holding part of a
 // transaction.
 // Usage: node replica.mjs <database path>
+// With LITESTREAM_VFS=<path of Litestream's VFS extension> it reads a Litestream replica instead:
+// it loads the extension and opens <database path>, a URI naming the replica
+// (`file:app.db?replica_url=file:///backups/app&poll_interval=10ms`), through the `litestream` VFS.
 // (RESQLITE_REPLICA_WATCH=off turns change detection off, to see the live query stall.)
 import fs from 'node:fs'
 import { Database } from '../../dist/esm/index.mjs'
 
 const file = process.argv[2]
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
-while (!fs.existsSync(file)) await sleep(50) // the first transaction has not arrived yet
+const vfs = process.env.LITESTREAM_VFS
+if (vfs) await Database.loadExtension(vfs)
+else while (!fs.existsSync(file)) await sleep(50) // the first transaction has not arrived yet
 
 const off = process.env.RESQLITE_REPLICA_WATCH === 'off'
-const db = await Database.open(file, { replica: true, ...(off ? { watchExternalChanges: false } : {}) })
+const db = await Database.open(file, {
+  replica: true,
+  ...(vfs ? { vfs: 'litestream' } : {}),
+  ...(off ? { watchExternalChanges: false } : {}),
+})
 console.log(`replica: ${file}`)
 const SUMMARY = `
   SELECT (SELECT count(*) FROM items) AS rows, (SELECT total FROM meta) AS total,
@@ -21,14 +30,13 @@ const SUMMARY = `
          (SELECT count(*) FROM (SELECT tx FROM items GROUP BY tx HAVING count(*) != max(k))) AS partial,
          (SELECT group_concat(note, '; ') FROM items WHERE tx = (SELECT max(tx) FROM items)) AS newest`
 
-// Until the primary created both tables, wait and retry.
+// Until the primary created both tables and meta's row (three commits of its own: a state
+// between them has no total, which would read as torn), wait and retry.
 for (;;) {
   try {
-    await db.select(SUMMARY)
-    break
-  } catch {
-    await sleep(100)
-  }
+    if ((await db.select(SUMMARY))[0].total !== null) break
+  } catch {}
+  await sleep(100)
 }
 db.stream(SUMMARY).subscribe({
   next: ([s]) => {

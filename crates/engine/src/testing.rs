@@ -33,6 +33,7 @@ impl Opened {
             external_checkpoints: false,
             invalid_utf8: InvalidUtf8::Error,
             lead: false,
+            vfs: None,
         };
         let conn = setup::open(&opts).unwrap_or_else(|e| panic!("open: {}", e.message));
         // SAFETY: the hooks outlive the connection (field order) and stay on this thread.

@@ -71,6 +71,9 @@ extern "C" {
         z_vfs: *const c_char,
     ) -> c_int;
     pub fn sqlite3_close_v2(db: *mut sqlite3) -> c_int;
+    /// The registered VFS of this name (null: none). Its struct is opaque here: resqlite only
+    /// asks whether it exists.
+    pub fn sqlite3_vfs_find(name: *const c_char) -> *mut c_void;
     pub fn sqlite3_db_config(db: *mut sqlite3, op: c_int, ...) -> c_int;
     pub fn sqlite3_busy_timeout(db: *mut sqlite3, ms: c_int) -> c_int;
     pub fn sqlite3_extended_result_codes(db: *mut sqlite3, onoff: c_int) -> c_int;

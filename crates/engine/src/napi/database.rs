@@ -66,6 +66,8 @@ pub struct OpenOptions<'a> {
     /// Reader connections unused this many milliseconds close (threads/executor.rs); u32::MAX:
     /// never.
     pub idle_timeout: u32,
+    /// Every connection opens through the VFS of this name (sqlite/vfs.rs). Default: SQLite's.
+    pub vfs: Option<String>,
 }
 
 /// An extension library and its entry point (none: SQLite derives it from the file name).
@@ -147,6 +149,7 @@ impl NativeDatabase {
             extensions,
             replace_invalid_utf8,
             idle_timeout,
+            vfs,
         } = options;
         // Checked before anything starts: a bad cipher setting must not touch the file.
         let key = key_config(encryption)?;
@@ -202,6 +205,7 @@ impl NativeDatabase {
                     u32::MAX => std::time::Duration::MAX, // Infinity: never
                     ms => std::time::Duration::from_millis(ms.into()),
                 },
+                vfs,
             },
             open_id,
             Box::new(TsfnWaker { tsfn, mailbox }),
@@ -473,4 +477,41 @@ pub fn process_diagnostics() -> ProcessDiagnostics {
         reads_queued: d.reads_queued as f64,
         writes_queued: d.writes_queued as f64,
     }
+}
+/// What a failed `load_extension_process_wide` reports; JS rejects with it as a ResqliteError.
+// The unit tests call sqlite/vfs.rs directly: these JS entry points are dead code there.
+#[cfg_attr(test, allow(dead_code))]
+#[napi(object)]
+pub struct LoadFailure {
+    pub code: String,
+    pub message: String,
+}
+
+/// `load_extension_process_wide`'s work, on libuv's thread pool: loading runs the library's
+/// initialisers (Litestream's starts the Go runtime), which the event loop need not wait for.
+#[cfg_attr(test, allow(dead_code))]
+pub struct LoadProcessWide(Option<Extension>);
+
+impl Task for LoadProcessWide {
+    type Output = Option<LoadFailure>;
+    type JsValue = Option<LoadFailure>;
+
+    fn compute(&mut self) -> Result<Self::Output> {
+        let extension = self.0.take().expect("computed once");
+        Ok(crate::sqlite::vfs::load_process_wide(&extension)
+            .err()
+            .map(|e| LoadFailure { code: e.code.into_owned(), message: e.message }))
+    }
+
+    fn resolve(&mut self, _env: Env, output: Self::Output) -> Result<Self::JsValue> {
+        Ok(output)
+    }
+}
+
+/// Loads an extension once for the whole process (sqlite/vfs.rs): for one that registers a VFS,
+/// before a database opens through it. Resolves with what failed, or null.
+#[cfg_attr(test, allow(dead_code))]
+#[napi(ts_return_type = "Promise<LoadFailure | null>")]
+pub fn load_extension_process_wide(path: String, entry_point: Option<String>) -> AsyncTask<LoadProcessWide> {
+    AsyncTask::new(LoadProcessWide(Some(Extension { path, entry_point })))
 }

@@ -41,11 +41,22 @@ impl Connection {
     /// with the handle, which it makes even when the open fails (the error is read from it;
     /// Drop closes it either way). `busy_timeout_ms` is recorded, not set (setup.rs sets it).
     pub fn open(path: &str, flags: c_int, busy_timeout_ms: u32) -> DbResult<(Connection, c_int)> {
+        Connection::open_vfs(path, flags, busy_timeout_ms, None)
+    }
+
+    /// As `open`, through the VFS named `vfs` (`None`: the default one).
+    pub fn open_vfs(
+        path: &str,
+        flags: c_int,
+        busy_timeout_ms: u32,
+        vfs: Option<&CStr>,
+    ) -> DbResult<(Connection, c_int)> {
         let c_path =
             CString::new(path).map_err(|_| DbError::new("ERR_INVALID_PATH", "the path contains a NUL character"))?;
         let mut db = ptr::null_mut();
-        // SAFETY: valid C string and out-pointer; the handle is closed by Drop even on error.
-        let rc = unsafe { ffi::sqlite3_open_v2(c_path.as_ptr(), &mut db, flags, ptr::null()) };
+        // SAFETY: valid C strings and out-pointer; the handle is closed by Drop even on error.
+        let rc =
+            unsafe { ffi::sqlite3_open_v2(c_path.as_ptr(), &mut db, flags, vfs.map_or(ptr::null(), |v| v.as_ptr())) };
         Ok((
             Connection {
                 db,

@@ -1,5 +1,5 @@
 //! SQLite itself: a connection handle and how the pool opens one (`setup`), prepared
-//! statements and their cache, whether a write's work is bounded, binding parameters, stepping, a time budget, encryption, extensions and backup. A query's rows go
+//! statements and their cache, whether a write's work is bounded, binding parameters, stepping, a time budget, encryption, extensions, a VFS to open through and backup. A query's rows go
 //! on to `encode`.
 
 pub mod backup;
@@ -12,3 +12,4 @@ pub mod params;
 pub mod setup;
 pub mod statement_cache;
 pub mod step;
+pub mod vfs;

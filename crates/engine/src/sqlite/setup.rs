@@ -11,6 +11,7 @@ use super::connection::Connection;
 use super::encryption::{self, KeyConfig};
 use super::extensions::{self, Extension};
 use super::step::InvalidUtf8;
+use super::vfs;
 use crate::error::{DbError, DbResult};
 
 /// What a connection is for: the pool has one writer and N readers.
@@ -43,6 +44,9 @@ pub struct OpenOptions<'a> {
     /// The pool's first connection: when a WAL is there, prove the key on the database file
     /// alone before opening for real (`probe_key`).
     pub lead: bool,
+    /// Open through this VFS instead of the default (vfs.rs); the path is then read as a URI
+    /// filename when it is one, so a `file:` path's query parameters reach the VFS.
+    pub vfs: Option<&'a str>,
 }
 
 /// Opens a connection for `opts.role`: keyed first, then set up (see `configure`); the
@@ -54,10 +58,14 @@ pub fn open(opts: &OpenOptions) -> DbResult<Connection> {
             Role::Writer => ffi::SQLITE_OPEN_READWRITE | ffi::SQLITE_OPEN_CREATE,
             Role::Reader => ffi::SQLITE_OPEN_READONLY,
         };
-    if opts.lead {
+    let vfs = opts.vfs.map(vfs::find).transpose()?;
+    let flags = if vfs.is_some() { flags | ffi::SQLITE_OPEN_URI } else { flags };
+    // The probe reads the file through the default VFS: with another, there is no local file
+    // to probe (and no key: the JS side refuses a key with a VFS).
+    if opts.lead && vfs.is_none() {
         probe_key(opts).map_err(|e| encryption::explain_open_error(e, opts.key.is_some()))?;
     }
-    let (mut conn, rc) = Connection::open(opts.path, flags, opts.busy_timeout_ms)?;
+    let (mut conn, rc) = Connection::open_vfs(opts.path, flags, opts.busy_timeout_ms, vfs.as_deref())?;
     conn.set_invalid_utf8(opts.invalid_utf8);
     if rc != ffi::SQLITE_OK {
         let err = conn.last_error();

@@ -34,6 +34,8 @@ pub struct PoolOptions {
     pub functions: Option<Arc<Functions>>,
     /// Reader connections unused this long are closed (executor.rs sweeps).
     pub idle_timeout: Duration,
+    /// Every connection opens through this VFS (sqlite/vfs.rs); `None`: the default.
+    pub vfs: Option<String>,
 }
 
 /// Opens the database, on an engine thread: the lead connection first (the writer, which
@@ -84,6 +86,7 @@ fn open_connection(opts: &PoolOptions, role: Role, key: Option<&KeyConfig>, lead
         external_checkpoints: opts.external_checkpoints,
         invalid_utf8: opts.invalid_utf8,
         lead,
+        vfs: opts.vfs.as_deref(),
     })?;
     let mut conn = conn;
     conn.set_functions(opts.functions.clone());

@@ -85,6 +85,7 @@ impl Harness {
             invalid_utf8: crate::sqlite::step::InvalidUtf8::Error,
             functions: None,
             idle_timeout: std::time::Duration::from_secs(10),
+            vfs: None,
         };
         let wakes = Arc::new(Wakes::default());
         let pool = Pool::start(opts, OPEN, Box::new(FakeWaker(wakes.clone())));
@@ -260,6 +261,7 @@ fn an_open_that_fails_completes_with_its_error() {
         invalid_utf8: crate::sqlite::step::InvalidUtf8::Error,
         functions: None,
         idle_timeout: std::time::Duration::from_secs(10),
+        vfs: None,
     };
     let wakes = Arc::new(Wakes::default());
     let pool = Pool::start(opts, OPEN, Box::new(FakeWaker(wakes.clone())));
