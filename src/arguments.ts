@@ -37,7 +37,7 @@ const OPTION_KEYS = new Set([
   'vfs',
 ])
 /** Milliseconds a reader connection stays open unused (experiments/055): reopening one costs
- * about 0.25 ms, or an encrypted database's key derivation (about 115 ms), so an encrypted
+ * about 0.25 ms, or an encrypted database's key derivation (tens of milliseconds; experiments/059), so an encrypted
  * database's readers stay open (NEVER) unless asked. */
 const DEFAULT_IDLE_TIMEOUT = 10_000
 /** `idleTimeout: Infinity`, as the engine reads it (crates/engine/src/napi/database.rs). */

@@ -258,7 +258,7 @@ export interface OpenOptions {
   /** Milliseconds a reader connection may stay open unused before it closes; the next read
    * reopens it. The writer's and the JS thread's connections stay open. 0–2^31−1, or
    * `Infinity`: never; checked about every half second. Default 10000, or `Infinity` for an
-   * encrypted database (reopening one derives its key again: about 115 ms). */
+   * encrypted database (reopening one derives its key again: tens of milliseconds). */
   idleTimeout?: number
   /** Open every connection through the VFS of this name instead of SQLite's default, e.g.
    * `'litestream'` for a Litestream read replica (docs/replication.md "Litestream's VFS"). A
