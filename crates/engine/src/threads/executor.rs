@@ -33,6 +33,8 @@ struct State {
     idle: usize,
     /// Wake-ups handed to idle threads and not yet taken: each is one task to run.
     handed: usize,
+    /// Sessions waiting for another session (`while_blocked`): each lets one more thread start.
+    blocked: usize,
     /// When idle connections were last looked for.
     swept: Instant,
 }
@@ -49,7 +51,14 @@ struct Executor {
 fn executor() -> &'static Executor {
     static EXECUTOR: OnceLock<Executor> = OnceLock::new();
     EXECUTOR.get_or_init(|| Executor {
-        state: Mutex::new(State { queue: VecDeque::new(), threads: 0, idle: 0, handed: 0, swept: Instant::now() }),
+        state: Mutex::new(State {
+            queue: VecDeque::new(),
+            threads: 0,
+            idle: 0,
+            handed: 0,
+            blocked: 0,
+            swept: Instant::now(),
+        }),
         work: Condvar::new(),
         databases: Mutex::default(),
         open: AtomicUsize::new(0),
@@ -74,12 +83,33 @@ pub fn submit(task: impl FnOnce() + Send + 'static) {
     if st.idle > st.handed {
         st.handed += 1;
         ex.work.notify_one();
-    } else if st.threads < max_threads() {
-        st.threads += 1;
-        drop(st);
-        ex.started_threads.fetch_add(1, Ordering::Relaxed);
-        std::thread::Builder::new().name("resqlite-engine".into()).spawn(thread_main).expect("cannot start a thread");
+    } else if st.threads < max_threads() + st.blocked {
+        start_thread(st);
     }
+}
+
+fn start_thread(mut st: std::sync::MutexGuard<State>) {
+    st.threads += 1;
+    drop(st);
+    executor().started_threads.fetch_add(1, Ordering::Relaxed);
+    std::thread::Builder::new().name("resqlite-engine".into()).spawn(thread_main).expect("cannot start a thread");
+}
+
+/// Runs `wait`, in which a session waits for other sessions (a rekey for the reader sessions
+/// to end): meanwhile one more thread may start, so that the sessions it waits for run even when
+/// every other thread waits too.
+pub(super) fn while_blocked<T>(wait: impl FnOnce() -> T) -> T {
+    let ex = executor();
+    let mut st = ex.state.lock().unwrap();
+    st.blocked += 1;
+    if !st.queue.is_empty() && st.idle <= st.handed {
+        start_thread(st);
+    } else {
+        drop(st);
+    }
+    let result = wait();
+    ex.state.lock().unwrap().blocked -= 1;
+    result
 }
 
 fn thread_main() {
@@ -189,4 +219,39 @@ pub fn diagnostics() -> ProcessDiagnostics {
         d.writes_queued += c.writes_queued;
     }
     d
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::mpsc;
+
+    #[test]
+    fn sessions_waiting_for_others_leave_room_for_them_even_with_every_thread_taken() {
+        // As many waiting tasks as the pool has threads, each waiting for a task submitted after
+        // them all: without while_blocked, the later ones would never get a thread.
+        let n = max_threads();
+        let (done_tx, done_rx) = mpsc::channel();
+        let (started_tx, started_rx) = mpsc::channel();
+        let mut go = Vec::new();
+        for _ in 0..n {
+            let (go_tx, go_rx) = mpsc::channel::<()>();
+            go.push(go_tx);
+            let (done_tx, started_tx) = (done_tx.clone(), started_tx.clone());
+            submit(move || {
+                started_tx.send(()).unwrap();
+                while_blocked(|| go_rx.recv_timeout(Duration::from_secs(20))).expect("the later task ran");
+                done_tx.send(()).unwrap();
+            });
+        }
+        for _ in 0..n {
+            started_rx.recv_timeout(Duration::from_secs(30)).expect("every waiting task started");
+        }
+        for go_tx in go {
+            submit(move || go_tx.send(()).unwrap());
+        }
+        for _ in 0..n {
+            done_rx.recv_timeout(Duration::from_secs(30)).expect("every waiting task ended");
+        }
+    }
 }

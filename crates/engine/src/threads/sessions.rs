@@ -115,13 +115,14 @@ impl Shared {
     /// For a rekey, from the writer session: stops the reader sessions and waits for them to
     /// end, then closes the readers' connections (they hold the old key).
     pub(super) fn park_readers(&self) {
-        let mut st = self.sessions.state.lock().unwrap();
-        st.parked = true;
-        self.sessions.parked.store(true, Ordering::Release);
-        while st.readers > 0 {
-            st = self.sessions.ended.wait(st).unwrap();
-        }
-        drop(st);
+        executor::while_blocked(|| {
+            let mut st = self.sessions.state.lock().unwrap();
+            st.parked = true;
+            self.sessions.parked.store(true, Ordering::Release);
+            while st.readers > 0 {
+                st = self.sessions.ended.wait(st).unwrap();
+            }
+        });
         for (index, worker) in self.reader_connections.lock().unwrap().take_all() {
             self.slots[index].db.store(std::ptr::null_mut(), Ordering::Release);
             drop(worker);
