@@ -86,7 +86,8 @@ export function bunMusl(arch) {
     const deb = aptDownload(`musl:${a.deb}`, dir)
     const version = runChecked('dpkg-deb', ['-f', deb, 'Version'], { timeout: 30_000 }).trim()
     const [major, minor, patch] = version.split(/[.-]/).map(Number)
-    assert.ok(major > 1 || minor > 2 || patch >= 4, `${deb}: musl ${version}, older than 1.2.4 (DT_RELR)`)
+    const relr = major !== 1 ? major > 1 : minor !== 2 ? minor > 2 : patch >= 4
+    assert.ok(relr, `${deb}: musl ${version}, older than 1.2.4 (DT_RELR)`)
     runChecked('dpkg-deb', ['-x', deb, dir], { timeout: 60_000 })
     const wheels = path.join(dir, 'wheels')
     runChecked(
@@ -160,10 +161,9 @@ function aptDownload(pkg, dest) {
     'APT::Sandbox::User=root',
   ].flatMap((o) => ['-o', o])
   fs.writeFileSync(path.join(state, 'status'), '')
-  if (!fs.existsSync(path.join(state, '.updated'))) {
-    runChecked('apt-get', ['-qq', ...options, 'update'], { timeout: 300_000 })
-    fs.writeFileSync(path.join(state, '.updated'), '')
-  }
+  // Each time (a few seconds, once per architecture and tools directory): an old index may name
+  // a version the mirror no longer has.
+  runChecked('apt-get', ['-qq', ...options, 'update'], { timeout: 300_000 })
   runChecked('apt-get', ['-qq', ...options, 'download', pkg], { cwd: dest, timeout: 300_000 })
   const [deb] = fs.readdirSync(dest).filter((f) => f.endsWith('.deb'))
   assert.ok(deb, `apt-get download ${pkg} left no .deb in ${dest}`)
