@@ -129,6 +129,7 @@ export function bunMusl(arch) {
 /** Downloads one package of MUSL_SUITE with apt into `dest`, through an apt state of its own
  * in target/platforms/tools/ (the system's sources and state are left as they are), from the
  * mirror this machine's own Debian sources use. Returns the .deb's path. */
+let aptUpdated = false
 function aptDownload(pkg, dest) {
   const state = path.join(tools, `apt-${MUSL_SUITE}`)
   const mirror = runChecked(
@@ -161,9 +162,9 @@ function aptDownload(pkg, dest) {
     'APT::Sandbox::User=root',
   ].flatMap((o) => ['-o', o])
   fs.writeFileSync(path.join(state, 'status'), '')
-  // Each time (a few seconds, once per architecture and tools directory): an old index may name
-  // a version the mirror no longer has.
-  runChecked('apt-get', ['-qq', ...options, 'update'], { timeout: 300_000 })
+  // Once per process (an index from an earlier run may name a version the mirror dropped).
+  if (!aptUpdated) runChecked('apt-get', ['-qq', ...options, 'update'], { timeout: 300_000 })
+  aptUpdated = true
   runChecked('apt-get', ['-qq', ...options, 'download', pkg], { cwd: dest, timeout: 300_000 })
   const [deb] = fs.readdirSync(dest).filter((f) => f.endsWith('.deb'))
   assert.ok(deb, `apt-get download ${pkg} left no .deb in ${dest}`)
