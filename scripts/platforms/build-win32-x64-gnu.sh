@@ -37,5 +37,6 @@ LIBNODE_PATH="$root/$libnode" CFLAGS_x86_64_pc_windows_gnu="-Wno-error=date-time
 cp "npm/$platform/package.json" "npm/$platform/README.md" "$out/"
 binary="resqlite.$platform.node"
 [ "$(node -p "require('./$out/package.json').main")" = "$binary" ]
-cp "target/$rust_target/release/resqlite_engine.dll" "$out/$binary"
+# Where cargo put it: CARGO_TARGET_DIR, if set (napi build finds it there for the other scripts).
+cp "${CARGO_TARGET_DIR:-target}/$rust_target/release/resqlite_engine.dll" "$out/$binary"
 echo "built $out/$binary ($(wc -c <"$out/$binary" | tr -d " ") bytes) in $((SECONDS - started)) s"
