@@ -8,6 +8,7 @@ import { abortError, describe, ResqliteError, rangeError, typeError } from './er
 import { callInFunctionError, inFunction } from './functions'
 import type { NativeExtension } from './native'
 import { copyPacked, type Packed } from './params'
+import { DEFAULT_INLINE_BUDGET } from './placement'
 import type {
   BackupOptions,
   Extension,
@@ -34,8 +35,6 @@ const OPTION_KEYS = new Set([
   'checkpoints',
   'invalidUtf8',
 ])
-/** Milliseconds a read may run on the JS thread before it moves to a reader (experiments/032). */
-const DEFAULT_INLINE_BUDGET = 0.1
 const REKEY_OPTION_KEYS = new Set(['cipher'])
 const BACKUP_OPTION_KEYS = new Set(['signal', 'progress'])
 const TRANSACTION_OPTION_KEYS = new Set(['mode', 'signal'])
