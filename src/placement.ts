@@ -49,10 +49,10 @@ export const MAX_GROUP_ROUNDS = 64
  * MAX_COMMIT_WRITES, experiments/036, 049). */
 export const MAX_GROUP_WRITES = 16
 
-/** `CHECKPOINT.then(f)` runs `f` at the microtask checkpoint, as `queueMicrotask(f)` would, in
+/** `AT_CHECKPOINT.then(f)` runs `f` at the microtask checkpoint, as `queueMicrotask(f)` would, in
  * the same queue and order, without Node's AsyncResource and bound function per call: on the
  * path of every inline read (experiments/058). */
-const CHECKPOINT: Promise<void> = Promise.resolve()
+const AT_CHECKPOINT: Promise<void> = Promise.resolve()
 
 /** Whether a read of this kind may be offered to the JS thread: serialize, columns and describe
  * are the readers' jobs, and so is watchExternalChanges' check on a read-only database (it
@@ -134,7 +134,7 @@ export class Placement {
     const afterWrite = this.#readsSinceWrite++ < AFTER_WRITE_READS
     if (this.#burst >= (inGroup ? GROUP_BURST : INLINE_BURST)) return false
     if (!inGroup && this.readsInFlight > 0 && !afterWrite) return false
-    if (this.#burst++ === 0) CHECKPOINT.then(this.#endBurst)
+    if (this.#burst++ === 0) AT_CHECKPOINT.then(this.#endBurst)
     return true
   }
 
@@ -162,7 +162,7 @@ export class Placement {
   writeRunsAlone(groupOpen: boolean): boolean {
     if (groupOpen || this.#wroteAlone || !this.#oneAtATime) return false
     this.#wroteAlone = true
-    CHECKPOINT.then(this.#endWroteAlone)
+    AT_CHECKPOINT.then(this.#endWroteAlone)
     return true
   }
 
