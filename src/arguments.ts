@@ -8,6 +8,7 @@ import { abortError, describe, ResqliteError, rangeError, typeError } from './er
 import { callInFunctionError, inFunction } from './functions'
 import type { NativeExtension } from './native'
 import { copyPacked, type Packed } from './params'
+import { DEFAULT_INLINE_BUDGET } from './placement'
 import type {
   BackupOptions,
   Extension,
@@ -36,14 +37,12 @@ const OPTION_KEYS = new Set([
   'idleTimeout',
   'vfs',
 ])
-/** Milliseconds a reader connection stays open unused (experiments/055): reopening one costs
- * about 0.25 ms, or an encrypted database's key derivation (tens of milliseconds; experiments/059), so an encrypted
- * database's readers stay open (NEVER) unless asked. */
+/** Milliseconds a reader connection stays open unused: reopening one costs about 0.25 ms, or
+ * an encrypted database's key derivation (tens of milliseconds), so an encrypted database's
+ * readers stay open (NEVER) unless asked (experiments/059). */
 const DEFAULT_IDLE_TIMEOUT = 10_000
 /** `idleTimeout: Infinity`, as the engine reads it (crates/engine/src/napi/database.rs). */
 const NEVER = 2 ** 32 - 1
-/** Milliseconds a read may run on the JS thread before it moves to a reader (experiments/032). */
-const DEFAULT_INLINE_BUDGET = 0.1
 const REKEY_OPTION_KEYS = new Set(['cipher'])
 const BACKUP_OPTION_KEYS = new Set(['signal', 'progress'])
 const TRANSACTION_OPTION_KEYS = new Set(['mode', 'signal'])

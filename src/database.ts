@@ -34,6 +34,7 @@ import { iteration, type PageSource, type RowIterator } from './iterate'
 import { LiveQueries, LiveQuery } from './live-queries'
 import { binding, JobKind } from './native'
 import { copyPacked, encodeBatch, encodeParams, NO_PARAMS, type Packed, type Params } from './params'
+import { writeMayRunInline } from './placement'
 import { type Description, prepareStatement, type Statement, StatementLink } from './statement'
 import { OUTERMOST, Transaction, Turns } from './transaction'
 import type {
@@ -654,7 +655,7 @@ export class Database implements Queryable {
     if (this.#readonly) return Promise.reject(readonlyError(sql, this.#replica))
     if (this.#turns.free) {
       // Nothing holds or waits for the writer: a bounded execute may run on the JS thread.
-      const done = kind === JobKind.Execute ? this.#engine.writeInline<T>(sql, packed, undefined) : undefined
+      const done = writeMayRunInline(kind) ? this.#engine.writeInline<T>(sql, packed, undefined) : undefined
       const written = done ?? this.#engine.write<T>(kind, sql, packed, undefined, arrays)
       this.#issued(this.#engine.takePendingWrite())
       return written

@@ -22,24 +22,10 @@ import {
   ReadOn,
 } from './native'
 import { copyPacked, NO_PARAMS, type Packed } from './params'
+import { groupFull, groupWaits, Placement, readKindMayRunInline, readRunsSliced } from './placement'
 import type { BackupProgress } from './types'
-import { MAX_GROUP_WRITES, WriteGroup } from './write-group'
+import { WriteGroup } from './write-group'
 
-/** Reads issued together that may run inline; the rest run in parallel on the readers
- * (experiments/032: with 64 point queries in flight, all inline ran at 0.84 × better-sqlite3's
- * rate, on the readers 1.36 ×: batched completions cost the JS thread less than inline runs). */
-const INLINE_BURST = 4
-/** Reads issued together in a write group's snapshot that may run on the JS thread. More of
- * them than INLINE_BURST: the group's clients keep the JS thread busy, so a read sent to a reader
- * meanwhile could not settle (nor its client go on) until the JS thread yields, after the rest
- * of their work (experiments/050). */
-const GROUP_BURST = 16
-/** Reads after a write during which reads in flight on the readers do not send the next one
- * there too: a commit drops the readers' page caches, not the writer's (experiments/042). */
-const AFTER_WRITE_READS = 32
-/** The most microtask rounds a write group waits for more calls (a client reading on and on
- * does not hold the others' writes back for long). */
-const MAX_GROUP_ROUNDS = 64
 const NOTHING = (): void => {}
 
 /** What SQLite's automatic checkpoint runs, for a commit made on the JS thread (the checkpoint
@@ -96,7 +82,7 @@ interface Job {
   parts?: RowsAssembler
   /** Rejected early (aborted, or a part failed to decode): later completions are ignored. */
   settled?: boolean
-  /** A read on the readers, counted in `#readsInFlight` until it completes. */
+  /** A read on the readers, counted in `Placement.readsInFlight` until it completes. */
   read?: boolean
   /** A write, counted in the mailbox's writes in flight until it completes. */
   polled?: boolean
@@ -137,35 +123,19 @@ export class Engine {
   readonly #safeIntegers: boolean
   /** SQLite work on the JS thread (inline.ts); undefined with a budget of 0. */
   readonly #inline: InlineRunner | undefined
-  /** Reads tried inline since the last microtask checkpoint. */
-  #burst = 0
   /** Settles when the last job sent to the writer thread settles (holding none of its result). */
   #lastWrite: Promise<void> = RESOLVED
   /** Settles (never rejects) when the last standalone write issued, if it did not commit at
    * once, has: taken by `takePendingWrite`. */
   #pendingWrite: Promise<void> | undefined
-  /** Reads issued since the last write. */
-  #readsSinceWrite = AFTER_WRITE_READS
-  /** Reads sent to the readers and not completed yet. */
-  #readsInFlight = 0
   /** Standalone writes waiting to run together on the JS thread, with the snapshot the reads
    * beside them share (write-group.ts); undefined when none is open. */
   #group: WriteGroup | undefined
   /** Reads and writes issued while groups were open: a group runs once a microtask round
    * issued none. */
   #issued = 0
-  /** The last group held one call (a write or a read): calls come one at a time. The next write
-   * runs alone (its own commit costs less than a group's BEGIN and COMMIT) unless another write
-   * follows it before the microtask checkpoint, and a read opens no group. */
-  #oneAtATime = true
-  /** A standalone write ran alone on the JS thread since the last microtask checkpoint. */
-  #wroteAlone = false
-  readonly #endWroteAlone = () => {
-    this.#wroteAlone = false
-  }
-  readonly #endBurst = () => {
-    this.#burst = 0
-  }
+  /** Where each call runs (placement.ts), and the counts it decides by. */
+  readonly #placement = new Placement(this.#words)
   #nextId = 0
 
   constructor(path: string, options: EngineOptions) {
@@ -213,33 +183,17 @@ export class Engine {
    * abort cancels it queued or interrupts it running on a reader (an inline run is over before
    * any abort can be seen). */
   read<T>(kind: JobKind, sql: string, packed: Packed, signal: AbortSignal | undefined, arrays = false): Promise<T> {
-    // Reads issued together (before a microtask checkpoint, e.g. a Promise.all) beyond
-    // INLINE_BURST, and reads issued while others are on the readers (a pool of reads in
-    // flight), go to the readers, which run them in parallel and hand them back in batches.
+    // The rules: placement.ts.
+    const placement = this.#placement
     if (
       this.#inline !== undefined &&
-      kind !== JobKind.Serialize &&
-      kind !== JobKind.Columns &&
-      kind !== JobKind.Describe &&
-      // watchExternalChanges' check on a read-only database: a reader's job (it publishes what
-      // it finds to the live queries), which the JS thread's readInline does not know.
-      kind !== JobKind.DataVersion &&
-      this.#mayRunInline(this.#readBesideWrites(this.#inline))
+      readKindMayRunInline(kind) &&
+      placement.readInline(this.#readBesideWrites(this.#inline))
     ) {
-      // On the writer's connection once its thread has finished every job: after a write, its
-      // page cache is warm where the JS thread's own connection's was dropped (experiments/040,
-      // 042).
-      const done = this.#inline.read<T>(
-        kind,
-        sql,
-        packed.bytes,
-        packed.length,
-        this.#writerFinished() ? ReadOn.IdleWriter : ReadOn.Own,
-        arrays,
-      )
+      const done = this.#inline.read<T>(kind, sql, packed.bytes, packed.length, placement.readOn(), arrays)
       if (done !== undefined) return done
     }
-    if (kind === JobKind.Select && this.#inline !== undefined && signal === undefined && this.functions.defined) {
+    if (this.#inline !== undefined && readRunsSliced(kind, signal, this.functions.defined)) {
       const sliced = this.#readSliced<T>(sql, packed, arrays)
       if (sliced !== undefined) return sliced
     }
@@ -303,7 +257,7 @@ export class Engine {
     const read = new Promise<T>((resolve, reject) => {
       const id = this.#newId()
       const job: Job = { kind, sql, resolve, reject, read: true, arrays }
-      this.#readsInFlight++
+      this.#placement.readsInFlight++
       if (signal) {
         job.signal = signal
         job.onAbort = () => {
@@ -317,18 +271,6 @@ export class Engine {
       this.#calls.read(id, kind, sql, packed.bytes, packed.length, signal !== undefined)
     })
     return awaitedAway(read)
-  }
-
-  /** Whether one more read may run on the JS thread now (counting it if so): in a write group's
-   * snapshot, not beyond GROUP_BURST issued together; else not beyond INLINE_BURST, nor while
-   * others are on the readers unless a write was issued within the last AFTER_WRITE_READS
-   * reads. */
-  #mayRunInline(inGroup = false): boolean {
-    const afterWrite = this.#readsSinceWrite++ < AFTER_WRITE_READS
-    if (this.#burst >= (inGroup ? GROUP_BURST : INLINE_BURST)) return false
-    if (!inGroup && this.#readsInFlight > 0 && !afterWrite) return false
-    if (this.#burst++ === 0) queueMicrotask(this.#endBurst)
-    return true
   }
 
   /** A transaction's read, run on the JS thread on the writer's connection when the writer is
@@ -357,17 +299,14 @@ export class Engine {
     packed: Packed,
     onNoTransaction: ((error: ResqliteError) => void) | undefined,
   ): Promise<T> | undefined {
-    this.#readsSinceWrite = 0
+    this.#placement.wrote()
     if (onNoTransaction !== undefined)
       return this.#writerIdle()?.write<T>(sql, packed.bytes, packed.length, onNoTransaction)
     this.#pendingWrite = undefined
-    if (this.#inline === undefined || !this.#writerFinished()) return undefined
-    if (this.#group !== undefined || this.#wroteAlone || !this.#oneAtATime) {
+    if (this.#inline === undefined || !this.#placement.writerFinished()) return undefined
+    if (!this.#placement.writeRunsAlone(this.#group !== undefined)) {
       const grouped = this.#groupWrite<T>(this.#inline, sql, packed)
       if (grouped !== null) return grouped
-    } else {
-      this.#wroteAlone = true
-      queueMicrotask(this.#endWroteAlone)
     }
     const done = this.#inline.write<T>(sql, packed.bytes, packed.length, undefined)
     if (done === undefined || this.#words[Mailbox.WritesInFlight] === 0) return done
@@ -387,7 +326,7 @@ export class Engine {
     this.#issued++
     const settled = group.add<T>(sql, copyPacked(packed))
     this.#pendingWrite = group.finished
-    if (group.writes.length >= MAX_GROUP_WRITES) this.#closeGroup()
+    if (groupFull(group)) this.#closeGroup()
     return awaitedAway(settled)
   }
 
@@ -395,7 +334,7 @@ export class Engine {
    * while writes come together (a server's clients), to read in its snapshot and settle at
    * once. Whether it did. */
   #readBesideWrites(inline: InlineRunner): boolean {
-    const group = this.#group ?? (this.#oneAtATime || !this.#writerFinished() ? undefined : this.#openGroup(inline))
+    const group = this.#group ?? (this.#placement.readOpensGroup() ? this.#openGroup(inline) : undefined)
     if (group === undefined) return false
     group.reads++
     this.#issued++
@@ -407,17 +346,17 @@ export class Engine {
   #openGroup(inline: InlineRunner): WriteGroup | undefined {
     if (!inline.beginGroup()) return undefined
     const after = this.#words[Mailbox.WritesInFlight] === 0 ? undefined : this.#lastWrite
-    const group = new WriteGroup(this.#wroteAlone ? 1 : 0, after, this.#issued)
+    const group = new WriteGroup(this.#placement.wroteAloneThisRound(), after, this.#issued)
     this.#group = group
     queueMicrotask(() => this.#checkGroup(group))
     return group
   }
 
-  /** At the end of a microtask round: runs the group when the round issued no read or write (its
-   * clients all wait for it, or went elsewhere), or after MAX_GROUP_ROUNDS rounds. */
+  /** At the end of a microtask round: runs the group unless it waits another round
+   * (placement.ts `groupWaits`). */
   #checkGroup(group: WriteGroup): void {
     if (this.#group !== group) return
-    if (this.#issued !== group.issued && ++group.rounds < MAX_GROUP_ROUNDS) {
+    if (groupWaits(group, this.#issued)) {
       group.issued = this.#issued
       queueMicrotask(() => this.#checkGroup(group))
       return
@@ -434,7 +373,7 @@ export class Engine {
     this.#group = undefined
     const ran = this.#runGroup(this.#inline!, group)
     // A group none of whose calls ran in it (a script, say) says nothing of how they come.
-    if (ran + group.reads > 0) this.#oneAtATime = group.before + ran + group.reads === 1
+    this.#placement.groupRan(group.before, ran, group.reads)
     const writes = group.writes
     for (let next = ran; next < writes.length; next++) {
       const w = writes[next]!
@@ -484,13 +423,6 @@ export class Engine {
     return ran.length
   }
 
-  /** Whether the writer thread has finished every job sent to it (their completions may not
-   * have reached this thread yet): its connection is then free, and every write sent before
-   * has committed. */
-  #writerFinished(): boolean {
-    return Atomics.load(this.#words, Mailbox.WritesRunning) === 0
-  }
-
   /** The open transaction's COMMIT, run on the JS thread when every write of it ran there and
    * there were few (experiments/036); undefined when it must go to the writer thread. A
    * checkpoint it made due is sent to the writer thread, ahead of anything sent later. */
@@ -502,7 +434,7 @@ export class Engine {
    * from here, between the writer thread's jobs). */
   #writerIdle(): InlineRunner | undefined {
     this.#closeGroup()
-    return this.#words[Mailbox.WritesInFlight] === 0 ? this.#inline : undefined
+    return this.#placement.writerIdle() ? this.#inline : undefined
   }
 
   /** After a standalone write was issued (execute, executeBatch outside a transaction): a
@@ -532,7 +464,7 @@ export class Engine {
     arrays = false,
   ): Promise<T> {
     this.#closeGroup()
-    this.#readsSinceWrite = 0
+    this.#placement.wrote()
     const written = new Promise<T>((resolve, reject) => {
       const id = this.#newId()
       this.#track(id, { kind, sql, resolve, reject, onNoTransaction, polled: true, arrays })
@@ -595,7 +527,7 @@ export class Engine {
     // Its first run on the JS thread when it fits the budget (experiments/037), under the same
     // rules as a read (else the engine started it on the readers); delivered in a microtask,
     // before any later run's completion.
-    if (this.#inline !== undefined && this.#mayRunInline()) {
+    if (this.#inline !== undefined && this.#placement.readInline(false)) {
       const first = this.#inline.liveStart(id, sql, packed.bytes, packed.length)
       if (first !== undefined) queueMicrotask(() => this.#deliver(id, first.kind, first.a, first.b))
       return id
@@ -775,7 +707,7 @@ export class Engine {
       this.#jobs.delete(id)
       this.#unrefIfIdle()
       if (job.polled) this.#words[Mailbox.WritesInFlight]!--
-      else if (job.read) this.#readsInFlight--
+      else if (job.read) this.#placement.readsInFlight--
       job.unlisten?.()
       if (job.settled) continue
       if (job.failure) {

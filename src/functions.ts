@@ -150,7 +150,8 @@ export class Functions {
     this.#native = native
   }
 
-  /** Some function is defined: a select may call one (Engine.read tries it in slices). */
+  /** Some function is defined: a select may call one (then it may run in slices: placement.ts
+   * `readRunsSliced`). */
   get defined(): boolean {
     return this.#slots.size > 0
   }

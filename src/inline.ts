@@ -1,5 +1,6 @@
 // SQLite work on the JS thread (crates/engine/src/inline.rs): reads (experiments/032), and a
-// transaction's bounded writes and its COMMIT (experiments/036). The engine steps the statement
+// transaction's bounded writes and its COMMIT (experiments/036); which calls are offered here is
+// placement.ts's decision. The engine steps the statement
 // right away and calls `handle` once with the result as arguments: a read's cells, each TEXT
 // cell a string of its own, or a write's changes. Rows are built by one generated function per
 // column-name set, as in decode.ts, so every row of a shape shares one hidden class.

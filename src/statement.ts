@@ -1,8 +1,8 @@
 // Prepared statements (`db.prepare(sql)`, docs/api.md "prepare"): one statement compiled once
 // and checked (one statement, whether `select` takes it, its columns), then run by SQL text
 // like every other call. Its methods are the database's, with the SQL already given: they run
-// where `db.*` calls run (on the JS thread, in a write group, on the readers or the writer)
-// and, inside a transaction body, in the transaction. A statement holds no result, and once
+// where `db.*` calls run (on the JS thread, in a write group, on the readers or the writer, by
+// the rules of placement.ts) and, inside a transaction body, in the transaction. A statement holds no result, and once
 // its database has closed it no longer holds the database either.
 
 import { type CallKind, checkOptionsObject, checkSql, type PreparedCall, prepareCall } from './arguments'

@@ -13,6 +13,7 @@ import { RESOLVED } from './inline'
 import { iteration, type RowIterator } from './iterate'
 import { JobKind } from './native'
 import { copyPacked, encodeBatch, encodeParams, NO_PARAMS, type Packed, type Params } from './params'
+import { transactionCallInline } from './placement'
 import type { Description } from './statement'
 import type {
   BatchResult,
@@ -465,10 +466,10 @@ export class Transaction implements Queryable {
 
   #opPrepared<T>(kind: JobKind, sql: string, { packed, signal, arrays }: PreparedCall): Promise<T> {
     // Nothing ahead and nothing to abort: the engine's own promise is the answer; a read, or a
-    // bounded write, may run at once on the JS thread (crates/engine/src/inline.rs).
+    // bounded write, may run at once on the JS thread (placement.ts).
     if (this.#turns.free && !signal) {
-      const read = kind === JobKind.Select || kind === JobKind.SelectOne || kind === JobKind.SelectBytes
-      if (read || kind === JobKind.Execute) {
+      const read = transactionCallInline(kind)
+      if (read !== undefined) {
         const failure = this.#failure()
         if (failure) return Promise.reject(failure)
         const done = read

@@ -1,4 +1,4 @@
-// A write group (experiments/049, 050): standalone writes issued together (several clients of a
+// A write group (experiments/049, 050; when one opens and runs: placement.ts): standalone writes issued together (several clients of a
 // server, each awaiting its own) wait in the group until a microtask round issues no more calls,
 // then run on the JS thread inside one transaction on the writer's connection and commit
 // together.
@@ -19,10 +19,6 @@
 // order, and settles as it would have alone (as the writer thread's group commit does,
 // crates/engine/src/threads/group_commit.rs).
 import type { Packed } from './params'
-
-/** The most writes a group holds: its COMMIT then still runs on the JS thread (inline.rs
- * MAX_COMMIT_WRITES). */
-export const MAX_GROUP_WRITES = 16
 
 /** A write waiting in the group (its parameters copied: the packing buffer is reused). */
 export interface PendingWrite {
