@@ -3,7 +3,7 @@
 # package as a cgo archive, linked with the module's C entry point (src/litestream-vfs.c) into
 # one loadable library whose entry point is sqlite3_litestreamvfs_init. Needs Go and a C
 # compiler. Used by npm test's pretest step (scripts/test-prerequisites.mjs) and the benchmark
-# of experiments/052 and 057; docs/replication.md "Read replicas with Litestream's VFS".
+# of experiments/052 and 055; docs/replication.md "Read replicas with Litestream's VFS".
 # Usage: bash scripts/build-litestream-vfs.sh <litestream version, e.g. v0.5.18> <output file>
 set -euo pipefail
 version="$1"

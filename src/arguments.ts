@@ -39,7 +39,7 @@ const OPTION_KEYS = new Set([
 ])
 /** Milliseconds a reader connection stays open unused: reopening one costs about 0.25 ms, or
  * an encrypted database's key derivation (tens of milliseconds), so an encrypted database's
- * readers stay open (NEVER) unless asked (experiments/059). */
+ * readers stay open (NEVER) unless asked (experiments/057). */
 const DEFAULT_IDLE_TIMEOUT = 10_000
 /** `idleTimeout: Infinity`, as the engine reads it (crates/engine/src/napi/database.rs). */
 const NEVER = 2 ** 32 - 1

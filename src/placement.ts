@@ -51,7 +51,7 @@ export const MAX_GROUP_WRITES = 16
 
 /** `AT_CHECKPOINT.then(f)` runs `f` at the microtask checkpoint, as `queueMicrotask(f)` would, in
  * the same queue and order, without Node's AsyncResource and bound function per call: on the
- * path of every inline read (experiments/058). */
+ * path of every inline read (experiments/056). */
 const AT_CHECKPOINT: Promise<void> = Promise.resolve()
 
 /** Whether a read of this kind may be offered to the JS thread: serialize, columns and describe

@@ -38,7 +38,7 @@ test('Litestream VFS replica: live queries follow the primary through kills of e
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'resqlite-litestream-vfs-test-'))
   const file = path.join(dir, 'app.db')
   // Litestream's default monitor interval (1 s) would set the pace: 10 ms, as measured in
-  // experiments/057.
+  // experiments/055.
   const replication = new Replication(t, bin, dir, file, { syncInterval: '10ms', monitorInterval: '10ms' })
   const uri = `file:app.db?replica_url=${encodeURIComponent(replication.replica)}&poll_interval=10ms`
   const vfsLog = path.join(dir, 'vfs.log')

@@ -1,4 +1,4 @@
-// What scheduling a callback at the microtask checkpoint costs (experiments/058):
+// What scheduling a callback at the microtask checkpoint costs (experiments/056):
 // `queueMicrotask(f)` (Node wraps f in an AsyncResource and a bound function) against
 // `resolved.then(f)`, each followed by an await, 5,000 + `n` times. Run under callgrind with two
 // values of `n` and divide the difference of the main thread's totals by the difference of `n`:

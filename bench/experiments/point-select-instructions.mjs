@@ -1,5 +1,5 @@
 // Instructions the JS thread spends per awaited point select through a Statement
-// (experiments/058). Runs `calls` awaited `stmt.selectOne([id])` on a 10,000-row narrow table
+// (experiments/056). Runs `calls` awaited `stmt.selectOne([id])` on a 10,000-row narrow table
 // after a fixed warm-up, with the build at `root`; run it under callgrind twice with two call
 // counts and divide the difference of the main thread's totals by the difference of calls, so
 // the setup, the warm-up and the JIT's start cancel out:

@@ -1,4 +1,4 @@
-// What reopening a reader connection costs (experiments/059, `idleTimeout`): on each of 60 fresh
+// What reopening a reader connection costs (experiments/057, `idleTimeout`): on each of 60 fresh
 // databases, the first read on the engine's threads (which opens a reader connection) against
 // the next one (which finds it open). `node bench/experiments/reader-reopen.mjs [--encrypted]`.
 import fs from 'node:fs'

@@ -1,4 +1,4 @@
-// What a replica read through Litestream's VFS costs while nothing happens (experiments/057): a
+// What a replica read through Litestream's VFS costs while nothing happens (experiments/055): a
 // live query on a replica opened with `vfs: 'litestream'` and `replica: true`, no commits, for
 // 10 s per setting; the CPU this process used (resqlite's checks and re-runs, and the VFS's own
 // pollers, one per connection) and how often the live query re-ran. Settings: the VFS's

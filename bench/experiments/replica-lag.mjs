@@ -1,11 +1,11 @@
-// Read replicas on this machine (experiments/052, 057): replication lag and read cost of LiteFS
+// Read replicas on this machine (experiments/052, 055): replication lag and read cost of LiteFS
 // and of Litestream's VFS read replicas. Two "machines" are two sets of processes that share only
 // the replication channel: LiteFS's HTTP stream on loopback, or a file:// Litestream replica.
 //
 // Run: node bench/experiments/replica-lag.mjs [litefs|litestream-vfs|litestream-vfs-python] [seconds-per-rate]
 //      (litestream-vfs needs LITESTREAM_VFS=<path of litestream-vfs.so>, built from Litestream's
 //      Go module by `bash scripts/build-litestream-vfs.sh v0.5.18 <file>`, and litestream on
-//      PATH; its replica side is resqlite (`vfs: 'litestream'`, 057), or with
+//      PATH; its replica side is resqlite (`vfs: 'litestream'`, 055), or with
 //      litestream-vfs-python Debian's /usr/bin/python3 (052). RATES=10,100 picks the rates.)
 //
 // A writer process commits one row per transaction, paced at 10, 100 and 1,000 commits/s, and
