@@ -156,6 +156,20 @@ test('by default a reader closes after 10 s unused, but an encrypted database’
   assert.deepStrictEqual(await plain.select('SELECT count(*) AS n FROM s'), [{ n: 0 }])
 })
 
+test('the spare connection an iteration leaves closes with the last idle reader', async (t) => {
+  const dir = tempDir(t)
+  const db = await open(t, dir, 'spare.db', { inlineBudget: 0, idleTimeout: 50, readers: 1 })
+  await db.execute('CREATE TABLE t (id INTEGER PRIMARY KEY)')
+  await db.executeBatch('INSERT INTO t VALUES (?)', [[1], [2], [3]])
+  assert.deepStrictEqual(await db.select('SELECT count(*) AS n FROM t'), [{ n: 3 }]) // opens the reader
+  let seen = 0
+  for await (const _ of db.iterate('SELECT id FROM t', [], { pageRows: 1 })) seen++
+  assert.equal(seen, 3)
+  assert.equal(Database.processDiagnostics().connections, 3, 'the writer, the reader and the spare')
+  await waitFor('only the writer’s connection left open', () => Database.processDiagnostics().connections === 1)
+  assert.deepStrictEqual(await db.select('SELECT count(*) AS n FROM t'), [{ n: 3 }])
+})
+
 test('idleTimeout refuses what is not a whole number of milliseconds or Infinity', async (t) => {
   const dir = tempDir(t)
   for (const bad of [-1, 1.5, '10', 2 ** 31, Number.NaN, Number.NEGATIVE_INFINITY]) {
@@ -184,6 +198,7 @@ test('1,000 databases open at once run on the engine’s few threads; closing on
   const added = threadNames().length - threadsBefore
   const d = Database.processDiagnostics()
   assert.ok(added <= MAX_ADDED_THREADS, `1,000 databases added ${added} threads (bound ${MAX_ADDED_THREADS})`)
+  assert.equal(d.maxThreads, 4 * os.availableParallelism() + 4, 'docs/api.md: at most 4 × CPUs + 4')
   assert.ok(d.threads <= d.maxThreads, `${d.threads} engine threads, more than ${d.maxThreads}`)
   assert.ok(d.databases >= 1000, `processDiagnostics counts ${d.databases} databases`)
 
