@@ -209,8 +209,8 @@ impl Pool {
     pub fn interrupt_writer(&self) {
         let db = self.shared.writer_db.lock().unwrap();
         if *db != 0 {
-            // SAFETY: the connection stays open while the lock is held (writer_thread clears the
-            // pointer under it before closing); sqlite3_interrupt may be called from any thread.
+            // SAFETY: the connection stays open while the lock is held (a rekey and the close clear
+            // the pointer under it before closing); sqlite3_interrupt may be called from any thread.
             unsafe { ffi::sqlite3_interrupt(*db as *mut ffi::sqlite3) };
         }
     }

@@ -37,7 +37,7 @@ pub(super) fn run(worker: &mut Worker, job: &Job, shared: &Shared) -> Outcome {
             Request::Serialize => crate::sqlite::backup::serialize(&worker.conn).map(Outcome::Json),
             Request::Columns => worker.columns(&job.sql).map(Outcome::Json),
             Request::Describe => worker.describe(&job.sql).map(Outcome::Json),
-            Request::Rekey(_) => unreachable!("rekey runs in writer_loop"),
+            Request::Rekey(_) => unreachable!("rekey runs in the writer session (writer.rs run_job)"),
         };
         r.unwrap_or_else(Outcome::Error)
     }));
