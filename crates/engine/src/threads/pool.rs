@@ -222,7 +222,8 @@ impl Pool {
         self.shared.live_queries.lock().unwrap().close();
         self.read_tx = None;
         self.write_tx = None;
-        self.shared.inline.lock().unwrap().take();
+        // The JS thread's connection closes with the others, off the JS thread (JS calls nothing
+        // more on it: the database is closed there).
         self.shared.begin_close(close_id);
     }
 }

@@ -161,8 +161,8 @@ impl Shared {
             .expect("cannot start a thread");
     }
 
-    /// The backups end, then the iterations' connections close, the readers', the writer's
-    /// last: closing the process's last connection to the file, it checkpoints the WAL and
+    /// The backups end, then the iterations' connections close, the JS thread's, the readers',
+    /// the writer's last: closing the process's last connection to the file, it checkpoints the WAL and
     /// deletes it (unless checkpoints are external), so that after `close()` the database file
     /// holds every commit. A reader's, read-only, could not.
     fn close_connections(&self, close_id: u32) {
@@ -170,6 +170,7 @@ impl Shared {
             let _ = backup.join();
         }
         self.cursors.lock().unwrap().close();
+        drop(self.inline.lock().unwrap().take());
         drop(self.reader_connections.lock().unwrap().take_all());
         *self.writer_db.lock().unwrap() = 0;
         drop(self.writer.lock().unwrap().take());
