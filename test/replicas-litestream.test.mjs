@@ -24,7 +24,7 @@ import { fileURLToPath } from 'node:url'
 import { Database, ResqliteError } from '../dist/esm/index.mjs'
 import { expectReject } from './helpers.mjs'
 import { findLitestream, findLitestreamVfs, Replication } from './litestream.mjs'
-import { Child } from './replica-child.mjs'
+import { Child, emissions, killPrimaryInTransaction } from './replica-child.mjs'
 
 const PRIMARY = fileURLToPath(new URL('../examples/replicas/primary.mjs', import.meta.url))
 const REPLICA = fileURLToPath(new URL('../examples/replicas/replica.mjs', import.meta.url))
@@ -70,11 +70,6 @@ test('Litestream VFS replica: live queries follow the primary through kills of e
     }
     return acked
   }
-  const emissions = (lines) =>
-    lines
-      .map((l) => /^replica: tx (\d+), (\d+) rows( torn)?/.exec(l))
-      .filter(Boolean)
-      .map((m) => ({ tx: Number(m[1]), torn: m[3] !== undefined }))
   const replicas = []
   const startReplica = () => {
     const r = spawnChild(REPLICA, uri, { LITESTREAM_VFS: so, LITESTREAM_LOG_FILE: vfsLog })
@@ -103,24 +98,13 @@ test('Litestream VFS replica: live queries follow the primary through kills of e
 
     // The primary's machine is lost in the middle of a transaction: its process and its
     // Litestream. Both restart beside the surviving file; the replica's process stays up.
-    for (let attempt = 1, landed = false; !landed; attempt++) {
-      const from = p.lines.length
-      const mid = await p.waitFor(
-        (lines) => lines.slice(from).find((l) => l.startsWith('mid ')),
-        'a transaction under way',
-      )
-      await sleep(Math.random() * 150)
-      await p.kill()
-      await replication.stop('SIGKILL')
-      const before = lastAck()
-      landed = Number(mid.slice(4)) > before
-      assert.ok(landed || attempt < 5, `no kill landed inside a transaction in ${attempt} tries`)
-      await sleep(200 + Math.random() * 600)
-      await replication.start()
-      p = startPrimary()
-      await p.waitFor(() => lastAck() > before + 1, 'commits from the restarted primary')
-      await caughtUp(r, lastAck(), `round ${round}, after the primary's restart`)
-    }
+    p = await killPrimaryInTransaction(p, {
+      engine: replication,
+      startPrimary,
+      lastAck,
+      caughtUp: (tx, what) => caughtUp(r, tx, what),
+      what: `round ${round}, after the primary's restart`,
+    })
   }
 
   const all = replicas.flatMap((x) => emissions(x.lines))

@@ -22,7 +22,7 @@ import { fileURLToPath } from 'node:url'
 import { Database, ResqliteError } from '../dist/esm/index.mjs'
 import { cluster } from '../examples/replicas/litefs.mjs'
 import { expectReject } from './helpers.mjs'
-import { CATCH_UP_MS, Child } from './replica-child.mjs'
+import { CATCH_UP_MS, Child, emissions, killPrimaryInTransaction } from './replica-child.mjs'
 
 const PRIMARY = fileURLToPath(new URL('../examples/replicas/primary.mjs', import.meta.url))
 const REPLICA = fileURLToPath(new URL('../examples/replicas/replica.mjs', import.meta.url))
@@ -67,11 +67,6 @@ test('LiteFS replica: live queries follow the primary through kills of either si
     }
     return acked
   }
-  const emissions = (lines) =>
-    lines
-      .map((l) => /^replica: tx (\d+), (\d+) rows( torn)?/.exec(l))
-      .filter(Boolean)
-      .map((m) => ({ tx: Number(m[1]), torn: m[3] !== undefined }))
   const replicas = []
   const startReplica = () => {
     const r = spawnChild(REPLICA, replica.file('app.db'))
@@ -101,24 +96,13 @@ test('LiteFS replica: live queries follow the primary through kills of either si
     // The primary's machine is lost in the middle of a transaction: its process, then its
     // LiteFS node. The replica's process stays up and its live query follows the new primary.
     // (On a loaded machine the kill may land after the commit instead: then go again.)
-    for (let attempt = 1, landed = false; !landed; attempt++) {
-      const from = p.lines.length
-      const mid = await p.waitFor(
-        (lines) => lines.slice(from).find((l) => l.startsWith('mid ')),
-        'a transaction under way',
-      )
-      await sleep(Math.random() * 150)
-      await p.kill()
-      await primary.stop('SIGKILL')
-      const before = lastAck()
-      landed = Number(mid.slice(4)) > before
-      assert.ok(landed || attempt < 5, `no kill landed inside a transaction in ${attempt} tries`)
-      await sleep(200 + Math.random() * 600)
-      await primary.start()
-      p = startPrimary()
-      await p.waitFor(() => lastAck() > before + 1, 'commits from the restarted primary')
-      await caughtUp(r, lastAck(), `round ${round}, after the primary's restart`)
-    }
+    p = await killPrimaryInTransaction(p, {
+      engine: primary,
+      startPrimary,
+      lastAck,
+      caughtUp: (tx, what) => caughtUp(r, tx, what),
+      what: `round ${round}, after the primary's restart`,
+    })
   }
 
   // No emission of any replica process ever held part of a transaction.

@@ -150,9 +150,7 @@ fn thread_main() {
 pub(super) fn database_opened(shared: &Arc<Shared>) {
     let ex = executor();
     ex.open.fetch_add(1, Ordering::SeqCst);
-    let mut dbs = ex.databases.lock().unwrap();
-    dbs.retain(|db| db.strong_count() > 0);
-    dbs.push(Arc::downgrade(shared));
+    ex.databases.lock().unwrap().push(Arc::downgrade(shared));
 }
 
 /// A database is gone (closed, or dropped with its environment): once none is open, the
@@ -165,8 +163,11 @@ pub(super) fn database_gone() {
     }
 }
 
+/// The databases not dropped yet (those dropped leave the list here, not at each open).
 fn databases() -> Vec<Arc<Shared>> {
-    executor().databases.lock().unwrap().iter().filter_map(Weak::upgrade).collect()
+    let mut dbs = executor().databases.lock().unwrap();
+    dbs.retain(|db| db.strong_count() > 0);
+    dbs.iter().filter_map(Weak::upgrade).collect()
 }
 
 /// Closes the connections each open database has not used for a while.

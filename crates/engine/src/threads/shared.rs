@@ -163,14 +163,18 @@ impl Shared {
     /// readers', and the spare iteration connections once every reader is closed.
     pub(super) fn close_idle(&self, now: std::time::Instant) {
         let idle = self.opts.idle_timeout;
-        let closed = self.reader_connections.lock().unwrap().take_idle(now, idle);
+        let (closed, all_closed) = {
+            let mut readers = self.reader_connections.lock().unwrap();
+            let closed = readers.take_idle(now, idle);
+            (closed, readers.all_closed())
+        };
         let mut count = closed.len();
         for (index, worker) in closed {
             self.slots[index].db.store(std::ptr::null_mut(), std::sync::atomic::Ordering::Release);
             self.memory[index + 1].iter().for_each(|m| m.store(0, std::sync::atomic::Ordering::Relaxed));
             drop(worker);
         }
-        if self.reader_connections.lock().unwrap().all_closed() {
+        if all_closed {
             let spares = std::mem::take(&mut self.cursors.lock().unwrap().idle);
             count += spares.len();
         }
