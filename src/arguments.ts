@@ -43,6 +43,10 @@ const OPTION_KEYS = new Set([
 const DEFAULT_IDLE_TIMEOUT = 10_000
 /** `idleTimeout: Infinity`, as the engine reads it (crates/engine/src/napi/database.rs). */
 const NEVER = 2 ** 32 - 1
+/** The default reader count, read once: os.availableParallelism() reads cgroup files each call,
+ * which was a tenth of opening's JS-thread time (experiments/058). */
+let defaultReaders: number | undefined
+const readersByDefault = (): number => (defaultReaders ??= Math.min(4, Math.max(2, os.availableParallelism() - 1)))
 const REKEY_OPTION_KEYS = new Set(['cipher'])
 const BACKUP_OPTION_KEYS = new Set(['signal', 'progress'])
 const TRANSACTION_OPTION_KEYS = new Set(['mode', 'signal'])
@@ -227,7 +231,7 @@ export function checkOptions(options: unknown): EngineOptions {
   }
   const o = options as OpenOptions
   return {
-    readers: integerOption('readers', o.readers, 1, 64, Math.min(4, Math.max(2, os.availableParallelism() - 1))),
+    readers: integerOption('readers', o.readers, 1, 64, readersByDefault()),
     busyTimeout: integerOption('busyTimeout', o.busyTimeout, 0, 2 ** 31 - 1, 5000),
     readonly: booleanOption('readonly', o.readonly) || checkReplica(o),
     safeIntegers: booleanOption('safeIntegers', o.safeIntegers),

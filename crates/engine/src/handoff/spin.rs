@@ -12,11 +12,20 @@
 //! against.
 
 use std::cell::Cell;
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 const CHECK_EVERY: Duration = Duration::from_millis(5);
 const CONFIRM_AFTER: Duration = Duration::from_millis(1);
 const LONGEST_REFUSAL: Duration = Duration::from_millis(80);
+
+/// The CPUs this process may use, read once: std's `available_parallelism` reads cgroup files
+/// on each call, which was a tenth of a `Database`'s construction time on the JS thread
+/// (experiments/058).
+pub fn cpus() -> usize {
+    static CPUS: OnceLock<usize> = OnceLock::new();
+    *CPUS.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
 
 /// One thread's spinning policy.
 pub struct SpinPolicy {
@@ -41,9 +50,8 @@ enum State {
 
 impl SpinPolicy {
     pub fn new() -> Self {
-        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
         SpinPolicy {
-            cpus,
+            cpus: cpus(),
             next_check: Cell::new(Instant::now()),
             state: Cell::new(State::Allowed),
             refusal: Cell::new(CHECK_EVERY),
