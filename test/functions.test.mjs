@@ -6,6 +6,7 @@ import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import { Database, ResqliteError } from '../dist/esm/index.mjs'
 import { expectReject, openDb } from './helpers.mjs'
+import { openOwnConnection } from './inline-helpers.mjs'
 
 const FILL =
   'WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < ?) INSERT INTO t (x) SELECT i FROM c'
@@ -77,6 +78,7 @@ describe('db.function: where the statement runs', () => {
   test('a select calling a function on the JS thread, a slice at a time: one snapshot, fresh reads beside it, close waits for it', async (t) => {
     const db = await filled(t, 100_000)
     db.function('f', (x) => x + 1)
+    await openOwnConnection(db)
     const big = db.select('SELECT f(x) AS v FROM t')
     await new Promise((resolve) => setImmediate(resolve))
     // While it runs between slices: a write commits, and a read issued after it sees it.
@@ -103,6 +105,7 @@ describe('db.function: where the statement runs', () => {
   test('a select calling a function over 100,000 rows on the JS thread gives the event loop turns between slices', async (t) => {
     const db = await filled(t, 100_000)
     db.function('f', (x) => x + 1)
+    await openOwnConnection(db)
     let turns = 0
     let running = true
     const tick = () => {

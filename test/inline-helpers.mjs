@@ -5,7 +5,7 @@ import assert from 'node:assert/strict'
 import path from 'node:path'
 import { Database } from '../dist/esm/index.mjs'
 import { randomValue, tempDir } from './helpers.mjs'
-import { deferred, INSERT, track, turns } from './tx-helpers.mjs'
+import { deferred, INSERT, outsideContext, sleep, track, turns } from './tx-helpers.mjs'
 
 /** For tests that count where statements ran. With the default budget (0.1 ms) a JS thread
  * the OS preempts mid-statement (a loaded 2-core machine) overruns, and that statement then
@@ -15,6 +15,35 @@ export const PLACEMENT = { inlineBudget: 10 }
 
 /** `diagnostics().inline`. */
 export const inlineCounts = async (db) => (await db.diagnostics()).inline
+
+/** Opens the JS thread's own connection and returns once a read runs on it. That connection
+ * serves reads while the writer's is busy, and opens on an engine thread when such a read first
+ * finds it closed (docs/api.md "Where a call runs"; that read goes to a reader). Here the
+ * writer's is held by a transaction while reads from outside it are made until one runs
+ * inline. Call it outside any transaction. */
+export async function openOwnConnection(db) {
+  const runOutside = outsideContext()
+  const begun = deferred()
+  const release = deferred()
+  const tx = db.transaction(async (tx) => {
+    await tx.selectOne('SELECT 1 AS one')
+    begun.resolve()
+    await release.promise
+  })
+  try {
+    await begun.promise
+    for (let i = 0; i < 500; i++) {
+      const before = (await inlineCounts(db)).runs
+      await runOutside(() => db.selectOne('SELECT 1 AS one'))
+      if ((await inlineCounts(db)).runs > before) return
+      await sleep(2)
+    }
+    assert.fail("the JS thread's own connection did not open")
+  } finally {
+    release.resolve()
+    await tx
+  }
+}
 
 /** Two databases, each on its own file (the same writes must find the same rows): writes
  * inline where bounded (the default budget), and never inline. */

@@ -16,6 +16,7 @@ import {
   assertSameEnd,
   CONSTRAINT_CODES,
   inlineCounts,
+  openOwnConnection,
   PLACEMENT,
   ROWS,
   randomStatements,
@@ -336,6 +337,7 @@ test("reads after standalone inline writes see them, and another connection's co
 test('a read from outside an open transaction never sees its uncommitted (inline) writes', T, async (t) => {
   const db = await tdb(t, PLACEMENT)
   await db.execute(INSERT, ['committed'])
+  await openOwnConnection(db)
   const runOutside = outsideContext()
   const ALL = 'SELECT id, v FROM t ORDER BY id'
   const committed = [{ id: 1, v: 'committed' }]

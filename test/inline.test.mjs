@@ -8,7 +8,7 @@ import v8 from 'node:v8'
 import vm from 'node:vm'
 import { Database, ResqliteError } from '../dist/esm/index.mjs'
 import { calibrate, expectReject, NO_INLINE_RUNS, outcome, prng, randomValue, SLOW_SQL, tempDir } from './helpers.mjs'
-import { inlineCounts, PLACEMENT } from './inline-helpers.mjs'
+import { inlineCounts, openOwnConnection, PLACEMENT } from './inline-helpers.mjs'
 import { collect } from './live-helpers.mjs'
 import { deferred, outsideContext } from './tx-helpers.mjs'
 
@@ -147,6 +147,7 @@ test('an inline read sees every write acknowledged before it was issued, never a
   // group commit: writes issued together, then a read after all were acknowledged
   await Promise.all(Array.from({ length: 50 }, (_, i) => db.execute('INSERT INTO c (v) VALUES (?)', [i])))
   assert.deepStrictEqual(await db.selectOne('SELECT count(*) AS n FROM c'), { n: 250 })
+  await openOwnConnection(db)
 
   const runOutside = outsideContext()
   const written = deferred()
@@ -191,6 +192,7 @@ test("a live query's first run: on the JS thread when it fits the budget, delive
   const db = await Database.open(path.join(tempDir(t), 'live.db'), { inlineBudget: 0.05 })
   t.after(() => db.close())
   await db.execute("CREATE TABLE o (id INTEGER PRIMARY KEY, v TEXT); INSERT INTO o (v) VALUES ('a')")
+  await openOwnConnection(db)
   const before = await inlineCounts(db)
   let subscribed = false
   const early = []

@@ -9,6 +9,7 @@ import path from 'node:path'
 import { test } from 'node:test'
 import { Database } from '../dist/esm/index.mjs'
 import { tempDir } from './helpers.mjs'
+import { openOwnConnection } from './inline-helpers.mjs'
 import { collect, sleep } from './live-helpers.mjs'
 
 /** The issue's bound on the threads the engine adds to a process (issue 33). */
@@ -168,6 +169,31 @@ test('the spare connection an iteration leaves closes with the last idle reader'
   assert.equal(Database.processDiagnostics().connections, 3, 'the writer, the reader and the spare')
   await waitFor('only the writer’s connection left open', () => Database.processDiagnostics().connections === 1)
   assert.deepStrictEqual(await db.select('SELECT count(*) AS n FROM t'), [{ n: 3 }])
+})
+
+test('a database opens its writer’s connection alone; the JS thread’s own opens when a read first needs it, closes when idle and opens again; an encrypted database opens both at once', async (t) => {
+  const dir = tempDir(t)
+  const connections = () => Database.processDiagnostics().connections
+  const base = connections()
+  const db = await open(t, dir, 'lazy.db', { idleTimeout: 200 })
+  assert.equal(connections() - base, 1, 'only the writer’s connection opened')
+  await db.execute('CREATE TABLE t (x INTEGER)')
+  await db.execute('INSERT INTO t VALUES (1)')
+  assert.deepStrictEqual(await db.selectOne('SELECT x FROM t'), { x: 1 })
+  assert.equal(connections() - base, 1, 'a read while the writer is idle runs on its connection')
+
+  // A read while a transaction holds the writer's connection: the JS thread's own opens.
+  await openOwnConnection(db)
+  assert.equal(connections() - base, 3, 'the writer’s, the reader’s that took the first such read, the JS thread’s')
+  const closed = Database.processDiagnostics().idleClosed
+  await idleClosedSince(closed, 2)
+  await waitFor('the idle reader’s and JS thread’s connections closed', () => connections() - base === 1)
+  await openOwnConnection(db)
+  assert.deepStrictEqual(await db.selectOne('SELECT x FROM t'), { x: 1 })
+
+  const before = connections()
+  await open(t, dir, 'keyed.db', { encryptionKey: 'k' })
+  assert.equal(connections() - before, 2, 'an encrypted database opens the writer’s and the JS thread’s')
 })
 
 test('idleTimeout refuses what is not a whole number of milliseconds or Infinity', async (t) => {

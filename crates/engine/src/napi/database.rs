@@ -273,6 +273,9 @@ impl NativeDatabase {
             host.keep(callers.clone());
             self.functions.define(name, n_arg, flags, kind, callers);
         }
+        // A read calling it runs on the JS thread's own connection, a slice at a time: that
+        // connection opens now, not on such a read (which would go to a reader meanwhile).
+        self.pool.shared.open_inline_later();
         Ok(())
     }
 

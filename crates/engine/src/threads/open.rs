@@ -38,11 +38,14 @@ pub struct PoolOptions {
     pub vfs: Option<String>,
 }
 
-/// Opens the database, on an engine thread: the lead connection first (the writer, which
-/// creates the file and switches it to WAL; reader 0 when read-only), then the JS thread's
-/// (inline.rs). The open job completes when both are open, or with the first failure. The
-/// readers open as reads need them (reader.rs): a database opens two connections, not
-/// `readers + 2`.
+/// Opens the database, on an engine thread: the lead connection (the writer, which creates the
+/// file and switches it to WAL; reader 0 when read-only), and, when the database is encrypted,
+/// the JS thread's (inline.rs); the open job completes when they are open, or with the first
+/// failure. The readers open as reads need them (reader.rs), and so does the JS thread's
+/// connection of a plaintext database (sessions.rs `open_inline_later`): such a database opens
+/// one connection, not `readers + 2`. An encrypted one opens its JS thread's connection at once
+/// because each open derives the key, tens of milliseconds (experiments/057), which a first read
+/// should not wait for twice.
 pub(super) fn open_database(shared: &Shared, open_id: u32) {
     let opts = &shared.opts;
     let key = shared.key();
@@ -56,8 +59,9 @@ pub(super) fn open_database(shared: &Shared, open_id: u32) {
             shared.record_memory(0, &lead.conn);
             *shared.writer.lock().unwrap() = Some(lead);
         }
-        if opts.inline {
+        if opts.inline && key.is_some() {
             *shared.inline.lock().unwrap() = Some(open_worker(opts, Role::Reader, key.as_deref())?);
+            shared.inline_used();
         }
         Ok(())
     });

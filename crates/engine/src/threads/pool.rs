@@ -80,6 +80,7 @@ impl Pool {
             started: std::time::Instant::now(),
             group_commits: Default::default(),
             inline: Mutex::new(None),
+            inline_used_ms: Default::default(),
             writer: Mutex::new(None),
             cursors: Default::default(),
             key: Mutex::new(key),

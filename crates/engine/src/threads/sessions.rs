@@ -4,7 +4,10 @@
 //! then ends, checking the queue once more under the lock, so that a job queued meanwhile is
 //! taken either by it or by the session its sender starts.
 //!
-//! A rekey parks the readers (no reader session starts, those running stop after their job);
+//! The JS thread's connection opens here too, when a read there first needs it.
+//!
+//! A rekey parks the readers (no reader session starts, those running stop after their job,
+//! the JS thread's connection does not open meanwhile);
 //! a close lets the sessions empty their queues, then closes the connections, the writer's
 //! last.
 
@@ -13,8 +16,10 @@ use std::sync::{Condvar, Mutex, MutexGuard};
 
 use super::executor;
 use super::job::Outcome;
+use super::open::open_worker;
 use super::shared::Shared;
 use super::{reader, writer};
+use crate::sqlite::setup::Role;
 
 #[derive(Default)]
 pub(super) struct Sessions {
@@ -29,6 +34,10 @@ struct State {
     /// The database is opening (open.rs): jobs sent meanwhile wait for it.
     opening: bool,
     readers: usize,
+    /// The JS thread's connection is opening on an engine thread (`open_inline_later`).
+    inline_opening: bool,
+    /// Opening it failed: reads stay on the readers, which report what is wrong.
+    inline_failed: bool,
     writer: bool,
     parked: bool,
     /// `close(id)` was called: once no session runs, the connections close and `id` completes.
@@ -38,7 +47,16 @@ struct State {
 
 impl Default for State {
     fn default() -> State {
-        State { opening: true, readers: 0, writer: false, parked: false, closing: None, closed: false }
+        State {
+            opening: true,
+            readers: 0,
+            inline_opening: false,
+            inline_failed: false,
+            writer: false,
+            parked: false,
+            closing: None,
+            closed: false,
+        }
     }
 }
 
@@ -112,6 +130,43 @@ impl Shared {
         self.close_when_idle(self.sessions.state.lock().unwrap()); // closed while opening
     }
 
+    /// A read on the JS thread found that thread's connection closed (not opened yet, or closed
+    /// idle, or by a rekey): it opens on an engine thread for the reads after this one, which
+    /// goes to a reader. Opening it with the database would cost every open a connection that
+    /// reads on the idle writer's connection may never need (experiments/058).
+    pub(crate) fn open_inline_later(&self) {
+        if !self.opts.inline {
+            return;
+        }
+        let mut st = self.sessions.state.lock().unwrap();
+        if st.inline_opening || st.inline_failed || st.parked || st.opening || st.closing.is_some() {
+            return;
+        }
+        let Some(me) = self.me.upgrade() else { return };
+        st.inline_opening = true;
+        drop(st);
+        executor::submit(move || me.open_inline());
+    }
+
+    /// Opens the JS thread's connection, not holding its lock meanwhile (an inline read waits
+    /// on that lock).
+    fn open_inline(&self) {
+        let opened = open_worker(&self.opts, Role::Reader, self.key().as_deref());
+        let failed = opened.is_err();
+        if let Ok(worker) = opened {
+            self.inline_used();
+            let mut slot = self.inline.lock().unwrap();
+            if slot.is_none() {
+                *slot = Some(worker);
+            }
+        }
+        let mut st = self.sessions.state.lock().unwrap();
+        st.inline_opening = false;
+        st.inline_failed |= failed;
+        self.sessions.ended.notify_all();
+        self.close_when_idle(st);
+    }
+
     /// For a rekey, from the writer session: stops the reader sessions and waits for them to
     /// end, then closes the readers' connections (they hold the old key).
     pub(super) fn park_readers(&self) {
@@ -119,7 +174,7 @@ impl Shared {
             let mut st = self.sessions.state.lock().unwrap();
             st.parked = true;
             self.sessions.parked.store(true, Ordering::Release);
-            while st.readers > 0 {
+            while st.readers > 0 || st.inline_opening {
                 st = self.sessions.ended.wait(st).unwrap();
             }
         });
@@ -148,7 +203,7 @@ impl Shared {
 
     fn close_when_idle(&self, mut st: MutexGuard<State>) {
         let Some(close_id) = st.closing else { return };
-        if st.opening || st.readers > 0 || st.writer || st.closed {
+        if st.opening || st.readers > 0 || st.inline_opening || st.writer || st.closed {
             return;
         }
         st.closed = true;

@@ -81,9 +81,13 @@ pub struct Shared {
     pub(super) started: std::time::Instant,
     /// Standalone writes committed together (group_commit.rs), for diagnostics.
     pub(super) group_commits: Mutex<group_commit::Committed>,
-    /// The JS thread's read-only connection (inline.rs), when reads may run inline: opened by
-    /// a pool thread, closed and reopened by the writer around a rekey, dropped at close.
+    /// The JS thread's read-only connection (inline.rs), when reads may run inline: opened on
+    /// an engine thread when a read there first finds it closed (sessions.rs
+    /// `open_inline_later`; with the database when it is encrypted), closed when idle as the
+    /// readers are, by the writer for a rekey, and at close.
     pub inline: Mutex<Option<Worker>>,
+    /// When a read last ran on it (ms since `started`), for the idle sweep.
+    pub(super) inline_used_ms: std::sync::atomic::AtomicU64,
     /// The writer's connection: the writer thread holds the lock while it runs a job, and a
     /// transaction's read may run on it from the JS thread in between (inline.rs).
     pub writer: Mutex<Option<Worker>>,
@@ -163,12 +167,17 @@ impl Shared {
     /// readers', and the spare iteration connections once every reader is closed.
     pub(super) fn close_idle(&self, now: std::time::Instant) {
         let idle = self.opts.idle_timeout;
+        let inline_idle = self.inline_idle_since(now) >= idle;
+        // Taken under its lock, closed after: an inline read waits on that lock.
+        let inline =
+            if inline_idle { self.inline.try_lock().ok().and_then(|mut s| Self::take_unsliced(&mut s)) } else { None };
         let (closed, all_closed) = {
             let mut readers = self.reader_connections.lock().unwrap();
             let closed = readers.take_idle(now, idle);
             (closed, readers.all_closed())
         };
-        let mut count = closed.len();
+        let mut count = closed.len() + inline.is_some() as usize;
+        drop(inline);
         for (index, worker) in closed {
             self.slots[index].db.store(std::ptr::null_mut(), std::sync::atomic::Ordering::Release);
             self.memory[index + 1].iter().for_each(|m| m.store(0, std::sync::atomic::Ordering::Relaxed));
@@ -180,6 +189,26 @@ impl Shared {
         }
         if count > 0 {
             self.idle_closed.fetch_add(count as u64, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+
+    /// A read ran on the JS thread's connection.
+    pub(crate) fn inline_used(&self) {
+        let ms = self.started.elapsed().as_millis() as u64;
+        self.inline_used_ms.store(ms, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    fn inline_idle_since(&self, now: std::time::Instant) -> std::time::Duration {
+        let used = std::time::Duration::from_millis(self.inline_used_ms.load(std::sync::atomic::Ordering::Relaxed));
+        now.saturating_duration_since(self.started + used)
+    }
+
+    /// The connection in `slot` unless a sliced read holds its snapshot open.
+    fn take_unsliced(slot: &mut Option<Worker>) -> Option<Worker> {
+        if slot.as_ref().is_some_and(|w| w.sliced.is_none()) {
+            slot.take()
+        } else {
+            None
         }
     }
 

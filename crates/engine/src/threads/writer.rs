@@ -169,17 +169,12 @@ fn rekey(slot: &mut Option<Worker>, opts: &PoolOptions, shared: &Shared, new: Op
         return Outcome::Error(e);
     }
     shared.park_readers();
-    // The JS thread's connection closes too (waiting out an inline read in progress), and
-    // reopens with the key in force afterwards.
-    let inline = shared.inline.lock().unwrap().take().is_some();
+    // The JS thread's connection closes too (waiting out an inline read in progress); the
+    // next read there opens it again, with the key in force.
+    drop(shared.inline.lock().unwrap().take());
     let outcome = swap_key(slot, opts, shared, old, new);
     shared.cursors.lock().unwrap().resume();
     shared.release_readers();
-    if inline {
-        if let Ok(worker) = open_worker(opts, Role::Reader, shared.key().as_deref()) {
-            *shared.inline.lock().unwrap() = Some(worker);
-        }
-    }
     outcome
 }
 
