@@ -171,7 +171,7 @@ test('the spare connection an iteration leaves closes with the last idle reader'
   assert.deepStrictEqual(await db.select('SELECT count(*) AS n FROM t'), [{ n: 3 }])
 })
 
-test('a database opens its writer’s connection alone; the JS thread’s own opens when a read first needs it, closes when idle and opens again; an encrypted database opens both at once', async (t) => {
+test('a database opens its writer’s connection alone; the JS thread’s own opens when a read first needs it or a function is defined, closes when idle and opens again; an encrypted database opens both at once', async (t) => {
   const dir = tempDir(t)
   const connections = () => Database.processDiagnostics().connections
   const base = connections()
@@ -194,6 +194,13 @@ test('a database opens its writer’s connection alone; the JS thread’s own op
   const before = connections()
   await open(t, dir, 'keyed.db', { encryptionKey: 'k' })
   assert.equal(connections() - before, 2, 'an encrypted database opens the writer’s and the JS thread’s')
+
+  // Defining a function opens it at once: a select calling one runs there, a slice at a time.
+  const fn = await open(t, dir, 'fn.db')
+  const beforeFunction = connections()
+  fn.function('twice', (x) => x * 2)
+  await waitFor('the JS thread’s connection to open for the function', () => connections() - beforeFunction === 1)
+  assert.deepStrictEqual(await fn.selectOne('SELECT twice(21) AS v'), { v: 42 })
 })
 
 test('idleTimeout refuses what is not a whole number of milliseconds or Infinity', async (t) => {
