@@ -184,14 +184,8 @@ pub(super) unsafe extern "C" fn read_inline(env: sys::napi_env, info: sys::napi_
             }
         }
         let mut slot = shared.inline.lock().unwrap();
-        if slot.is_none() {
-            drop(slot);
-            shared.open_inline_later();
-            return number(env, UNAVAILABLE);
-        }
         // A sliced read holds the connection's snapshot open between its slices (`read_slice`).
-        let Some(worker) = slot.as_mut().filter(|w| w.sliced.is_none()) else { return number(env, UNAVAILABLE) };
-        shared.inline_used();
+        let Some(worker) = shared.inline_for_run(&mut slot, false) else { return number(env, UNAVAILABLE) };
         run_on(worker, ReadsOn::ReadOnly)
     };
     // The lock is released and the statement reset: JS may run now.
@@ -254,12 +248,7 @@ pub(super) unsafe extern "C" fn read_slice(env: sys::napi_env, info: sys::napi_c
     let ran = {
         // Held by the writer only around a rekey, when the read moves to a reader.
         let Ok(mut slot) = shared.inline.try_lock() else { return number(env, UNAVAILABLE) };
-        let Some(worker) = slot.as_mut() else {
-            drop(slot);
-            shared.open_inline_later();
-            return number(env, UNAVAILABLE);
-        };
-        shared.inline_used();
+        let Some(worker) = shared.inline_for_run(&mut slot, true) else { return number(env, UNAVAILABLE) };
         let start = start.as_ref().map(|(sql, params)| (&**sql, *params));
         catch_unwind(AssertUnwindSafe(|| inline::read_slice(worker, start, shared.safe_integers)))
             .unwrap_or_else(|payload| Err(DbError::panicked(payload)))
@@ -434,16 +423,11 @@ pub(super) unsafe extern "C" fn live_start_inline(
     };
     let shared = &db.pool.shared;
     let mut slot = shared.inline.lock().unwrap();
-    let Some(worker) = slot.as_mut().filter(|w| w.sliced.is_none()) else {
-        let closed = slot.is_none();
+    let Some(worker) = shared.inline_for_run(&mut slot, false) else {
         drop(slot);
-        if closed {
-            shared.open_inline_later();
-        }
         db.pool.live_start(id, sql.to_string(), params.to_vec());
         return number(env, UNAVAILABLE);
     };
-    shared.inline_used();
     db.pool.live_start_inline(id, sql.to_string(), params.to_vec());
     let (outcome, overran) =
         catch_unwind(AssertUnwindSafe(|| worker.run_live_within(&sql, params, shared.safe_integers, budget)))

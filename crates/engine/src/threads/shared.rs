@@ -192,6 +192,21 @@ impl Shared {
         }
     }
 
+    /// The JS thread's connection in `slot` (its lock held) for a run there, marked used; `None`
+    /// when a sliced read holds its snapshot (`sliced_too` false), or when it is closed: then it
+    /// opens on an engine thread for the next run (sessions.rs `open_inline_later`).
+    pub(crate) fn inline_for_run<'a>(&self, slot: &'a mut Option<Worker>, sliced_too: bool) -> Option<&'a mut Worker> {
+        let Some(worker) = slot.as_mut() else {
+            self.open_inline_later();
+            return None;
+        };
+        if !sliced_too && worker.sliced.is_some() {
+            return None;
+        }
+        self.inline_used();
+        Some(worker)
+    }
+
     /// A read ran on the JS thread's connection.
     pub(crate) fn inline_used(&self) {
         let ms = self.started.elapsed().as_millis() as u64;
