@@ -82,6 +82,10 @@ export class Database implements Queryable {
    * issued by other flows (a server's other requests) are seen once they committed, so reads
    * never wait for someone else's long write (experiments/051). */
   readonly #flow = new AsyncLocalStorage<IssuedWrite>()
+  /** How many IssuedWrites are pending. While none is, no flow has a write to wait for, so a
+   * read skips looking its flow up: an AsyncLocalStorage lookup is several percent of a small
+   * read (experiments/059). */
+  readonly #pending = { writes: 0 }
   /** Reads waiting for earlier writes (`#readAfter`), as settled promises: close() waits for them. */
   readonly #readsWaiting = new Set<Promise<void>>()
   readonly #live: LiveQueries
@@ -610,6 +614,7 @@ export class Database implements Queryable {
    * it: the last of them, if it has not settled (writes settle in call order); undefined when
    * there is none. A write group holding it commits now. */
   #writesBeforeRead(): Promise<void> | undefined {
+    if (this.#pending.writes === 0) return undefined
     const issued = this.#flow.getStore()
     if (issued === undefined || !issued.pending) return undefined
     this.#engine.runGroupNow()
@@ -622,7 +627,7 @@ export class Database implements Queryable {
     // Writes a flow issues together into one write group share the group's promise: one mark.
     const current = this.#flow.getStore()
     if (current?.pending && current.source === settled) return
-    this.#flow.enterWith(new IssuedWrite(settled))
+    this.#flow.enterWith(new IssuedWrite(settled, this.#pending))
   }
 
   async #readAfter<T>(
@@ -697,16 +702,19 @@ function afterWrites<T>(before: Promise<void> | undefined, pages: PageSource<T>)
 
 const NOTHING = (): void => {}
 
-/** A standalone write an async flow issued: pending until it has run. */
+/** A standalone write an async flow issued: pending until it has run, counted meanwhile in
+ * `count.writes`. */
 class IssuedWrite {
   pending = true
-  /** What it was made from (engine.ts `takePendingWrite`). */
+  /** What it was made from (engine.ts `takePendingWrite`): it never rejects. */
   readonly source: Promise<void>
   readonly settled: Promise<void>
-  constructor(source: Promise<void>) {
+  constructor(source: Promise<void>, count: { writes: number }) {
     this.source = source
+    count.writes++
     this.settled = source.then(() => {
       this.pending = false
+      count.writes--
     })
   }
 }
