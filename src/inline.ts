@@ -15,6 +15,9 @@ const EMPTY = new Uint8Array(0)
 /** The promise of what ran at once here (a transaction compares against it to skip an await). */
 export const RESOLVED: Promise<void> = Promise.resolve()
 
+/** The largest params buffer `read` keeps for the next call: the scratch buffer's first size. */
+const REMEMBERED_PARAMS = 64 * 1024
+
 const rowMakers = new Map<string, MakeRow>()
 const MAX_ROW_MAKERS = 512
 
@@ -79,6 +82,10 @@ export class InlineRunner {
   #ended = false
   /** What `liveStartInline` handed over. */
   #firstRun: FirstRun | undefined
+  /** The SQL and params last given to `readInline`: the engine keeps them. A params buffer is
+   * kept only when small (a large one is dropped after its call: params.ts). */
+  #lastSql: string | undefined
+  #lastParams: Uint8Array | undefined
   /** The last result's shape and its row maker. */
   #lastNames = ''
   #lastArrays = false
@@ -99,11 +106,12 @@ export class InlineRunner {
     if (what === InlineResult.Rows) {
       const rows = c as number
       const columns = b as number
-      // The same statement again, most often: its names compare equal without being hashed.
-      if (a !== this.#lastNames || this.#arrays !== this.#lastArrays) {
-        this.#lastMake = rowMaker(a as string, columns, this.#arrays)
-        this.#lastNames = a as string
+      // null: the names handed over last time (the same statement again, most often).
+      const names = a === null ? this.#lastNames : (a as string)
+      if (names !== this.#lastNames || this.#arrays !== this.#lastArrays) {
+        this.#lastNames = names
         this.#lastArrays = this.#arrays
+        this.#lastMake = rowMaker(names, columns, this.#arrays)
       }
       const make = this.#lastMake
       if (this.#kind === JobKind.SelectOne) {
@@ -114,8 +122,8 @@ export class InlineRunner {
         this.#value = out
       }
       if (this.#arrays) {
-        const names = columns === 0 ? [] : (a as string).split('\0')
-        this.#value = arrayResult(names, this.#value, this.#kind === JobKind.SelectOne)
+        const list = columns === 0 ? [] : names.split('\0')
+        this.#value = arrayResult(list, this.#value, this.#kind === JobKind.SelectOne)
       }
     } else if (what === InlineResult.Changes) {
       this.#value = { changes: a, lastInsertRowid: this.#safeIntegers ? BigInt(b as number | bigint) : b }
@@ -143,7 +151,17 @@ export class InlineRunner {
     this.#kind = kind
     this.#arrays = arrays
     this.#sql = sql
-    const how = this.#readInline(kind, sql, params, length, this.#budgetMicros, this.handle, on)
+    // The SQL and params are left out when they are the last call's, which the engine kept
+    // (napi/args.rs `LastArgs`).
+    const budget = this.#budgetMicros
+    const how =
+      params !== this.#lastParams
+        ? this.#readInline(kind, length, budget, this.handle, on, sql, params)
+        : sql !== this.#lastSql
+          ? this.#readInline(kind, length, budget, this.handle, on, sql)
+          : this.#readInline(kind, length, budget, this.handle, on)
+    this.#lastSql = sql
+    this.#lastParams = params.byteLength <= REMEMBERED_PARAMS ? params : undefined
     if (how === Inline.Done) {
       this.counters.runs++
       const { value, error } = this.#take()

@@ -78,7 +78,7 @@ export const enum ReadOn {
 
 /** The first argument of `readInline`'s and `writeInline`'s handler: what the others hold. */
 export const enum InlineResult {
-  Rows = 0, // (names joined by NUL, columns, rows, ...cells)
+  Rows = 0, // (names joined by NUL, or null for the ones given last time; columns, rows, ...cells)
   Error = 1, // (code, message, and for a write whether it ended the transaction)
   Json = 2, // (Buffer)
   Changes = 3, // (changes, lastInsertRowid: a bigint beyond ±(2^53−1), whether a checkpoint is due)
@@ -98,15 +98,16 @@ export interface JobCalls {
    * not run on the JS thread), or `Moved` (it failed). */
   beginGroupInline(): Inline
   /** Runs a read on the JS thread within `budgetMicros` (crates/engine/src/inline.rs), on the
-   * connection `on` names. */
+   * connection `on` names. Without `params`, or without both, the last call's `sql` and
+   * `params`. */
   readInline(
     kind: JobKind,
-    sql: string,
-    params: Uint8Array,
     paramsLength: number,
     budgetMicros: number,
     handler: unknown,
     on: ReadOn,
+    sql?: string,
+    params?: Uint8Array,
   ): Inline
   /** A select calling JavaScript functions, on the JS thread's connection a slice at a time
    * (crates/engine/src/inline.rs `read_slice`): starts it (`sql`) or, with `sql` null, runs its

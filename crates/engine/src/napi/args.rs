@@ -1,6 +1,7 @@
 //! Reading the arguments of the per-job calls (job_calls.rs, inline_calls.rs) straight from
 //! N-API values, and throwing a TypeError for a bad one.
 
+use std::cell::{Cell, RefCell};
 use std::ptr;
 
 use napi::sys;
@@ -83,6 +84,61 @@ impl Drop for SqlText {
     }
 }
 
+/// A call's SQL and params as `readInline` takes them: left out for the same as last time. JS then
+/// skips handing over what the native side already has (the same statement run again, with
+/// parameters packed into the same scratch buffer): reading the SQL text and the typed array's
+/// info was about 5 % of a point select's instructions (experiments/059). Only the JS thread
+/// uses it. The buffer stays alive because JS holds it while it leaves it out (src/inline.ts
+/// `InlineRunner.read`), and its bytes do not move (V8 moves no typed array's bytes once they
+/// were handed out, which `uint8_array` does).
+pub struct LastArgs {
+    sql: RefCell<String>,
+    params: Cell<(*const u8, usize)>,
+}
+
+impl Default for LastArgs {
+    fn default() -> Self {
+        LastArgs { sql: RefCell::new(String::new()), params: Cell::new((ptr::null(), 0)) }
+    }
+}
+
+impl LastArgs {
+    /// The SQL and params given, remembered; or, not given, the last ones.
+    pub unsafe fn read<'a>(
+        &self,
+        env: sys::napi_env,
+        sql: Option<sys::napi_value>,
+        params: Option<sys::napi_value>,
+    ) -> Result<(SqlText, &'a [u8]), &'static str> {
+        let text = match sql {
+            Some(sql) => {
+                let text = SqlText::read(env, sql)?;
+                self.sql.borrow_mut().clone_from(&text.0);
+                text
+            }
+            None => {
+                let mut text = SqlText(SQL.take());
+                text.0.clone_from(&self.sql.borrow());
+                text
+            }
+        };
+        let bytes = match params {
+            Some(params) => {
+                let bytes = uint8_array(env, params).ok_or(PARAMS_EXPECTED)?;
+                self.params.set((bytes.as_ptr(), bytes.len()));
+                bytes
+            }
+            None => match self.params.get() {
+                (_, 0) => &[],
+                (data, len) => std::slice::from_raw_parts(data, len),
+            },
+        };
+        Ok((text, bytes))
+    }
+}
+
+pub const PARAMS_EXPECTED: &str = "params: expected a Uint8Array holding paramsLength bytes";
+
 /// The first `len` bytes of a Uint8Array, copied.
 pub unsafe fn bytes_arg(env: sys::napi_env, value: sys::napi_value, len: usize) -> Result<Vec<u8>, &'static str> {
     bytes_view(env, value, len).map(<[u8]>::to_vec)
@@ -90,9 +146,7 @@ pub unsafe fn bytes_arg(env: sys::napi_env, value: sys::napi_value, len: usize) 
 
 /// The first `len` bytes of a Uint8Array, borrowed: valid until JS runs again.
 pub unsafe fn bytes_view<'a>(env: sys::napi_env, value: sys::napi_value, len: usize) -> Result<&'a [u8], &'static str> {
-    uint8_array(env, value)
-        .and_then(|bytes| bytes.get(..len))
-        .ok_or("params: expected a Uint8Array holding paramsLength bytes")
+    uint8_array(env, value).and_then(|bytes| bytes.get(..len)).ok_or(PARAMS_EXPECTED)
 }
 
 /// A Uint8Array's bytes, borrowed (valid until JS runs again); None for any other value.

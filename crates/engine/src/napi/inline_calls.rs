@@ -15,9 +15,9 @@ use std::time::Duration;
 
 use napi::sys;
 
-use super::args::{bool_arg, bytes_view, throw, u32_arg, SqlText};
+use super::args::{bool_arg, bytes_view, throw, u32_arg, SqlText, PARAMS_EXPECTED};
 use super::database::NativeDatabase;
-use super::js::{ascii_or_utf8, bigint, boolean, double, number, string};
+use super::js::{bigint, boolean, double, number, string};
 use super::protocol::{
     DONE_LIVE_ERROR, INLINE_DONE as DONE, INLINE_MOVED as MOVED, INLINE_RESULT_CHANGES as CHANGES,
     INLINE_RESULT_COMMITTED as COMMITTED, INLINE_RESULT_ERROR as ERROR, INLINE_RESULT_JSON as JSON,
@@ -39,24 +39,30 @@ const MAX_CELLS: usize = 4096;
 /// Integers JS numbers hold exactly.
 const MAX_SAFE: i64 = (1 << 53) - 1;
 
-/// Collects a result's cells as JS values.
+/// The handler's arguments before a result's cells: `(ROWS, names, columns, rows, …cells)`.
+const HEAD: usize = 4;
+
+/// Collects a result's cells as JS values, after HEAD slots for the handler's other arguments.
 struct Values {
     env: sys::napi_env,
     safe_integers: bool,
     names: Option<Rc<ColumnNames>>,
     columns: usize,
-    cells: Vec<sys::napi_value>,
+    /// How many rows the cells may hold: a selectOne's one row reserves one row's cells.
+    max_rows: usize,
+    args: Vec<sys::napi_value>,
 }
 
 impl RowSink for Values {
     fn names(&mut self, names: Rc<ColumnNames>) {
         self.columns = names.list.len();
-        self.cells.reserve((self.columns * 16).min(MAX_CELLS));
+        self.args.reserve(HEAD + (self.columns * self.max_rows.min(16)).min(MAX_CELLS));
+        self.args.resize(HEAD, ptr::null_mut());
         self.names = Some(names);
     }
 
     fn cell(&mut self, cell: Cell) -> bool {
-        if self.cells.len() == MAX_CELLS {
+        if self.args.len() == HEAD + MAX_CELLS {
             return false;
         }
         let env = self.env;
@@ -85,7 +91,7 @@ impl RowSink for Values {
                 }
             }
         };
-        self.cells.push(value);
+        self.args.push(value);
         status == sys::Status::napi_ok
     }
 }
@@ -126,27 +132,55 @@ unsafe fn budgeted_call<'a, const N: usize>(
     Ok(BudgetedCall { argv, db: &*(data as *const NativeDatabase), first, sql, params, budget })
 }
 
-/// `readInline(kind, sql, params, paramsLength, budgetMicros, handler, on)`: runs a select,
+/// `readInline`'s arguments, `(kind, paramsLength, budgetMicros, handler, on[, sql[, params]])`,
+/// as a BudgetedCall (its handler and `on` in `argv[3]` and `argv[4]`). Without `params`, or
+/// without both, they are the ones of the last call (args.rs `LastArgs`).
+unsafe fn read_inline_call<'a>(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+) -> Result<BudgetedCall<'a, 7>, sys::napi_value> {
+    let mut argv = [ptr::null_mut(); 7];
+    let mut argc = argv.len();
+    let mut data = ptr::null_mut();
+    sys::napi_get_cb_info(env, info, &mut argc, argv.as_mut_ptr(), ptr::null_mut(), &mut data);
+    if argc < 5 {
+        return Err(throw(env, "expected (kind, paramsLength, budgetMicros, handler, on[, sql[, params]])"));
+    }
+    let db = &*(data as *const NativeDatabase);
+    let args = (|| {
+        let first = u32_arg(env, argv[0])?;
+        let (sql, params) = db.last_args.read(env, (argc > 5).then_some(argv[5]), (argc > 6).then_some(argv[6]))?;
+        let params = params.get(..u32_arg(env, argv[1])? as usize).ok_or(PARAMS_EXPECTED)?;
+        let budget = Duration::from_micros(u32_arg(env, argv[2])? as u64);
+        Ok::<_, &'static str>((first, sql, params, budget))
+    })();
+    let (first, sql, params, budget) = args.map_err(|message| throw(env, message))?;
+    Ok(BudgetedCall { argv, db, first, sql, params, budget })
+}
+
+/// `readInline(kind, paramsLength, budgetMicros, handler, on[, sql[, params]])`: runs a select,
 /// selectOne or selectBytes on the JS thread within the budget, on the connection `on` names
 /// (protocol.rs `READ_ON_*`): the JS thread's own; the writer's, idle inside the caller's
 /// transaction; or the writer's when it is idle outside any transaction, else the JS thread's
 /// own. Returns DONE after calling `handler` with the result, or why it did not run here.
 pub(super) unsafe extern "C" fn read_inline(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
-    let call = budgeted_call::<7>(env, info, "expected (kind, sql, params, paramsLength, budgetMicros, handler, on)");
+    let call = read_inline_call(env, info);
     let BudgetedCall { argv, db, first: kind, sql, params, budget } = match call {
         Ok(call) => call,
         Err(thrown) => return thrown,
     };
-    let on = match u32_arg(env, argv[6]) {
+    let handler = argv[3];
+    let on = match u32_arg(env, argv[4]) {
         Ok(on) => on,
         Err(message) => return throw(env, message),
     };
     let shared = &db.pool.shared;
-    let mut values = Values { env, safe_integers: shared.safe_integers, names: None, columns: 0, cells: vec![] };
+    let max_rows = if kind == JOB_KIND_SELECT_ONE { 1 } else { usize::MAX };
+    let mut values =
+        Values { env, safe_integers: shared.safe_integers, names: None, columns: 0, max_rows, args: Vec::new() };
     let mut run_on = |worker: &mut Worker, reads_on: ReadsOn| {
         catch_unwind(AssertUnwindSafe(|| match kind {
             JOB_KIND_SELECT | JOB_KIND_SELECT_ONE => {
-                let max_rows = if kind == JOB_KIND_SELECT_ONE { 1 } else { usize::MAX };
                 inline::select(worker, reads_on, &sql, params, max_rows, budget, &mut values)
                     .map(|ran| ran.map(|_| None))
             }
@@ -189,29 +223,27 @@ pub(super) unsafe extern "C" fn read_inline(env: sys::napi_env, info: sys::napi_
         run_on(worker, ReadsOn::ReadOnly)
     };
     // The lock is released and the statement reset: JS may run now.
-    let mut args = Vec::with_capacity(4 + values.cells.len());
     match ran {
-        Ok(Ran::Moved) => return number(env, MOVED),
-        Ok(Ran::Skipped | Ran::NotOnWriter) => return number(env, SKIPPED),
+        Ok(Ran::Moved) => number(env, MOVED),
+        Ok(Ran::Skipped | Ran::NotOnWriter) => number(env, SKIPPED),
         Ok(Ran::Done(Some(json))) => {
             let mut buffer = ptr::null_mut();
             let mut at = ptr::null_mut();
             sys::napi_create_buffer_copy(env, json.len(), json.as_ptr() as _, &mut at, &mut buffer);
-            args.extend([number(env, JSON), buffer]);
+            call_handler(env, handler, &[number(env, JSON), buffer])
         }
         Ok(Ran::Done(None)) => {
-            let rows = values.cells.len().checked_div(values.columns).unwrap_or(0);
-            args.extend([
-                number(env, ROWS),
-                ascii_or_utf8(env, values.names.as_ref().map_or("", |n| &n.joined)),
-                number(env, values.columns as u32),
-                number(env, rows as u32),
-            ]);
-            args.extend(values.cells);
+            let mut args = values.args;
+            args.resize(args.len().max(HEAD), ptr::null_mut());
+            let rows = (args.len() - HEAD).checked_div(values.columns).unwrap_or(0);
+            args[0] = number(env, ROWS);
+            args[1] = db.names_for_js(env, values.names.as_deref());
+            args[2] = number(env, values.columns as u32);
+            args[3] = number(env, rows as u32);
+            call_handler(env, handler, &args)
         }
-        Err(e) => args.extend([number(env, ERROR), string(env, &e.code), string(env, &e.message)]),
+        Err(e) => call_handler(env, handler, &[number(env, ERROR), string(env, &e.code), string(env, &e.message)]),
     }
-    call_handler(env, argv[5], &args)
 }
 
 /// `readSlice(sql, params, paramsLength, handler)`: starts a select calling JavaScript
