@@ -36,7 +36,7 @@ import { binding, JobKind } from './native'
 import { copyPacked, encodeBatch, encodeParams, NO_PARAMS, type Packed, type Params } from './params'
 import { writeMayRunInline } from './placement'
 import { type Description, prepareStatement, type Statement, StatementLink } from './statement'
-import { OUTERMOST, Transaction, Turns } from './transaction'
+import { Transaction, Turns } from './transaction'
 import type {
   BackupOptions,
   BatchResult,
@@ -551,25 +551,39 @@ export class Database implements Queryable {
     }, interval).unref()
   }
 
-  async #transaction<T>(
-    body: (tx: Transaction) => Promise<T>,
-    mode: string,
-    signal: AbortSignal | undefined,
-  ): Promise<T> {
-    if (!this.#turns.tryAcquire()) await this.#turns.acquire(signal, 'transaction')
+  #transaction<T>(body: (tx: Transaction) => Promise<T>, mode: string, signal: AbortSignal | undefined): Promise<T> {
+    if (!this.#turns.tryAcquire()) {
+      return this.#turns.acquire(signal, 'transaction').then(() => this.#begin(body, mode, signal))
+    }
+    return this.#begin(body, mode, signal)
+  }
+
+  /** Holding the writer's turn: BEGIN, then the body. The transaction gives the turn back as it
+   * ends (not an async function awaiting it here: each async level costs every transaction a
+   * turn of the microtask queue; experiments/059). */
+  #begin<T>(body: (tx: Transaction) => Promise<T>, mode: string, signal: AbortSignal | undefined): Promise<T> {
+    let begun: Promise<unknown>
     try {
       // A deferred BEGIN may run at once on the idle writer's connection (it takes no lock).
       const begin = `BEGIN ${mode.toUpperCase()}`
-      const begun =
+      begun =
         (mode === 'deferred' ? this.#engine.controlInline(begin, false) : undefined) ??
         this.#engine.write(JobKind.Control, begin, NO_PARAMS)
-      // 'immediate' and 'exclusive' promise the lock is held once the body runs; a deferred
-      // BEGIN takes no lock, so the body need not wait for it (experiments/014).
-      if (mode !== 'deferred') await begun
-      return await new Transaction(this.#engine, this.#context).run(body, OUTERMOST, begun, signal)
-    } finally {
+    } catch (error) {
       this.#turns.release()
+      return rejected(error)
     }
+    const transaction = new Transaction(this.#engine, this.#context)
+    // A deferred BEGIN takes no lock, so the body need not wait for it; 'immediate' and
+    // 'exclusive' promise the lock is held once the body runs (experiments/014).
+    if (mode === 'deferred') return transaction.run(body, begun, signal, this.#turns)
+    return begun.then(
+      () => transaction.run(body, begun, signal, this.#turns),
+      (error: unknown) => {
+        this.#turns.release()
+        throw error
+      },
+    )
   }
 
   #read<T>(kind: JobKind, sql: string, params: Params | undefined, options: QueryOptions | undefined): Promise<T> {

@@ -280,21 +280,17 @@ export class Transaction implements Queryable {
     return this.#nest(body)
   }
 
-  /** @internal Runs `body` as this level, then commits or rolls back the level; with `signal`
-   * (outermost only) an abort rolls back at once. `begun` is the BEGIN or SAVEPOINT, sent but
-   * not awaited: the body's statements queue behind it, and the writer refuses them if it
-   * failed (experiments/014). */
-  async run<T>(
+  /** @internal Runs `body` as the outermost level, then commits or rolls back; an abort of
+   * `signal` rolls back at once. `begun` is the BEGIN, sent but not awaited: the body's
+   * statements queue behind it, and the writer refuses them if it failed (experiments/014).
+   * `turns`, the database's writer turn this transaction holds, is given back when it ends. */
+  run<T>(
     body: (tx: Transaction) => Promise<T>,
-    ends: Ends,
     begun: Promise<unknown>,
-    signal?: AbortSignal,
+    signal: AbortSignal | undefined,
+    turns: Turns,
   ): Promise<T> {
-    try {
-      return await this.#runLevel(body, ends, begun, signal)
-    } finally {
-      if (this.#depth === 0) this.#root.ended = true
-    }
+    return this.#runLevel(body, OUTERMOST, begun, signal, turns)
   }
 
   // The body is awaited here rather than in a helper: every async frame is garbage on every
@@ -303,8 +299,8 @@ export class Transaction implements Queryable {
     body: (tx: Transaction) => Promise<T>,
     ends: Ends,
     begun: Promise<unknown>,
-    signal?: AbortSignal,
-    parentTurns?: Turns,
+    signal: AbortSignal | undefined,
+    parentTurns: Turns,
   ): Promise<T> {
     try {
       // A BEGIN or SAVEPOINT run inline has already succeeded: nothing to wait for.
@@ -367,8 +363,11 @@ export class Transaction implements Queryable {
       }
       return outcome.value
     } finally {
-      // A nested level holds its parent's writer from SAVEPOINT to RELEASE.
-      parentTurns?.release()
+      // The outermost level has ended the transaction, so nothing of it may reach the writer
+      // any more; then it gives the database's writer back. A nested level holds its parent's
+      // writer from SAVEPOINT to RELEASE.
+      if (this.#depth === 0) this.#root.ended = true
+      parentTurns.release()
     }
   }
 
@@ -429,7 +428,6 @@ export class Transaction implements Queryable {
       this.#turns.release()
       return Promise.reject(error)
     }
-    // A nested level ends nothing of the transaction's: its #runLevel needs no `run` around it.
     return new Transaction(this.#engine, this.#context, this.#root, depth).#runLevel(
       body,
       level,
