@@ -126,14 +126,21 @@ export interface PreparedCall {
 }
 
 /** The checks every statement call makes, in order: the SQL, the options, the parameters
- * (packed by `pack`), then a signal already aborted. */
-export function prepareCall(sql: unknown, options: unknown, pack: () => Packed, call: CallKind = 'read'): PreparedCall {
+ * (`params`, packed by `pack`: a function of the module, not a closure made per call), then a
+ * signal already aborted. */
+export function prepareCall(
+  sql: unknown,
+  options: unknown,
+  pack: (params: unknown) => Packed,
+  params: unknown,
+  call: CallKind = 'read',
+): PreparedCall {
   if (inFunction()) throw callInFunctionError()
   checkSql(sql)
   const signal = checkQueryOptions(options)
   if (options !== undefined) checkOptionKeys(options as object, call)
   const arrays = checkRowMode(options)
-  const packed = pack()
+  const packed = pack(params)
   if (signal?.aborted) throw abortError(signal, sql)
   return { packed, signal, arrays }
 }

@@ -33,7 +33,7 @@ import {
 import { iteration, type PageSource, type RowIterator } from './iterate'
 import { LiveQueries, LiveQuery } from './live-queries'
 import { binding, JobKind } from './native'
-import { copyPacked, encodeBatch, encodeParams, NO_PARAMS, type Packed, type Params } from './params'
+import { copyPacked, encodeBatch, encodeParams, NO_PARAMS, noParams, type Packed, type Params } from './params'
 import { writeMayRunInline } from './placement'
 import { type Description, prepareStatement, type Statement, StatementLink } from './statement'
 import { Transaction, Turns } from './transaction'
@@ -349,7 +349,7 @@ export class Database implements Queryable {
   ): Promise<ExecuteResult<T, O>> {
     return (
       this.#context.getStore()?.execute<T, O>(sql, params, options) ??
-      this.#write(JobKind.Execute, sql, () => encodeParams(params), options)
+      this.#write(JobKind.Execute, sql, encodeParams, params, options)
     )
   }
 
@@ -367,7 +367,7 @@ export class Database implements Queryable {
     // `options`: none are taken; any given (a signal, a typo) is refused, not ignored.
     return (
       this.#context.getStore()?.executeBatch(sql, paramSets, options) ??
-      this.#write(JobKind.Batch, sql, () => encodeBatch(paramSets), options as undefined)
+      this.#write(JobKind.Batch, sql, encodeBatch, paramSets, options as undefined)
     )
   }
 
@@ -530,7 +530,7 @@ export class Database implements Queryable {
 
   /** Test hook: a write job that panics inside the engine. */
   [DEBUG_PANIC](): Promise<RunResult> {
-    return this.#write(JobKind.Panic, 'panic', () => NO_PARAMS)
+    return this.#write(JobKind.Panic, 'panic', noParams, undefined)
   }
 
   /** Every `interval` ms while a live query exists: has another connection committed? The
@@ -590,7 +590,7 @@ export class Database implements Queryable {
     if (this.#closing) return Promise.reject(closedError())
     let call: PreparedCall
     try {
-      call = prepareCall(sql, options, () => encodeParams(params), kind === JobKind.SelectBytes ? 'bytes' : 'read')
+      call = prepareCall(sql, options, encodeParams, params, kind === JobKind.SelectBytes ? 'bytes' : 'read')
     } catch (error) {
       return rejected(error)
     }
@@ -658,11 +658,17 @@ export class Database implements Queryable {
 
   /** Sends a write now, or — while a transaction holds the writer — once every earlier
    * writer of the queue has had its turn. */
-  #write<T>(kind: JobKind, sql: string, pack: () => Packed, options?: ExecuteOptions): Promise<T> {
+  #write<T>(
+    kind: JobKind,
+    sql: string,
+    pack: (params: unknown) => Packed,
+    params: unknown,
+    options?: ExecuteOptions,
+  ): Promise<T> {
     if (this.#closing) return Promise.reject(closedError())
     let call: PreparedCall
     try {
-      call = prepareCall(sql, options, pack, kind === JobKind.Batch ? 'batch' : 'write')
+      call = prepareCall(sql, options, pack, params, kind === JobKind.Batch ? 'batch' : 'write')
     } catch (error) {
       return rejected(error)
     }

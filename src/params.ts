@@ -66,6 +66,11 @@ export function copyPacked(packed: Packed): Packed {
 /** No parameters, for the SQL the library sends itself (BEGIN, SAVEPOINT, COMMIT, …). */
 export const NO_PARAMS: Packed = { bytes: Buffer.from([0]), length: 1 }
 
+/** NO_PARAMS, as a packer (arguments.ts `prepareCall`) for calls that take none. */
+export function noParams(): Packed {
+  return NO_PARAMS
+}
+
 /** Packs one call's parameters. `undefined` and `[]` mean none. */
 export function encodeParams(params: unknown): Packed {
   if (depth > 0) return nested(params, false)

@@ -150,12 +150,7 @@ export class Statement<T = Row> {
     let prepared: PreparedCall
     try {
       if (typeof params === 'string' && call !== 'batch') throw sqlGivenAgain(params === this.#sql)
-      prepared = prepareCall(
-        this.#sql,
-        options,
-        call === 'batch' ? () => encodeBatch(params) : () => encodeParams(params),
-        call,
-      )
+      prepared = prepareCall(this.#sql, options, call === 'batch' ? encodeBatch : encodeParams, params, call)
     } catch (error) {
       return rejected(withCallerFrames(error))
     }

@@ -12,7 +12,7 @@ import { rejected } from './functions'
 import { RESOLVED } from './inline'
 import { iteration, type RowIterator } from './iterate'
 import { JobKind } from './native'
-import { copyPacked, encodeBatch, encodeParams, NO_PARAMS, type Packed, type Params } from './params'
+import { copyPacked, encodeBatch, encodeParams, NO_PARAMS, noParams, type Packed, type Params } from './params'
 import { transactionCallInline } from './placement'
 import type { Description } from './statement'
 import type {
@@ -194,7 +194,7 @@ export class Transaction implements Queryable {
     params?: Params,
     options?: O,
   ): Promise<SelectResult<T, O>> {
-    return this.#op(JobKind.Select, sql, () => encodeParams(params), options)
+    return this.#op(JobKind.Select, sql, encodeParams, params, options)
   }
 
   /** On a `Transaction`: runs on the writer and sees this transaction's writes.
@@ -204,13 +204,13 @@ export class Transaction implements Queryable {
     params?: Params,
     options?: O,
   ): Promise<SelectOneResult<T, O>> {
-    return this.#op(JobKind.SelectOne, sql, () => encodeParams(params), options)
+    return this.#op(JobKind.SelectOne, sql, encodeParams, params, options)
   }
 
   /** On a `Transaction`: runs on the writer and sees this transaction's writes.
    * @inheritDoc */
   selectBytes(sql: string, params?: Params, options?: Omit<QueryOptions, 'rowMode'>): Promise<Buffer> {
-    return this.#op(JobKind.SelectBytes, sql, () => encodeParams(params), options)
+    return this.#op(JobKind.SelectBytes, sql, encodeParams, params, options)
   }
 
   /** On a `Transaction`: runs on the writer's connection and sees this transaction's writes;
@@ -239,27 +239,27 @@ export class Transaction implements Queryable {
     params?: Params,
     options?: O,
   ): Promise<ExecuteResult<T, O>> {
-    return this.#op(JobKind.Execute, sql, () => encodeParams(params), options)
+    return this.#op(JobKind.Execute, sql, encodeParams, params, options)
   }
 
   /** On a `Transaction`: prepared on the writer's connection, so it sees this transaction's
    * schema.
    * @inheritDoc */
   columns(sql: string): Promise<ColumnInfo[]> {
-    return this.#op(JobKind.Columns, sql, () => NO_PARAMS, undefined)
+    return this.#op(JobKind.Columns, sql, noParams, undefined, undefined)
   }
 
   /** @internal `db.prepare()` inside a transaction body: the statement described on the
    * writer's connection, so it sees this transaction's schema (statement.ts). */
   describe(sql: string): Promise<Description> {
-    return this.#op(JobKind.Describe, sql, () => NO_PARAMS, undefined)
+    return this.#op(JobKind.Describe, sql, noParams, undefined, undefined)
   }
 
   /** On a `Transaction`: joins this transaction, in a savepoint of it that keeps the batch
    * all-or-nothing.
    * @inheritDoc */
   executeBatch(sql: string, paramSets: readonly Params[], options?: unknown): Promise<BatchResult> {
-    return this.#op(JobKind.Batch, sql, () => encodeBatch(paramSets), options as undefined)
+    return this.#op(JobKind.Batch, sql, encodeBatch, paramSets, options as undefined)
   }
 
   /** On a `Transaction`: nests `body` as a savepoint; its rejection rolls back the savepoint's
@@ -440,14 +440,15 @@ export class Transaction implements Queryable {
   #op<T>(
     kind: JobKind,
     sql: string,
-    pack: () => Packed,
+    pack: (params: unknown) => Packed,
+    params: unknown,
     options: QueryOptions | ExecuteOptions | undefined,
   ): Promise<T> {
     const unusable = this.#unusable()
     if (unusable) return Promise.reject(unusable)
     let call: PreparedCall
     try {
-      call = prepareCall(sql, options, pack, CALLS[kind] ?? 'read')
+      call = prepareCall(sql, options, pack, params, CALLS[kind] ?? 'read')
     } catch (error) {
       return rejected(error)
     }

@@ -176,8 +176,15 @@ pub(super) unsafe extern "C" fn read_inline(env: sys::napi_env, info: sys::napi_
     };
     let shared = &db.pool.shared;
     let max_rows = if kind == JOB_KIND_SELECT_ONE { 1 } else { usize::MAX };
-    let mut values =
-        Values { env, safe_integers: shared.safe_integers, names: None, columns: 0, max_rows, args: Vec::new() };
+    let mut values = Values {
+        env,
+        safe_integers: shared.safe_integers,
+        names: None,
+        columns: 0,
+        max_rows,
+        args: db.handler_args.take(),
+    };
+    values.args.clear();
     let mut run_on = |worker: &mut Worker, reads_on: ReadsOn| {
         catch_unwind(AssertUnwindSafe(|| match kind {
             JOB_KIND_SELECT | JOB_KIND_SELECT_ONE => {
@@ -223,7 +230,8 @@ pub(super) unsafe extern "C" fn read_inline(env: sys::napi_env, info: sys::napi_
         run_on(worker, ReadsOn::ReadOnly)
     };
     // The lock is released and the statement reset: JS may run now.
-    match ran {
+    let mut args = std::mem::take(&mut values.args);
+    let returned = match ran {
         Ok(Ran::Moved) => number(env, MOVED),
         Ok(Ran::Skipped | Ran::NotOnWriter) => number(env, SKIPPED),
         Ok(Ran::Done(Some(json))) => {
@@ -233,7 +241,6 @@ pub(super) unsafe extern "C" fn read_inline(env: sys::napi_env, info: sys::napi_
             call_handler(env, handler, &[number(env, JSON), buffer])
         }
         Ok(Ran::Done(None)) => {
-            let mut args = values.args;
             args.resize(args.len().max(HEAD), ptr::null_mut());
             let rows = (args.len() - HEAD).checked_div(values.columns).unwrap_or(0);
             args[0] = number(env, ROWS);
@@ -243,7 +250,10 @@ pub(super) unsafe extern "C" fn read_inline(env: sys::napi_env, info: sys::napi_
             call_handler(env, handler, &args)
         }
         Err(e) => call_handler(env, handler, &[number(env, ERROR), string(env, &e.code), string(env, &e.message)]),
-    }
+    };
+    args.clear();
+    db.handler_args.set(args);
+    returned
 }
 
 /// `readSlice(sql, params, paramsLength, handler)`: starts a select calling JavaScript
