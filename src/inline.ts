@@ -18,6 +18,12 @@ export const RESOLVED: Promise<void> = Promise.resolve()
 /** The largest params buffer `read` keeps for the next call: the scratch buffer's first size. */
 const REMEMBERED_PARAMS = 64 * 1024
 
+/** What `readInline` writes a result of numbers and NULLs into (`Inline.Numbers`): its cell
+ * count, then the cells, NULL as NaN (SQLite stores no NaN). One for every database of this
+ * thread: each result is read out before the next read runs. 256 cells fit (2 KiB); a larger
+ * result comes through the handler (experiments/059). */
+const NUMBERS = new Float64Array(1 + 256)
+
 const rowMakers = new Map<string, MakeRow>()
 const MAX_ROW_MAKERS = 512
 
@@ -86,8 +92,11 @@ export class InlineRunner {
    * kept only when small (a large one is dropped after its call: params.ts). */
   #lastSql: string | undefined
   #lastParams: Uint8Array | undefined
-  /** The last result's shape and its row maker. */
+  /** The names `readInline` handed over last (it hands over null for them again, and none
+   * with `Inline.Numbers`) and their count; the names and row mode the row maker is for. */
   #lastNames = ''
+  #lastColumns = 0
+  #makerNames = ''
   #lastArrays = false
   #lastMake: MakeRow = rowMaker('', 0, false)
 
@@ -100,31 +109,18 @@ export class InlineRunner {
     this.#budgetMicros = budgetMicros
     this.#safeIntegers = safeIntegers
     this.#onCheckpointDue = onCheckpointDue
+    calls.shareNumbers(NUMBERS)
   }
 
   readonly handle = (what: InlineResult, a: unknown, b: unknown, c: unknown, ...cells: unknown[]): void => {
     if (what === InlineResult.Rows) {
-      const rows = c as number
-      const columns = b as number
       // null: the names handed over last time (the same statement again, most often).
       const names = a === null ? this.#lastNames : (a as string)
-      if (names !== this.#lastNames || this.#arrays !== this.#lastArrays) {
+      if (names !== this.#lastNames) {
         this.#lastNames = names
-        this.#lastArrays = this.#arrays
-        this.#lastMake = rowMaker(names, columns, this.#arrays)
+        this.#lastColumns = b as number
       }
-      const make = this.#lastMake
-      if (this.#kind === JobKind.SelectOne) {
-        this.#value = rows === 0 ? undefined : make(cells, 0)
-      } else {
-        const out: Row[] = new Array(rows)
-        for (let r = 0; r < rows; r++) out[r] = make(cells, r * columns)
-        this.#value = out
-      }
-      if (this.#arrays) {
-        const list = columns === 0 ? [] : names.split('\0')
-        this.#value = arrayResult(list, this.#value, this.#kind === JobKind.SelectOne)
-      }
+      this.#value = this.#rows(cells, c as number)
     } else if (what === InlineResult.Changes) {
       this.#value = { changes: a, lastInsertRowid: this.#safeIntegers ? BigInt(b as number | bigint) : b }
       if (c === true) this.#onCheckpointDue()
@@ -136,6 +132,39 @@ export class InlineRunner {
       this.#error = engineError(a as string, b as string, this.#sql)
       this.#ended = c === true
     }
+  }
+
+  /** The result of `rows` rows of cells of the last names' shape, as the call asked for it. */
+  #rows(cells: unknown[], rows: number): unknown {
+    const columns = this.#lastColumns
+    if (this.#lastNames !== this.#makerNames || this.#arrays !== this.#lastArrays) {
+      this.#makerNames = this.#lastNames
+      this.#lastArrays = this.#arrays
+      this.#lastMake = rowMaker(this.#lastNames, columns, this.#arrays)
+    }
+    const make = this.#lastMake
+    let value: unknown
+    if (this.#kind === JobKind.SelectOne) {
+      value = rows === 0 ? undefined : make(cells, 0)
+    } else {
+      const out: Row[] = new Array(rows)
+      for (let r = 0; r < rows; r++) out[r] = make(cells, r * columns)
+      value = out
+    }
+    if (!this.#arrays) return value
+    const list = columns === 0 ? [] : this.#lastNames.split('\0')
+    return arrayResult(list, value, this.#kind === JobKind.SelectOne)
+  }
+
+  /** The rows of a result `readInline` left in NUMBERS (`Inline.Numbers`). */
+  #numberRows(): unknown {
+    const count = NUMBERS[0]
+    const cells: unknown[] = new Array(count)
+    for (let i = 0; i < count; i++) {
+      const n = NUMBERS[i + 1]
+      cells[i] = Number.isNaN(n) ? null : n
+    }
+    return this.#rows(cells, this.#lastColumns === 0 ? 0 : count / this.#lastColumns)
   }
 
   /** A read run here, on the connection `on` names (the caller checked the writer is idle for
@@ -162,6 +191,10 @@ export class InlineRunner {
           : this.#readInline(kind, length, budget, this.handle, on)
     this.#lastSql = sql
     this.#lastParams = params.byteLength <= REMEMBERED_PARAMS ? params : undefined
+    if (how === Inline.Numbers) {
+      this.counters.runs++
+      return Promise.resolve(this.#numberRows() as T)
+    }
     if (how === Inline.Done) {
       this.counters.runs++
       const { value, error } = this.#take()

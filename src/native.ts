@@ -67,6 +67,7 @@ export const enum Inline {
   Moved = 1, // it ran past its budget, or its result is too large: send it to a reader
   Skipped = 2, // it must run on a thread (it overran recently; a write that is not bounded)
   Unavailable = 3, // no inline connection now (closing, a rekey in progress, or the writer busy)
+  Numbers = 4, // readInline: the cells, numbers or NULL (NaN), are in the shared numbers after their count; the names are the last ones
 }
 
 /** Which connection `readInline` runs a read on (crates/engine/src/napi/protocol.rs). */
@@ -115,6 +116,9 @@ export interface JobCalls {
    * `(Error, code, message)`; Skipped when it calls no JavaScript function (or one is under
    * way); Moved when a step overran (run it on a reader); Unavailable without the connection. */
   readSlice(sql: string | null, params: Uint8Array, paramsLength: number, handler: unknown): Inline
+  /** The array `readInline` writes a result of numbers and NULLs into instead of calling its
+   * handler (`Inline.Numbers`): `[count, ...cells]`, NULL as NaN. Kept alive by the caller. */
+  shareNumbers(numbers: Float64Array): void
   /** On the idle writer's connection: an execute whose statement is bounded (`JobKind.Execute`),
    * inside the caller's transaction or, not `inTransaction`, alone; or the transaction's COMMIT
    * (`JobKind.Control`, 'COMMIT') when it has little to write (crates/engine/src/inline.rs). */

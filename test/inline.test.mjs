@@ -309,3 +309,51 @@ test('reads issued together beyond the first few run on the readers, in parallel
   for (let i = 0; i < 10; i++) await db.selectOne('SELECT v FROM b WHERE id = ?', [1])
   assert.equal((await inlineCounts(db)).runs - before, 14)
 })
+
+test('results of numbers and NULLs, and what falls back from them, are the same inline and on the readers', async (t) => {
+  // Inline, a result whose cells are all numbers or NULL, of a statement whose names the JS
+  // thread already holds, comes back through a shared Float64Array instead of the handler's
+  // arguments (experiments/059); a TEXT, a BLOB, a bigint, a large result or new names leave it.
+  const { on, off } = await pair(t, PLACEMENT)
+  await on.execute('CREATE TABLE n (id INTEGER PRIMARY KEY, x, y)')
+  const values = [
+    [0, null],
+    [-0, 1.5],
+    [Number.MAX_SAFE_INTEGER, -Number.MAX_SAFE_INTEGER],
+    [Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY],
+    [1e-300, null],
+    ['text', 2],
+    [3, Buffer.from([1, 2, 3])],
+    [null, null],
+  ]
+  await on.executeBatch('INSERT INTO n (x, y) VALUES (?, ?)', values)
+  await on.executeBatch(
+    'INSERT INTO n (x, y) VALUES (?, ?)',
+    Array.from({ length: 150 }, (_, i) => [i, i / 7]),
+  )
+  const calls = []
+  for (let id = 1; id <= values.length + 1; id++) {
+    calls.push(['selectOne', 'SELECT x, y FROM n WHERE id = ?', [id]])
+    calls.push(['selectOne', 'SELECT y, x FROM n WHERE id = ?', [id]])
+    calls.push(['select', 'SELECT x, y, id FROM n WHERE id <= ?', [id]])
+    calls.push(['selectOne', 'SELECT x, y FROM n WHERE id = ?', [id], { rowMode: 'array' }])
+  }
+  calls.push(['select', 'SELECT x, y, id FROM n', []]) // more cells than the shared array holds
+  calls.push(['select', 'SELECT x, y, id FROM n WHERE id > ?', [1000]]) // no rows
+  calls.push(['select', 'SELECT x, y, id FROM n WHERE id > ?', [1000], { rowMode: 'array' }])
+  calls.push(['selectOne', 'SELECT 9007199254740993 AS big', []])
+  calls.push(['selectOne', 'SELECT 9007199254740993 AS big', []])
+  for (const [method, sql, params, options] of calls) {
+    // Twice each: the second run finds its names held.
+    for (let again = 0; again < 2; again++) {
+      const inline = await outcome(on[method](sql, params, options))
+      const threads = await outcome(off[method](sql, params, options))
+      assert.deepStrictEqual(
+        inline,
+        threads,
+        `${method}(${sql}, ${JSON.stringify(params)}, ${JSON.stringify(options)})`,
+      )
+    }
+  }
+  assert.ok((await inlineCounts(on)).runs >= calls.length, 'the reads ran inline')
+})

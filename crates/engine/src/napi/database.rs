@@ -42,6 +42,10 @@ pub struct NativeDatabase {
     /// capacity: one allocated and freed per call was about 2 % of a point select's time
     /// (experiments/059). A call made while another runs (from a handler) makes its own.
     pub(super) handler_args: Cell<Vec<sys::napi_value>>,
+    /// The Float64Array JS shares for results of numbers (`readInline`; `shareNumbers`), as its
+    /// address and length. JS keeps it for as long as it can call `readInline` (src/inline.ts),
+    /// and its bytes do not move (an off-heap typed array's never do).
+    numbers: Cell<(*mut f64, usize)>,
 }
 
 /// What the env cleanup hook detaches when a worker's environment ends before `close()`.
@@ -247,6 +251,7 @@ impl NativeDatabase {
             last_names: Cell::new(0),
             last_args: LastArgs::default(),
             handler_args: Cell::new(Vec::new()),
+            numbers: Cell::new((ptr::null_mut(), 0)),
         })
     }
 
@@ -467,6 +472,24 @@ impl NativeDatabase {
         }
         self.last_names.set(id);
         ascii_or_utf8(env, names.map_or("", |n| &n.joined))
+    }
+
+    /// Shares `len` numbers at `data` with JS (`shareNumbers`).
+    pub(super) fn share_numbers(&self, data: *mut f64, len: usize) {
+        self.numbers.set((data, len));
+    }
+
+    /// The numbers JS shares, if it does: valid for the `readInline` call that asks.
+    pub(super) fn shared_numbers<'a>(&self) -> Option<&'a mut [f64]> {
+        let (data, len) = self.numbers.get();
+        // SAFETY: JS keeps the array alive while it can call readInline; only readInline writes
+        // it, and JS reads it after the call returns.
+        (!data.is_null() && len > 1).then(|| unsafe { std::slice::from_raw_parts_mut(data, len) })
+    }
+
+    /// The id of the column names JS holds from `readInline` (0: none).
+    pub(super) fn names_held(&self) -> u64 {
+        self.last_names.get()
     }
 
     /// A write was sent: the loop polls for its completion (handoff/poller.rs).

@@ -17,7 +17,7 @@ use napi_derive::napi;
 use crate::napi::args::{bytes_arg, string_arg, throw, u32_arg};
 use crate::napi::database::NativeDatabase;
 use crate::napi::inline_calls::{
-    begin_group_inline, control_inline, live_start_inline, read_inline, read_slice, write_inline,
+    begin_group_inline, control_inline, live_start_inline, read_inline, read_slice, share_numbers, write_inline,
 };
 use crate::napi::protocol::{
     JOB_KIND_BATCH, JOB_KIND_COLUMNS, JOB_KIND_CONTROL, JOB_KIND_DATA_VERSION, JOB_KIND_DESCRIBE, JOB_KIND_EXECUTE,
@@ -28,7 +28,7 @@ use crate::threads::job::{Job, Request};
 
 #[napi]
 impl NativeDatabase {
-    /// `{ read, readInline, controlInline, beginGroupInline, writeInline, liveStartInline, write, ref, unref, texts }`, the calls made per job (below). Keep them with this
+    /// `{ read, readInline, readSlice, shareNumbers, controlInline, beginGroupInline, writeInline, liveStartInline, write, ref, unref, texts }`, the calls made per job (below). Keep them with this
     /// object: they use it without holding it.
     #[napi]
     pub fn job_calls(&self, env: Env) -> napi::Result<Unknown<'_>> {
@@ -37,17 +37,18 @@ impl NativeDatabase {
     }
 }
 
-/// `{ read, readInline, controlInline, beginGroupInline, writeInline, liveStartInline, write, ref, unref, texts }` bound to `db`.
+/// `{ read, readInline, readSlice, shareNumbers, controlInline, beginGroupInline, writeInline, liveStartInline, write, ref, unref, texts }` bound to `db`.
 ///
 /// # Safety
 /// JS thread; `db` must outlive every call of the returned functions.
 unsafe fn job_calls(env: sys::napi_env, db: *const NativeDatabase) -> sys::napi_value {
     let mut object = ptr::null_mut();
     sys::napi_create_object(env, &mut object);
-    let calls: [(&std::ffi::CStr, sys::napi_callback); 11] = [
+    let calls: [(&std::ffi::CStr, sys::napi_callback); 12] = [
         (c"read", Some(read)),
         (c"readInline", Some(read_inline)),
         (c"readSlice", Some(read_slice)),
+        (c"shareNumbers", Some(share_numbers)),
         (c"controlInline", Some(control_inline)),
         (c"beginGroupInline", Some(begin_group_inline)),
         (c"writeInline", Some(write_inline)),

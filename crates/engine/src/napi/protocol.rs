@@ -117,6 +117,9 @@ protocol! {
         INLINE_SKIPPED = 2;
         /// No inline connection now (closing, a rekey in progress, or the writer busy).
         INLINE_UNAVAILABLE = 3;
+        /// `readInline` ran it and wrote its cells, all numbers or NULL (NaN), into the shared
+        /// numbers after their count, without calling the handler: the names are the last ones.
+        INLINE_NUMBERS = 4;
     }
 
     // Which connection `readInline` runs a read on (napi/inline_calls.rs).
