@@ -93,10 +93,9 @@ export class InlineRunner {
   #lastSql: string | undefined
   #lastParams: Uint8Array | undefined
   /** The names `readInline` handed over last (it hands over null for them again, and none
-   * with `Inline.Numbers`) and their count; the names and row mode the row maker is for. */
-  #lastNames = ''
+   * with `Inline.Numbers`), their count, and the row maker for them in the row mode last used. */
+  #lastNames: string | undefined
   #lastColumns = 0
-  #makerNames = ''
   #lastArrays = false
   #lastMake: MakeRow = rowMaker('', 0, false)
 
@@ -115,10 +114,12 @@ export class InlineRunner {
   readonly handle = (what: InlineResult, a: unknown, b: unknown, c: unknown, ...cells: unknown[]): void => {
     if (what === InlineResult.Rows) {
       // null: the names handed over last time (the same statement again, most often).
-      const names = a === null ? this.#lastNames : (a as string)
+      const names = a === null ? (this.#lastNames as string) : (a as string)
       if (names !== this.#lastNames) {
         this.#lastNames = names
         this.#lastColumns = b as number
+        this.#lastMake = rowMaker(names, this.#lastColumns, this.#arrays)
+        this.#lastArrays = this.#arrays
       }
       this.#value = this.#rows(cells, c as number)
     } else if (what === InlineResult.Changes) {
@@ -137,10 +138,9 @@ export class InlineRunner {
   /** The result of `rows` rows of cells of the last names' shape, as the call asked for it. */
   #rows(cells: unknown[], rows: number): unknown {
     const columns = this.#lastColumns
-    if (this.#lastNames !== this.#makerNames || this.#arrays !== this.#lastArrays) {
-      this.#makerNames = this.#lastNames
+    if (this.#arrays !== this.#lastArrays) {
       this.#lastArrays = this.#arrays
-      this.#lastMake = rowMaker(this.#lastNames, columns, this.#arrays)
+      this.#lastMake = rowMaker(this.#lastNames as string, columns, this.#arrays)
     }
     const make = this.#lastMake
     let value: unknown
@@ -152,7 +152,7 @@ export class InlineRunner {
       value = out
     }
     if (!this.#arrays) return value
-    const list = columns === 0 ? [] : this.#lastNames.split('\0')
+    const list = columns === 0 ? [] : (this.#lastNames as string).split('\0')
     return arrayResult(list, value, this.#kind === JobKind.SelectOne)
   }
 

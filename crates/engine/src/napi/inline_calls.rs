@@ -17,6 +17,7 @@ use napi::sys;
 
 use super::args::{bool_arg, bytes_view, throw, u32_arg, SqlText, PARAMS_EXPECTED};
 use super::database::NativeDatabase;
+use super::job_calls::call_args;
 use super::js::{bigint, boolean, double, number, string};
 use super::protocol::{
     DONE_LIVE_ERROR, INLINE_DONE as DONE, INLINE_MOVED as MOVED, INLINE_NUMBERS as NUMBERS,
@@ -169,10 +170,7 @@ unsafe fn budgeted_call<'a, const N: usize>(
     info: sys::napi_callback_info,
     usage: &'static str,
 ) -> Result<BudgetedCall<'a, N>, sys::napi_value> {
-    let mut argv = [ptr::null_mut(); N];
-    let mut argc = argv.len();
-    let mut data = ptr::null_mut();
-    sys::napi_get_cb_info(env, info, &mut argc, argv.as_mut_ptr(), ptr::null_mut(), &mut data);
+    let (argv, argc, db) = call_args::<N>(env, info);
     if argc < argv.len() {
         return Err(throw(env, usage));
     }
@@ -184,7 +182,7 @@ unsafe fn budgeted_call<'a, const N: usize>(
         Ok::<_, &'static str>((first, sql, params, budget))
     })();
     let (first, sql, params, budget) = args.map_err(|message| throw(env, message))?;
-    Ok(BudgetedCall { argv, db: &*(data as *const NativeDatabase), first, sql, params, budget })
+    Ok(BudgetedCall { argv, db, first, sql, params, budget })
 }
 
 /// `readInline`'s arguments, `(kind, paramsLength, budgetMicros, handler, on[, sql[, params]])`,
@@ -194,14 +192,10 @@ unsafe fn read_inline_call<'a>(
     env: sys::napi_env,
     info: sys::napi_callback_info,
 ) -> Result<BudgetedCall<'a, 7>, sys::napi_value> {
-    let mut argv = [ptr::null_mut(); 7];
-    let mut argc = argv.len();
-    let mut data = ptr::null_mut();
-    sys::napi_get_cb_info(env, info, &mut argc, argv.as_mut_ptr(), ptr::null_mut(), &mut data);
+    let (argv, argc, db) = call_args::<7>(env, info);
     if argc < 5 {
         return Err(throw(env, "expected (kind, paramsLength, budgetMicros, handler, on[, sql[, params]])"));
     }
-    let db = &*(data as *const NativeDatabase);
     let args = (|| {
         let first = u32_arg(env, argv[0])?;
         let (sql, params) = db.last_args.read(env, (argc > 5).then_some(argv[5]), (argc > 6).then_some(argv[6]))?;
@@ -298,21 +292,21 @@ pub(super) unsafe extern "C" fn read_inline(env: sys::napi_env, info: sys::napi_
             sys::napi_create_buffer_copy(env, json.len(), json.as_ptr() as _, &mut at, &mut buffer);
             call_handler(env, handler, &[number(env, JSON), buffer])
         }
-        Ok(Ran::Done(None)) if values.numbers.is_some() => {
-            if let Some(numbers) = values.numbers.as_deref_mut() {
+        Ok(Ran::Done(None)) => match values.numbers {
+            Some(numbers) => {
                 numbers[0] = values.count as f64;
+                number(env, NUMBERS)
             }
-            number(env, NUMBERS)
-        }
-        Ok(Ran::Done(None)) => {
-            args.resize(args.len().max(HEAD), ptr::null_mut());
-            let rows = (args.len() - HEAD).checked_div(values.columns).unwrap_or(0);
-            args[0] = number(env, ROWS);
-            args[1] = db.names_for_js(env, values.names.as_deref());
-            args[2] = number(env, values.columns as u32);
-            args[3] = number(env, rows as u32);
-            call_handler(env, handler, &args)
-        }
+            None => {
+                args.resize(args.len().max(HEAD), ptr::null_mut());
+                let rows = (args.len() - HEAD).checked_div(values.columns).unwrap_or(0);
+                args[0] = number(env, ROWS);
+                args[1] = db.names_for_js(env, values.names.as_deref());
+                args[2] = number(env, values.columns as u32);
+                args[3] = number(env, rows as u32);
+                call_handler(env, handler, &args)
+            }
+        },
         Err(e) => call_handler(env, handler, &[number(env, ERROR), string(env, &e.code), string(env, &e.message)]),
     };
     args.clear();
@@ -324,10 +318,7 @@ pub(super) unsafe extern "C" fn read_inline(env: sys::napi_env, info: sys::napi_
 /// (`Values`) instead of calling its handler; JS keeps it for as long as it can call
 /// `readInline`.
 pub(super) unsafe extern "C" fn share_numbers(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
-    let mut argv = [ptr::null_mut(); 1];
-    let mut argc = argv.len();
-    let mut data = ptr::null_mut();
-    sys::napi_get_cb_info(env, info, &mut argc, argv.as_mut_ptr(), ptr::null_mut(), &mut data);
+    let (argv, argc, db) = call_args::<1>(env, info);
     let (mut kind, mut length, mut numbers, mut buffer, mut offset) = (0, 0, ptr::null_mut(), ptr::null_mut(), 0);
     if argc < 1
         || sys::napi_get_typedarray_info(env, argv[0], &mut kind, &mut length, &mut numbers, &mut buffer, &mut offset)
@@ -336,7 +327,7 @@ pub(super) unsafe extern "C" fn share_numbers(env: sys::napi_env, info: sys::nap
     {
         return throw(env, "expected (numbers: Float64Array)");
     }
-    (*(data as *const NativeDatabase)).share_numbers(numbers as *mut f64, length);
+    db.share_numbers(numbers as *mut f64, length);
     ptr::null_mut()
 }
 
@@ -347,10 +338,7 @@ pub(super) unsafe extern "C" fn share_numbers(env: sys::napi_env, info: sys::nap
 /// calls no JavaScript function, or a sliced read is under way; MOVED when a step overran (the
 /// read ended: run it on a reader); UNAVAILABLE without the JS thread's connection.
 pub(super) unsafe extern "C" fn read_slice(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
-    let mut argv = [ptr::null_mut(); 4];
-    let mut argc = argv.len();
-    let mut data = ptr::null_mut();
-    sys::napi_get_cb_info(env, info, &mut argc, argv.as_mut_ptr(), ptr::null_mut(), &mut data);
+    let (argv, argc, db) = call_args::<4>(env, info);
     if argc < argv.len() {
         return throw(env, "expected (sql | null, params, paramsLength, handler)");
     }
@@ -369,7 +357,6 @@ pub(super) unsafe extern "C" fn read_slice(env: sys::napi_env, info: sys::napi_c
             Err(message) => return throw(env, message),
         }
     };
-    let db = &*(data as *const NativeDatabase);
     let shared = &db.pool.shared;
     let ran = {
         // Held by the writer only around a rekey, when the read moves to a reader.
@@ -398,17 +385,13 @@ pub(super) unsafe extern "C" fn read_slice(env: sys::napi_env, info: sys::napi_c
 /// MOVED when it failed, to be sent to the writer thread, whose checks report the error (a
 /// failing control statement changes nothing); UNAVAILABLE when the writer is busy or absent.
 pub(super) unsafe extern "C" fn control_inline(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
-    let mut argv = [ptr::null_mut(); 2];
-    let mut argc = argv.len();
-    let mut data = ptr::null_mut();
-    sys::napi_get_cb_info(env, info, &mut argc, argv.as_mut_ptr(), ptr::null_mut(), &mut data);
+    let (argv, argc, db) = call_args::<2>(env, info);
     let in_transaction = if argc < argv.len() { Err("") } else { bool_arg(env, argv[1]) };
     let Ok(in_transaction) = in_transaction else { return throw(env, "expected (sql, inTransaction)") };
     let sql = match SqlText::read(env, argv[0]) {
         Ok(sql) => sql,
         Err(message) => return throw(env, message),
     };
-    let db = &*(data as *const NativeDatabase);
     number(env, on_idle_writer(db, in_transaction, |worker| worker.control(&sql).map(|_| true)))
 }
 
@@ -419,9 +402,7 @@ pub(super) unsafe extern "C" fn begin_group_inline(
     env: sys::napi_env,
     info: sys::napi_callback_info,
 ) -> sys::napi_value {
-    let mut data = ptr::null_mut();
-    sys::napi_get_cb_info(env, info, &mut 0, ptr::null_mut(), ptr::null_mut(), &mut data);
-    let db = &*(data as *const NativeDatabase);
+    let (_, _, db) = call_args::<0>(env, info);
     number(env, on_idle_writer(db, false, inline::begin_group))
 }
 

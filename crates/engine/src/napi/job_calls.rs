@@ -118,19 +118,31 @@ unsafe fn set_keep_alive(env: sys::napi_env, info: sys::napi_callback_info, on: 
     ptr::null_mut()
 }
 
+/// A per-job call's first `N` arguments (undefined for those not given), how many JS gave, and
+/// the database the call is bound to (`job_calls`).
+///
+/// # Safety
+/// JS thread, inside a call of a function `job_calls` made.
+pub(super) unsafe fn call_args<'a, const N: usize>(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+) -> ([sys::napi_value; N], usize, &'a NativeDatabase) {
+    let mut argv = [ptr::null_mut(); N];
+    let mut argc = N;
+    let mut data = ptr::null_mut();
+    sys::napi_get_cb_info(env, info, &mut argc, argv.as_mut_ptr(), ptr::null_mut(), &mut data);
+    (argv, argc, &*(data as *const NativeDatabase))
+}
+
 /// The six arguments of `read` and `write`: the job (neither flag set) and the last argument.
 unsafe fn job_args<'a>(
     env: sys::napi_env,
     info: sys::napi_callback_info,
 ) -> Result<(&'a NativeDatabase, Job, bool), String> {
-    let mut argv = [ptr::null_mut(); 6];
-    let mut argc = argv.len();
-    let mut data = ptr::null_mut();
-    sys::napi_get_cb_info(env, info, &mut argc, argv.as_mut_ptr(), ptr::null_mut(), &mut data);
+    let (argv, argc, db) = call_args::<6>(env, info);
     if argc < argv.len() {
         return Err("expected (id, kind, sql, params, paramsLength, flag)".into());
     }
-    let db = &*(data as *const NativeDatabase);
     let id = u32_arg(env, argv[0])?;
     let request = request(u32_arg(env, argv[1])?)?;
     let sql = string_arg(env, argv[2])?;
