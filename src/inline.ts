@@ -27,10 +27,11 @@ const NUMBERS = new Float64Array(1 + 256)
 const rowMakers = new Map<string, MakeRow>()
 const MAX_ROW_MAKERS = 512
 
-/** The row maker for column names joined by NUL (SQLite's names hold no NUL); `arrays` makes
- * arrays (decode.ts `rowLiteral`). */
+/** The row maker for `columns` column names joined by NUL (SQLite's names hold no NUL);
+ * `arrays` makes arrays (decode.ts `rowLiteral`). The key holds the count and the mode: joined
+ * names alone are the same for no column and one named '', or for '' as arrays and two named ''. */
 function rowMaker(names: string, columns: number, arrays: boolean): MakeRow {
-  const key = arrays ? `\0${names}` : names
+  const key = `${arrays ? 'a' : 'o'}${columns}\0${names}`
   let make = rowMakers.get(key)
   if (make === undefined) {
     const list = columns === 0 ? [] : names.split('\0')

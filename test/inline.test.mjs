@@ -30,6 +30,8 @@ const QUERIES = [
   ['select', 'SELECT count(*) AS n, sum(length(a)) AS len FROM v', () => []],
   ['select', 'SELECT ? AS p, ? AS q', (rand, safe) => [randomValue(rand, safe), randomValue(rand, safe)]],
   ['select', 'SELECT 1 AS "__proto__", 2 AS "a b", 3 AS ""', () => []],
+  ['selectOne', 'SELECT 1 AS ""', () => []],
+  ['select', 'SELECT 1 AS "", 2 AS ""', () => []],
   // errors: every one must be the same on both paths
   ['select', 'SELEC nothing', () => []],
   ['select', 'SELECT * FROM missing', () => []],
