@@ -102,7 +102,7 @@ export function consoleReport(res) {
   ]
   if (res.targets.some((t) => t.value !== undefined))
     lines.push(
-      `\ntargets (resqlite vs a peer or itself, from the medians)\n\n${textTable(['target', 'measured', 'goal', 'result'], targetRows(res))}`,
+      `\ntargets (resqlite vs a peer or itself, from the medians; with --repeat, a ratio's 95 % interval over the repeats)\n\n${textTable(['target', 'measured', 'goal', 'result'], targetRows(res))}`,
     )
   if (res.problems.length) lines.push(`\nproblems:\n${res.problems.map((p) => `- ${p}`).join('\n')}`)
   lines.push(`\ntotal ${res.durationS.toFixed(0)} s`)
@@ -113,7 +113,7 @@ export const goalText = (t) => (t.op === 'reported' ? 'reported' : `${t.op} ${t.
 const targetRows = (res) =>
   res.targets.map((t) => [
     t.name,
-    fmt(t.value),
+    t.ci ? `${fmt(t.value)} (${fmt(t.ci.lo)}–${fmt(t.ci.hi)})` : fmt(t.value),
     goalText(t),
     t.value === undefined ? 'n/a' : t.op === 'reported' ? '' : t.pass ? 'PASS' : 'FAIL',
   ])
@@ -193,7 +193,7 @@ ${groups
       )}\n`,
   )
   .join('')}
-${res.targets.some((t) => t.value !== undefined) ? `\n## Targets (resqlite vs a peer or itself, from the medians above)\n\n${mdTable(['target', 'measured', 'goal', 'result'], targetRows(res))}\n` : ''}
+${res.targets.some((t) => t.value !== undefined) ? `\n## Targets (resqlite vs a peer or itself, from the medians above; with --repeat, a ratio's 95 % interval over the repeats)\n\n${mdTable(['target', 'measured', 'goal', 'result'], targetRows(res))}\n` : ''}
 ${res.comparison ? `\n## Compared to ${res.comparison.to}\n\n\`\`\`\n${res.comparison.text}\n\`\`\`\n` : ''}
 ${res.problems.length ? `## Problems\n\n${res.problems.map((p) => `- ${p}`).join('\n')}\n` : ''}`
 }

@@ -212,7 +212,14 @@ for (const lane of laneNames) {
         const c = { ...rest, n: merged.wall.length, checkedSamples: all.reduce((s, x) => s + x.checkedSamples, 0) }
         for (const [k, v] of Object.entries(merged)) c[k] = summarize(v)
         if (c0.rssFirst !== undefined) c.rssFirst = Math.max(...all.map((x) => x.rssFirst))
-        if (repeat > 1) c.repeatMedians = all.map((x) => summarize(x.samples.wall).median)
+        if (repeat > 1) {
+          c.repeatMedians = all.map((x) => summarize(x.samples.wall).median)
+          // Each repeat's own samples (kept as the file keeps samples): targets.mjs pairs the
+          // repeats of two libraries, which ran one after the other, for a ratio's interval.
+          c.repeatSamples = Object.fromEntries(
+            ['wall', 'js'].filter((k) => samples[k]).map((k) => [k, all.map((x) => keepSamples(x.samples[k]))]),
+          )
+        }
         if (c0.perSample) {
           const [count, unit] = c0.perSample
           c.rate = { unit: `${unit}/s`, median: (count / c.wall.median) * 1000, p90: (count / c.wall.p90) * 1000 }
