@@ -21,7 +21,9 @@ const REMEMBERED_PARAMS = 64 * 1024
 /** What `readInline` writes a result of numbers and NULLs into (`Inline.Numbers`): its cell
  * count, then the cells, NULL as NaN (SQLite stores no NaN). One for every database of this
  * thread: each result is read out before the next read runs. 256 cells fit (2 KiB); a larger
- * result comes through the handler (experiments/059). */
+ * result comes through the handler (experiments/059). `writeInline` writes a write's
+ * `[changes, lastInsertRowid, checkpointDue]` there, or a COMMIT's `[checkpointDue]`
+ * (experiments/060). */
 const NUMBERS = new Float64Array(1 + 256)
 
 const rowMakers = new Map<string, MakeRow>()
@@ -124,7 +126,7 @@ export class InlineRunner {
       }
       this.#value = this.#rows(cells, c as number)
     } else if (what === InlineResult.Changes) {
-      this.#value = { changes: a, lastInsertRowid: this.#safeIntegers ? BigInt(b as number | bigint) : b }
+      this.#value = this.#changes(a, b as number | bigint)
       if (c === true) this.#onCheckpointDue()
     } else if (what === InlineResult.Committed) {
       if (a === true) this.#onCheckpointDue()
@@ -216,25 +218,41 @@ export class InlineRunner {
     length: number,
     onEnded: ((error: ResqliteError) => void) | undefined,
   ): Promise<T> | undefined {
-    if (!this.#runWrite(JobKind.Execute, sql, params, length, onEnded !== undefined)) return undefined
+    const how = this.#runWrite(JobKind.Execute, sql, params, length, onEnded !== undefined)
+    if (how === Inline.Numbers) {
+      this.counters.writes++
+      const changes = this.#changes(NUMBERS[0], NUMBERS[1])
+      if (NUMBERS[2] === 1) this.#onCheckpointDue()
+      return Promise.resolve(changes as T)
+    }
+    if (how !== Inline.Done) return undefined
     this.counters.writes++
     const { value, error } = this.#take(onEnded)
     return error === undefined ? Promise.resolve(value as T) : Promise.reject(error)
   }
 
+  /** A write's result, as `execute` resolves with it. */
+  #changes(changes: unknown, rowid: number | bigint): unknown {
+    return { changes, lastInsertRowid: this.#safeIntegers ? BigInt(rowid) : rowid }
+  }
+
   /** The transaction's COMMIT run here, when it has little to write; undefined when it must go
    * to the writer thread. A write group's counts as `groups` (an empty one not at all). */
   commit(onEnded: (error: ResqliteError) => void, counter: 'commits' | 'groups' | null): Promise<void> | undefined {
-    if (!this.#runWrite(JobKind.Control, 'COMMIT', EMPTY, 0, true)) return undefined
+    const how = this.#runWrite(JobKind.Control, 'COMMIT', EMPTY, 0, true)
+    if (how !== Inline.Done && how !== Inline.Numbers) return undefined
     if (counter !== null) this.counters[counter]++
+    if (how === Inline.Numbers) {
+      if (NUMBERS[0] === 1) this.#onCheckpointDue()
+      return RESOLVED
+    }
     const { error } = this.#take(onEnded)
     return error === undefined ? RESOLVED : Promise.reject(error)
   }
 
-  #runWrite(kind: JobKind, sql: string, params: Uint8Array, length: number, inTransaction: boolean): boolean {
+  #runWrite(kind: JobKind, sql: string, params: Uint8Array, length: number, inTransaction: boolean): Inline {
     this.#sql = sql
-    const how = this.#writeInline(kind, sql, params, length, this.#budgetMicros, this.handle, inTransaction)
-    return how === Inline.Done
+    return this.#writeInline(kind, sql, params, length, this.#budgetMicros, this.handle, inTransaction)
   }
 
   /** The handler's result, cleared; an error that ended the transaction goes to `onEnded`. */

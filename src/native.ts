@@ -67,7 +67,7 @@ export const enum Inline {
   Moved = 1, // it ran past its budget, or its result is too large: send it to a reader
   Skipped = 2, // it must run on a thread (it overran recently; a write that is not bounded)
   Unavailable = 3, // no inline connection now (closing, a rekey in progress, or the writer busy)
-  Numbers = 4, // readInline: the cells, numbers or NULL (NaN), are in the shared numbers after their count; the names are the last ones
+  Numbers = 4, // the result is in the shared numbers: readInline's cells, numbers or NULL (NaN), after their count (the names are the last ones); writeInline's [changes, lastInsertRowid, checkpointDue] of a write, [checkpointDue] of a COMMIT
 }
 
 /** Which connection `readInline` runs a read on (crates/engine/src/napi/protocol.rs). */
@@ -117,7 +117,8 @@ export interface JobCalls {
    * way); Moved when a step overran (run it on a reader); Unavailable without the connection. */
   readSlice(sql: string | null, params: Uint8Array, paramsLength: number, handler: unknown): Inline
   /** The array `readInline` writes a result of numbers and NULLs into instead of calling its
-   * handler (`Inline.Numbers`): `[count, ...cells]`, NULL as NaN. Kept alive by the caller. */
+   * handler (`Inline.Numbers`): `[count, ...cells]`, NULL as NaN; and `writeInline` a write's
+   * changes. Kept alive by the caller. */
   shareNumbers(numbers: Float64Array): void
   /** On the idle writer's connection: an execute whose statement is bounded (`JobKind.Execute`),
    * inside the caller's transaction or, not `inTransaction`, alone; or the transaction's COMMIT

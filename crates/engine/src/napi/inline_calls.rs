@@ -315,8 +315,8 @@ pub(super) unsafe extern "C" fn read_inline(env: sys::napi_env, info: sys::napi_
 }
 
 /// `shareNumbers(numbers)`: the Float64Array `readInline` writes a result of numbers into
-/// (`Values`) instead of calling its handler; JS keeps it for as long as it can call
-/// `readInline`.
+/// (`Values`), and `writeInline` a write's changes, instead of calling the handler; JS keeps it
+/// for as long as it can call them.
 pub(super) unsafe extern "C" fn share_numbers(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
     let (argv, argc, db) = call_args::<1>(env, info);
     let (mut kind, mut length, mut numbers, mut buffer, mut offset) = (0, 0, ptr::null_mut(), ptr::null_mut(), 0);
@@ -428,8 +428,11 @@ fn on_idle_writer(db: &NativeDatabase, in_transaction: bool, f: impl FnOnce(&mut
 /// idle writer's connection: an execute (`kind` EXECUTE) whose statement is bounded (inline.rs
 /// `write`), inside the caller's transaction or, not `inTransaction`, alone (committing as it
 /// ends); or the transaction's COMMIT (`kind` CONTROL, `sql` "COMMIT") when it has little to
-/// write. Returns DONE after calling `handler` with (CHANGES, changes, lastInsertRowid,
-/// checkpointDue), (COMMITTED, checkpointDue) or (ERROR, code, message, endedTransaction);
+/// write. Returns NUMBERS with `[changes, lastInsertRowid, checkpointDue]` of a write, or
+/// `[checkpointDue]` of a COMMIT, in the numbers JS shares (without calling the handler: that
+/// call was the largest cost left of a small write, experiments/060); DONE after calling
+/// `handler` with (CHANGES, changes, lastInsertRowid, checkpointDue) when the rowid is beyond
+/// ±(2^53 − 1) or no numbers are shared, or with (ERROR, code, message, endedTransaction);
 /// SKIPPED when the statement must run on the writer thread; UNAVAILABLE when the writer is
 /// busy, or the connection is outside a transaction (`inTransaction`) or inside one (not).
 pub(super) unsafe extern "C" fn write_inline(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
@@ -480,15 +483,27 @@ pub(super) unsafe extern "C" fn write_inline(env: sys::napi_env, info: sys::napi
         (ran, ended && in_transaction)
     };
     // The lock is released: JS may run now.
-    let args = match ran {
-        Ok(Ran::Moved | Ran::Skipped | Ran::NotOnWriter) => return number(env, SKIPPED),
-        Ok(Ran::Done(Wrote::Changes(changes, rowid, checkpoint_due))) => {
+    let args = match (ran, db.shared_numbers()) {
+        (Ok(Ran::Moved | Ran::Skipped | Ran::NotOnWriter), _) => return number(env, SKIPPED),
+        (Ok(Ran::Done(Wrote::Changes(changes, rowid, checkpoint_due))), Some(numbers))
+            if (-MAX_SAFE..=MAX_SAFE).contains(&rowid) =>
+        {
+            numbers[..3].copy_from_slice(&[changes as f64, rowid as f64, f64::from(u8::from(checkpoint_due))]);
+            return number(env, NUMBERS);
+        }
+        (Ok(Ran::Done(Wrote::Committed(checkpoint_due))), Some(numbers)) => {
+            numbers[0] = f64::from(u8::from(checkpoint_due));
+            return number(env, NUMBERS);
+        }
+        (Ok(Ran::Done(Wrote::Changes(changes, rowid, checkpoint_due))), _) => {
             let rowid =
                 if (-MAX_SAFE..=MAX_SAFE).contains(&rowid) { double(env, rowid as f64) } else { bigint(env, rowid) };
             vec![number(env, CHANGES), double(env, changes as f64), rowid, boolean(env, checkpoint_due)]
         }
-        Ok(Ran::Done(Wrote::Committed(checkpoint_due))) => vec![number(env, COMMITTED), boolean(env, checkpoint_due)],
-        Err(e) => vec![number(env, ERROR), string(env, &e.code), string(env, &e.message), boolean(env, ended)],
+        (Ok(Ran::Done(Wrote::Committed(checkpoint_due))), None) => {
+            vec![number(env, COMMITTED), boolean(env, checkpoint_due)]
+        }
+        (Err(e), _) => vec![number(env, ERROR), string(env, &e.code), string(env, &e.message), boolean(env, ended)],
     };
     call_handler(env, argv[5], &args)
 }

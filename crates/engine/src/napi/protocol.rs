@@ -117,8 +117,10 @@ protocol! {
         INLINE_SKIPPED = 2;
         /// No inline connection now (closing, a rekey in progress, or the writer busy).
         INLINE_UNAVAILABLE = 3;
-        /// `readInline` ran it and wrote its cells, all numbers or NULL (NaN), into the shared
-        /// numbers after their count, without calling the handler: the names are the last ones.
+        /// It ran, and its result is in the shared numbers, without a call of the handler:
+        /// `readInline`'s cells, all numbers or NULL (NaN), after their count (the names are the
+        /// last ones); `writeInline`'s `[changes, lastInsertRowid, checkpointDue]` of a write,
+        /// `[checkpointDue]` of a COMMIT.
         INLINE_NUMBERS = 4;
     }
 
