@@ -7,7 +7,9 @@
 //   node --single-threaded bench/experiments/small-calls.mjs <root|better-sqlite3> --count=N --lanes=tx
 //     N calls of one lane after a fixed warm-up, for callgrind: run it twice with two counts
 //     and divide the difference of the main thread's instructions by the difference of calls
-//     (as point-select-instructions.mjs).
+//     (as point-select-instructions.mjs). Under callgrind every call runs ~50 × slower, so
+//     writes overrun the inline budget and back off to the writer thread (experiments/060):
+//     give --inline-budget=10 (ms, resqlite's `inlineBudget`) to count the path the lane takes.
 //
 // Lanes: pt, 1,000 awaited point selects through a Statement; tx, 10 transactions of 100 of
 // them; it, 100 transactions of 2 inserts and a select (the suite's narrow-* lanes).
@@ -23,6 +25,7 @@ const roots = args.filter((a) => !a.startsWith('--'))
 const lanes = flag('lanes', 'pt,tx,it').split(',')
 const rounds = Number(flag('rounds', '300'))
 const count = flag('count')
+const inlineBudget = flag('inline-budget')
 const dir = mkdtempSync(join(tmpdir(), 'small-calls-'))
 const SETUP =
   'CREATE TABLE narrow (id INTEGER PRIMARY KEY, a INTEGER, b INTEGER);' +
@@ -33,7 +36,10 @@ const SETUP =
 /** Each lane as `calls => Promise`, over a database of its own. */
 async function resqlite(root, name) {
   const { Database } = await import(pathToFileURL(join(resolve(root), 'dist/esm/index.mjs')).href)
-  const db = await Database.open(join(dir, `${name}.db`))
+  const db = await Database.open(
+    join(dir, `${name}.db`),
+    inlineBudget === undefined ? {} : { inlineBudget: Number(inlineBudget) },
+  )
   await db.execute(SETUP)
   const point = await db.prepare('SELECT * FROM narrow WHERE id = ?')
   const insert = await db.prepare('INSERT INTO narrow_w (id, a, b) VALUES (?, ?, ?)')
