@@ -43,8 +43,8 @@ pub struct NativeDatabase {
     /// (experiments/059). A call made while another runs (from a handler) makes its own.
     pub(super) handler_args: Cell<Vec<sys::napi_value>>,
     /// The Float64Array JS shares for results of numbers (`readInline`, `writeInline`;
-    /// `shareNumbers`), as its address and length. JS keeps it for as long as it can call them (src/inline.ts),
-    /// and its bytes do not move (an off-heap typed array's never do).
+    /// `shareNumbers`), as its address and length. JS keeps it for as long as it can call them
+    /// (src/inline.ts), and its bytes do not move (an off-heap typed array's never do).
     numbers: Cell<(*mut f64, usize)>,
 }
 
@@ -483,8 +483,8 @@ impl NativeDatabase {
     /// asks.
     pub(super) fn shared_numbers<'a>(&self) -> Option<&'a mut [f64]> {
         let (data, len) = self.numbers.get();
-        // SAFETY: JS keeps the array alive while it can call readInline; only readInline and
-        // writeInline write it, and JS reads it after the call returns.
+        // SAFETY: JS keeps the array alive while it can call readInline and writeInline; only
+        // they write it, and JS reads it after the call returns.
         (!data.is_null() && len > 1).then(|| unsafe { std::slice::from_raw_parts_mut(data, len) })
     }
 
