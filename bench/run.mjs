@@ -214,10 +214,11 @@ for (const lane of laneNames) {
         if (c0.rssFirst !== undefined) c.rssFirst = Math.max(...all.map((x) => x.rssFirst))
         if (repeat > 1) {
           c.repeatMedians = all.map((x) => summarize(x.samples.wall).median)
-          // Each repeat's own samples (kept as the file keeps samples): targets.mjs pairs the
-          // repeats of two libraries, which ran one after the other, for a ratio's interval.
+          // Each repeat's own samples (at most 100, evenly spaced, so a full suite's file stays
+          // small): targets.mjs pairs the repeats of two libraries, which ran one after the
+          // other, for a ratio's interval.
           c.repeatSamples = Object.fromEntries(
-            ['wall', 'js'].filter((k) => samples[k]).map((k) => [k, all.map((x) => keepSamples(x.samples[k]))]),
+            ['wall', 'js'].filter((k) => samples[k]).map((k) => [k, all.map((x) => keepSamples(x.samples[k], 100))]),
           )
         }
         if (c0.perSample) {
