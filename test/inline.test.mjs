@@ -221,6 +221,10 @@ test('writes committed while live queries start on the JS thread reach them: eac
   const db = await Database.open(path.join(tempDir(t), 'live-race.db'))
   t.after(() => db.close())
   await db.execute('CREATE TABLE o (id INTEGER PRIMARY KEY, g INTEGER)')
+  // First runs start here only on the JS thread's own connection, which opens on an engine
+  // thread after a read first needs it: left to that, whether it opened before the loop ended
+  // depended on how busy the engine threads were (the assertion below failed once in a full run).
+  await openOwnConnection(db)
   const streams = []
   const writes = []
   for (let i = 0; i < 40; i++) {
