@@ -219,14 +219,13 @@ export class InlineRunner {
     onEnded: ((error: ResqliteError) => void) | undefined,
   ): Promise<T> | undefined {
     const how = this.#runWrite(JobKind.Execute, sql, params, length, onEnded !== undefined)
+    if (how !== Inline.Done && how !== Inline.Numbers) return undefined
+    this.counters.writes++
     if (how === Inline.Numbers) {
-      this.counters.writes++
       const changes = this.#changes(NUMBERS[0], NUMBERS[1])
       if (NUMBERS[2] === 1) this.#onCheckpointDue()
       return Promise.resolve(changes as T)
     }
-    if (how !== Inline.Done) return undefined
-    this.counters.writes++
     const { value, error } = this.#take(onEnded)
     return error === undefined ? Promise.resolve(value as T) : Promise.reject(error)
   }

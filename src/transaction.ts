@@ -138,7 +138,7 @@ interface Ends {
   rollback: string
 }
 
-export const OUTERMOST: Ends = { commit: 'COMMIT', rollback: 'ROLLBACK' }
+const OUTERMOST: Ends = { commit: 'COMMIT', rollback: 'ROLLBACK' }
 
 /** A savepoint level's statements, made once per depth. */
 interface Level extends Ends {
