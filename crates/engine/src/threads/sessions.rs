@@ -38,6 +38,9 @@ struct State {
     inline_opening: bool,
     /// Opening it failed: reads stay on the readers, which report what is wrong.
     inline_failed: bool,
+    /// It was asked for while the database was opening (JS can hear of the open before
+    /// `opened` runs): `opened` starts it.
+    inline_wanted: bool,
     writer: bool,
     parked: bool,
     /// `close(id)` was called: once no session runs, the connections close and `id` completes.
@@ -52,6 +55,7 @@ impl Default for State {
             readers: 0,
             inline_opening: false,
             inline_failed: false,
+            inline_wanted: false,
             writer: false,
             parked: false,
             closing: None,
@@ -124,9 +128,16 @@ impl Shared {
 
     /// The open job ended (opened or not): the jobs sent meanwhile run.
     pub(super) fn opened(&self) {
-        self.sessions.state.lock().unwrap().opening = false;
+        let inline_wanted = {
+            let mut st = self.sessions.state.lock().unwrap();
+            st.opening = false;
+            std::mem::take(&mut st.inline_wanted)
+        };
         self.kick_writer();
         self.kick_readers();
+        if inline_wanted {
+            self.open_inline_later();
+        }
         self.close_when_idle(self.sessions.state.lock().unwrap()); // closed while opening
     }
 
@@ -139,7 +150,11 @@ impl Shared {
             return;
         }
         let mut st = self.sessions.state.lock().unwrap();
-        if st.inline_opening || st.inline_failed || st.parked || st.opening || st.closing.is_some() {
+        if st.opening {
+            st.inline_wanted = true;
+            return;
+        }
+        if st.inline_opening || st.inline_failed || st.parked || st.closing.is_some() {
             return;
         }
         let Some(me) = self.me.upgrade() else { return };
