@@ -92,6 +92,11 @@ impl KeyConfig {
         (legacy > 0 && size > 0).then_some(size as i64)
     }
 
+    /// Whether this cipher leaves the start of page 1 in plaintext (`plaintextHeaderSize`).
+    fn has_plaintext_header(&self) -> bool {
+        self.params.iter().any(|(name, value)| name.as_bytes() == b"plaintext_header_size" && *value > 0)
+    }
+
     fn key_len(&self) -> c_int {
         self.key.len() as c_int
     }
@@ -107,6 +112,61 @@ pub fn key_connection(db: *mut ffi::sqlite3, config: &KeyConfig) -> DbResult<()>
         return Err(DbError::sqlite(rc, format!("setting the encryption key failed: {}", errmsg(db))));
     }
     Ok(())
+}
+
+/// The open's first read (of page 1 and the schema) failed. When page 1's header is on disk
+/// in plaintext, a mismatch of key or cipher settings reaches SQLite as garbage rather than as
+/// a failed MAC, and SQLite's code then depends on the garbage's bytes (`SQLITE_ERROR`
+/// "unsupported file format", `SQLITE_CORRUPT`, …): name the mismatch instead.
+/// - With a key whose cipher keeps no plaintext header, a plaintext header on disk means the
+///   file was written without encryption or with `plaintextHeaderSize`: `ERR_ENCRYPTION_KEY`.
+/// - Without a key, a plaintext header whose pages keep reserved bytes is what an encrypted
+///   database with a plaintext header looks like: `SQLITE_NOTADB`, as any encrypted database
+///   opened without its key.
+///
+/// Any other failure is returned as it is (`explain_open_error` then adds what a key has to do
+/// with a `SQLITE_NOTADB`).
+///
+/// `path` is `None` when the database is not a local file (another VFS).
+pub fn explain_first_read_error(error: DbError, path: Option<&str>, key: Option<&KeyConfig>) -> DbError {
+    if error.code == "SQLITE_NOTADB" {
+        return error;
+    }
+    let Some(reserved) = path.and_then(plaintext_header_reserve) else {
+        return error;
+    };
+    match key {
+        Some(key) if !key.has_plaintext_header() => DbError::new(
+            "ERR_ENCRYPTION_KEY",
+            format!(
+                "the encryption key or cipher settings do not match this database: its header is plaintext, so it \
+                 was written without encryption or with cipher plaintextHeaderSize (SQLite read: {})",
+                error.message
+            ),
+        ),
+        None if reserved > 0 => DbError {
+            code: "SQLITE_NOTADB".into(),
+            message: format!(
+                "file is not a database: its header is plaintext but its pages keep {reserved} reserved bytes, as an \
+                 encrypted database's with a plaintext header do (SQLite read: {})",
+                error.message
+            ),
+            ..error
+        },
+        _ => error,
+    }
+}
+
+/// The reserved bytes per page that `path`'s header names, when the file starts with SQLite's
+/// plaintext header (`None` when it does not, or cannot be read).
+fn plaintext_header_reserve(path: &str) -> Option<u8> {
+    use std::io::Read;
+    if path.is_empty() || path == ":memory:" {
+        return None;
+    }
+    let mut header = [0u8; 21];
+    std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut header)).ok()?;
+    (&header[..16] == b"SQLite format 3\0").then_some(header[20])
 }
 
 /// The open's first read failed: say what a key has to do with it. SQLite's own message for a

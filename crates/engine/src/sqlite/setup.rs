@@ -158,7 +158,8 @@ fn configure(conn: &Connection, opts: &OpenOptions) -> DbResult<()> {
     }
     // A forced read: a file that is not a database (or a wrong key) fails here,
     // before anything could write to it.
-    conn.exec("SELECT count(*) FROM sqlite_schema")?;
+    conn.exec("SELECT count(*) FROM sqlite_schema")
+        .map_err(|e| encryption::explain_first_read_error(e, opts.vfs.is_none().then_some(opts.path), opts.key))?;
     extensions::load_all(conn, opts.extensions)?;
     conn.exec("PRAGMA foreign_keys = ON; PRAGMA temp_store = MEMORY; PRAGMA cache_size = -8192")?;
     let checkpoint_pages = if opts.external_checkpoints { 0 } else { WAL_CHECKPOINT_PAGES };
