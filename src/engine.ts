@@ -22,7 +22,7 @@ import {
   ReadOn,
 } from './native'
 import { copyPacked, NO_PARAMS, type Packed } from './params'
-import { groupFull, groupWaits, Placement, readKindMayRunInline, readRunsSliced } from './placement'
+import { AT_CHECKPOINT, groupFull, groupWaits, Placement, readKindMayRunInline, readRunsSliced } from './placement'
 import type { BackupProgress } from './types'
 import { WriteGroup } from './write-group'
 
@@ -321,7 +321,7 @@ export class Engine {
    * finished its jobs): its promise, settled when the group has run; null when no group could
    * open (its COMMIT could not run here), to run alone. */
   #groupWrite<T>(inline: InlineRunner, sql: string, packed: Packed): Promise<T> | null {
-    const group = this.#group ?? this.#openGroup(inline)
+    const group = this.#group ?? this.#openGroup(inline, false)
     if (group === undefined) return null
     this.#issued++
     const settled = group.add<T>(sql, copyPacked(packed))
@@ -334,7 +334,14 @@ export class Engine {
    * while writes come together (a server's clients), to read in its snapshot and settle at
    * once. Whether it did. */
   #readBesideWrites(inline: InlineRunner): boolean {
-    const group = this.#group ?? (this.#placement.readOpensGroup() ? this.#openGroup(inline) : undefined)
+    const placement = this.#placement
+    const group =
+      this.#group ??
+      (placement.readOpensGroup()
+        ? this.#openGroup(inline, false)
+        : placement.readFollowsRead()
+          ? this.#openGroup(inline, true)
+          : undefined)
     if (group === undefined) return false
     group.reads++
     this.#issued++
@@ -342,13 +349,17 @@ export class Engine {
   }
 
   /** Opens a write group: its deferred BEGIN on the idle writer's connection (refused when its
-   * COMMIT could not run here), and the microtask rounds that run it. */
-  #openGroup(inline: InlineRunner): WriteGroup | undefined {
+   * COMMIT could not run here), and the microtask rounds that run it. `readsInARow`: opened by
+   * one flow's reads, one after another (placement.ts `readFollowsRead`). */
+  #openGroup(inline: InlineRunner, readsInARow: boolean): WriteGroup | undefined {
     if (!inline.beginGroup()) return undefined
     const after = this.#words[Mailbox.WritesInFlight] === 0 ? undefined : this.#lastWrite
-    const group = new WriteGroup(this.#placement.wroteAloneThisRound(), after, this.#issued)
+    const group = new WriteGroup(this.#placement.wroteAloneThisRound(), after, this.#issued, readsInARow)
     this.#group = group
-    queueMicrotask(() => this.#checkGroup(group))
+    // One function a group, queued again each round (`AT_CHECKPOINT`: no queueMicrotask's
+    // AsyncResource and bound function a round, which reads in a row pay each: experiments/061).
+    group.check = () => this.#checkGroup(group)
+    AT_CHECKPOINT.then(group.check)
     return group
   }
 
@@ -358,7 +369,7 @@ export class Engine {
     if (this.#group !== group) return
     if (groupWaits(group, this.#issued)) {
       group.issued = this.#issued
-      queueMicrotask(() => this.#checkGroup(group))
+      AT_CHECKPOINT.then(group.check)
       return
     }
     this.#closeGroup()
@@ -373,7 +384,8 @@ export class Engine {
     this.#group = undefined
     const ran = this.#runGroup(this.#inline!, group)
     // A group none of whose calls ran in it (a script, say) says nothing of how they come.
-    this.#placement.groupRan(group.before, ran, group.reads)
+    this.#placement.groupRan(group.before, ran, group.reads, group.readsInARow)
+    ;(this.#inline as InlineRunner).counters.groupReads += group.reads
     const writes = group.writes
     for (let next = ran; next < writes.length; next++) {
       const w = writes[next]!

@@ -55,6 +55,7 @@ export const NO_INLINE_COUNTS: Readonly<InlineCounters> = {
   writes: 0,
   commits: 0,
   groups: 0,
+  groupReads: 0,
   live: 0,
   sliced: 0,
 }

@@ -18,13 +18,15 @@
 // 3. ...and for at most INLINE_BURST reads issued together: the readers run the rest in parallel (032).
 // 4. ...and not while reads are on the readers, unless within AFTER_WRITE_READS reads of a write (042).
 // 5. ...on the writer's connection once its thread finished every job, else the JS thread's own (`readOn`; 040, 042).
-// 6. ...or, in an open write group's snapshot, up to GROUP_BURST instead of 3-4; it opens one while writes come together (050).
+// 6. ...or, in an open write group's snapshot, up to GROUP_BURST instead of 3-4; it opens one while writes come together (050),
+//    or when reads are awaited one after another in a turn of the event loop (`readFollowsRead`; 061).
 // 7. A select calling a JS function, not run inline and without a signal, runs in slices (`readRunsSliced`; 054).
 // 8. A standalone execute, with the writer free and its thread finished, may run inline (`writeMayRunInline`; 040).
 // 9. ...alone when writes come one at a time, else in a write group (`writeRunsAlone`; 049).
 // 10. A group runs when a microtask round issued no call, after MAX_GROUP_ROUNDS, or at MAX_GROUP_WRITES (049, 050).
 // 11. A transaction's reads, bounded executes, control statements and COMMIT may use the idle writer's connection (`writerIdle`; 036).
 // 12. Everything else: writes to the writer thread in call order, reads to the readers.
+import { nextTick } from 'node:process'
 import { JobKind, Mailbox, ReadOn } from './native'
 import type { WriteGroup } from './write-group'
 
@@ -52,7 +54,7 @@ export const MAX_GROUP_WRITES = 16
 /** `AT_CHECKPOINT.then(f)` runs `f` at the microtask checkpoint, as `queueMicrotask(f)` would, in
  * the same queue and order, without Node's AsyncResource and bound function per call: on the
  * path of every inline read (experiments/056). */
-const AT_CHECKPOINT: Promise<void> = Promise.resolve()
+export const AT_CHECKPOINT: Promise<void> = Promise.resolve()
 
 /** Whether a read of this kind may be offered to the JS thread: serialize, columns and describe
  * are the readers' jobs, and so is watchExternalChanges' check on a read-only database (it
@@ -120,6 +122,11 @@ export class Placement {
   readonly #endBurst = () => {
     this.#burst = 0
   }
+  /** A read was offered to the JS thread since the microtask queue last ran dry (`nextTick`). */
+  #readThisTurn = false
+  readonly #endTurn = () => {
+    this.#readThisTurn = false
+  }
 
   /** `words`: the engine's mailbox words (native.ts `Mailbox`). */
   constructor(words: Int32Array) {
@@ -156,6 +163,18 @@ export class Placement {
     return !this.#oneAtATime && this.writerFinished()
   }
 
+  /** Whether a read, with no write group open and calls coming one at a time, opens a group to
+   * read in its snapshot: a read was offered to the JS thread in an earlier microtask round of
+   * this turn of the event loop (an awaited loop of reads), none is on the readers, and the
+   * writer's thread has finished. Reads that share a snapshot take SQLite's WAL read lock once,
+   * not each (two `fcntl` calls a read, most of a point select's time: experiments/061). */
+  readFollowsRead(): boolean {
+    if (this.#readThisTurn) return this.#burst === 0 && this.readsInFlight === 0 && this.writerFinished()
+    this.#readThisTurn = true
+    nextTick(this.#endTurn)
+    return false
+  }
+
   /** Whether a standalone write offered to the JS thread runs alone (then counted until the
    * microtask checkpoint) rather than in a write group: none is open, and writes came one at a
    * time (experiments/049). */
@@ -173,7 +192,8 @@ export class Placement {
 
   /** A write group ran: `calls` of it (writes before it in its round, writes it ran, its reads).
    * One call says calls come one at a time; none says nothing of how they come. */
-  groupRan(before: number, ran: number, reads: number): void {
+  groupRan(before: number, ran: number, reads: number, readsInARow: boolean): void {
+    if (readsInARow && before + ran === 0) return // one flow's reads, one after another
     if (ran + reads > 0) this.#oneAtATime = before + ran + reads === 1
   }
 

@@ -321,7 +321,8 @@ export interface Diagnostics {
    * thread because their statement overran recently; transaction `control` statements
    * (deferred BEGIN, SAVEPOINT, a nested RELEASE) run there; bounded `writes` run there, a
    * transaction's or standalone; a transaction's `commits` run there (docs/api.md); the
-   * `groups` of standalone writes committed together there (docs/performance.md); `live`
+   * `groups` of standalone writes committed together there (docs/performance.md), and the
+   * `groupReads` run in a group's snapshot (one WAL read lock for them all); `live`
    * queries whose first run ran there; and selects calling a JavaScript function run there a
    * slice at a time (`sliced`, docs/api.md "Functions"). All 0 with `inlineBudget: 0`. */
   inline: {
@@ -332,6 +333,7 @@ export interface Diagnostics {
     writes: number
     commits: number
     groups: number
+    groupReads: number
     live: number
     sliced: number
   }

@@ -12,7 +12,8 @@
 // the engine begins it again when any connection has committed since (worker.rs
 // `fresh_group_snapshot`), so each sees what was committed before it was issued, and none of the
 // group's writes, which are not written yet. While writes come together, a read opens a group
-// too.
+// too, and so do reads awaited one after another (experiments/061): they then take SQLite's WAL
+// read lock once for the run.
 // Nothing of a group settles before its COMMIT, so no caller sees a write that is not durable.
 // When SQLite ends the transaction on its own (an error that rolls it back) or the COMMIT fails,
 // nothing of the group was committed: every write of it runs again on the writer thread, in call
@@ -48,11 +49,17 @@ export class WriteGroup {
   issued: number
   /** Microtask rounds the group has waited. */
   rounds = 0
+  /** Checks at the end of each round whether the group runs (engine.ts `#checkGroup`). */
+  check: () => void = NOTHING
 
-  constructor(before: number, after: Promise<void> | undefined, issued: number) {
+  /** Opened by one flow's reads, one after another (placement.ts `readFollowsRead`). */
+  readonly readsInARow: boolean
+
+  constructor(before: number, after: Promise<void> | undefined, issued: number, readsInARow: boolean) {
     this.before = before
     this.after = after
     this.issued = issued
+    this.readsInARow = readsInARow
     this.finished = new Promise((resolve) => {
       this.#finish = (last) => resolve(last.then(NOTHING, NOTHING))
     })

@@ -105,6 +105,7 @@ export function randomValue(rand, safeIntegers) {
 /** `diagnostics().inline` when nothing ran on the JS thread. */
 export const NO_INLINE_RUNS = Object.freeze({
   groups: 0,
+  groupReads: 0,
   runs: 0,
   moved: 0,
   skipped: 0,

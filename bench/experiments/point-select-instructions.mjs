@@ -33,7 +33,8 @@ const stmt = await db.prepare(sql)
 const get = kind === 'sql' ? (id) => db.selectOne(sql, [id]) : (id) => stmt.selectOne([id])
 let found = 0
 for (let i = 0; i < 5000; i++) if (await get(1 + ((i * 7919) % 10000))) found++
-for (let i = 0; i < Number(calls); i++) if (await get(1 + ((i * 7919) % 10000))) found++
+const total = Number(calls)
+for (let i = 0; i < total; i++) if (await get(1 + ((i * 7919) % 10000))) found++
 const { inline } = await db.diagnostics()
 console.log(JSON.stringify({ found, inline: inline.runs, moved: inline.moved, skipped: inline.skipped }))
 await db.close()
