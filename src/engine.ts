@@ -304,6 +304,9 @@ export class Engine {
       return this.#writerIdle()?.write<T>(sql, packed.bytes, packed.length, onNoTransaction)
     this.#pendingWrite = undefined
     if (this.#inline === undefined || !this.#placement.writerFinished()) return undefined
+    // A group of reads in a row takes no write: it commits first, and the write runs as if it
+    // had not been open.
+    if (this.#group?.readsInARow) this.#closeGroup()
     if (!this.#placement.writeRunsAlone(this.#group !== undefined)) {
       const grouped = this.#groupWrite<T>(this.#inline, sql, packed)
       if (grouped !== null) return grouped
@@ -352,7 +355,7 @@ export class Engine {
    * COMMIT could not run here), and the microtask rounds that run it. `readsInARow`: opened by
    * one flow's reads, one after another (placement.ts `readFollowsRead`). */
   #openGroup(inline: InlineRunner, readsInARow: boolean): WriteGroup | undefined {
-    if (!inline.beginGroup()) return undefined
+    if (!inline.beginGroup(readsInARow)) return undefined
     const after = this.#words[Mailbox.WritesInFlight] === 0 ? undefined : this.#lastWrite
     const group = new WriteGroup(this.#placement.wroteAloneThisRound(), after, this.#issued, readsInARow)
     this.#group = group

@@ -281,9 +281,10 @@ export class InlineRunner {
   }
 
   /** Opens a write group's transaction on the idle writer's connection (write-group.ts):
-   * whether it did (not when the group's COMMIT could not run here). */
-  beginGroup(): boolean {
-    return this.#beginGroupInline() === Inline.Done
+   * whether it did (not when the group's COMMIT could not run here). `readsOnly`: a group no
+   * write will join (reads in a row), whose COMMIT writes nothing. */
+  beginGroup(readsOnly: boolean): boolean {
+    return this.#beginGroupInline(readsOnly) === Inline.Done
   }
 
   /** A cheap control statement run here on the idle writer's connection: whether it ran. */

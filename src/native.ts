@@ -96,8 +96,9 @@ export interface JobCalls {
   controlInline(sql: string, inTransaction: boolean): Inline
   /** Opens a write group's transaction on the idle writer's connection (crates/engine/src/inline.rs
    * `begin_group`): `Done`, or `Unavailable` (the writer is busy, or the group's COMMIT could
-   * not run on the JS thread), or `Moved` (it failed). */
-  beginGroupInline(): Inline
+   * not run on the JS thread; not asked with `readsOnly`, a group no write joins), or `Moved`
+   * (it failed). */
+  beginGroupInline(readsOnly: boolean): Inline
   /** Runs a read on the JS thread within `budgetMicros` (crates/engine/src/inline.rs), on the
    * connection `on` names. Without `params`, or without both, the last call's `sql` and
    * `params`. */

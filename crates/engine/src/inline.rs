@@ -346,9 +346,9 @@ pub fn commit(worker: &mut Worker) -> DbResult<Ran<bool>> {
 }
 
 /// Opens a write group's transaction when its COMMIT will be cheap enough for the JS thread
-/// (`commit`): whether it did.
-pub fn begin_group(worker: &mut Worker) -> DbResult<bool> {
-    if !commit_only_appends(worker)? {
+/// (`commit`): whether it did. A group only reads will use (`reads_only`) commits nothing.
+pub fn begin_group(worker: &mut Worker, reads_only: bool) -> DbResult<bool> {
+    if !reads_only && !commit_only_appends(worker)? {
         return Ok(false);
     }
     worker.begin_group()?;

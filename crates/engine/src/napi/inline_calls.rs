@@ -395,15 +395,19 @@ pub(super) unsafe extern "C" fn control_inline(env: sys::napi_env, info: sys::na
     number(env, on_idle_writer(db, in_transaction, |worker| worker.control(&sql).map(|_| true)))
 }
 
-/// `beginGroupInline()`: opens a write group's transaction (inline.rs `begin_group`) on the idle
-/// writer's connection, outside any transaction. DONE when it did; UNAVAILABLE when the writer
-/// is busy or absent, or the group's COMMIT could not run on the JS thread; MOVED when it failed.
+/// `beginGroupInline(readsOnly)`: opens a write group's transaction (inline.rs `begin_group`) on
+/// the idle writer's connection, outside any transaction. DONE when it did; UNAVAILABLE when the
+/// writer is busy or absent, or (not `readsOnly`) the group's COMMIT could not run on the JS
+/// thread; MOVED when it failed.
 pub(super) unsafe extern "C" fn begin_group_inline(
     env: sys::napi_env,
     info: sys::napi_callback_info,
 ) -> sys::napi_value {
-    let (_, _, db) = call_args::<0>(env, info);
-    number(env, on_idle_writer(db, false, inline::begin_group))
+    let (argv, argc, db) = call_args::<1>(env, info);
+    let Ok(reads_only) = (if argc < argv.len() { Err("") } else { bool_arg(env, argv[0]) }) else {
+        return throw(env, "expected (readsOnly: boolean)");
+    };
+    number(env, on_idle_writer(db, false, |worker| inline::begin_group(worker, reads_only)))
 }
 
 /// Runs `f` on the idle writer's worker when its connection is inside a transaction, or
