@@ -575,7 +575,7 @@ describe('api.md diagnostics, serialize, close', () => {
         ],
         sqlite: ['pageCacheBytes', 'schemaBytes', 'statementBytes'],
         groupCommit: ['groups', 'writes'],
-        inline: ['runs', 'moved', 'skipped', 'control', 'writes', 'commits', 'groups', 'live', 'sliced'],
+        inline: ['runs', 'moved', 'skipped', 'control', 'writes', 'commits', 'groups', 'groupReads', 'live', 'sliced'],
       }
       const flat = (d) => {
         const out = { walBytes: d.walBytes, steppedAside: d.steppedAside }

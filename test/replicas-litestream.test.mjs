@@ -162,8 +162,9 @@ test('Litestream VFS replica: live queries follow the primary through kills of e
     sub.unsubscribe()
     const { requeries, unchangedSuppressed } = (await db.diagnostics()).streams
     assert.equal(seen.length, 1)
+    // A re-run queued or running as the subscription ends is counted, and never compared.
     assert.ok(
-      requeries >= 5 && unchangedSuppressed === requeries,
+      requeries >= 5 && requeries - unchangedSuppressed <= 1,
       `${requeries} re-runs, ${unchangedSuppressed} suppressed`,
     )
   } finally {
