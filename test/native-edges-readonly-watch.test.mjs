@@ -61,3 +61,31 @@ test('readonly with watchExternalChanges: another process committing re-runs the
   await live.waitFor((c) => c.last?.[0]?.n === 50, 'the count after a second commit', 10_000)
   live.stop()
 })
+
+test(
+  'readonly with watchExternalChanges: a commit made while the readers were closed for idling still re-runs the live query',
+  TIMEOUT,
+  async (t) => {
+    const file = path.join(tempDir(t), 'idle.db')
+    const setup = await Database.open(file)
+    await setup.execute('CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)')
+    await setup.execute("INSERT INTO t (v) VALUES ('a')")
+    await setup.close()
+
+    // idleTimeout 0: every connection no read holds closes at the next sweep (about every
+    // 500 ms), so the first check, 2 s in, runs on a connection opened after the commit below.
+    const ro = await Database.open(file, { readonly: true, idleTimeout: 0, watchExternalChanges: { interval: 2000 } })
+    t.after(() => ro.close())
+    const live = collect(ro.stream('SELECT count(*) AS n FROM t'))
+    assert.deepStrictEqual(await live.next(), [{ n: 1 }])
+    await inChild(
+      `const db = await Database.open(process.env.FILE)
+     await db.execute("INSERT INTO t (v) VALUES ('b')")
+     await db.close()`,
+      { FILE: file },
+    )
+    await live.waitFor((c) => c.last?.[0]?.n === 2, 'the count after the other process committed', 15_000)
+    assert.deepStrictEqual(live.errors, [])
+    live.stop()
+  },
+)

@@ -44,8 +44,9 @@ pub struct Worker {
     budget: Box<Budget>,
     /// The writer's change hooks are on (a new connection starts without them).
     tracking: bool,
-    /// `PRAGMA data_version` when last checked: it changes when another connection commits.
-    data_version: i64,
+    /// `PRAGMA data_version` when last checked (none yet): it changes when another connection
+    /// commits.
+    data_version: Option<i64>,
     /// Where the open transaction's writes ran (writer connection; inline.rs).
     pub tx_writes: TxWrites,
     /// The wal-index header as a write group's transaction began (`fresh_group_snapshot`).
@@ -126,7 +127,6 @@ impl Worker {
         // SAFETY: the hooks outlive the connection (field order) and stay on this thread.
         let hooks = unsafe { Hooks::install(&conn, role) };
         let budget = Budget::install(&conn);
-        let data_version = conn.query_int("PRAGMA data_version").unwrap_or(0);
         Worker {
             cursors: HashMap::new(),
             sliced: None,
@@ -135,7 +135,7 @@ impl Worker {
             hooks,
             budget,
             tracking: false,
-            data_version,
+            data_version: None,
             tx_writes: TxWrites::default(),
             group_header: None,
             checkpoint_pages: None,
@@ -164,10 +164,15 @@ impl Worker {
         self.hooks.take_committed(&self.conn)
     }
 
-    /// Whether another connection (another process) committed since the last check.
+    /// Whether another connection (another process) committed since the last check. A
+    /// connection's first check says yes: data_version only compares within one connection, and
+    /// one opened since the last check (a reader reopened after idling, the JS thread's own
+    /// connection opened late) cannot tell what was committed before it opened.
     pub fn external_change(&mut self) -> bool {
-        let now = self.conn.query_int("PRAGMA data_version").unwrap_or(self.data_version);
-        std::mem::replace(&mut self.data_version, now) != now
+        match self.conn.query_int("PRAGMA data_version") {
+            Ok(now) => self.data_version.replace(now) != Some(now),
+            Err(_) => false,
+        }
     }
 
     /// The cached statement for a read: one read-only statement.
