@@ -130,19 +130,24 @@ fn open_stat(tid: i32) -> Option<std::fs::File> {
 /// runnable on the CPU the caller runs on.
 #[cfg(target_os = "linux")]
 fn runnable_on_this_cpu(stat: &std::fs::File) -> bool {
+    let Some((state, cpu)) = state_and_cpu(stat) else { return false }; // the thread has exited
+                                                                        // SAFETY: no arguments; -1 if the CPU is unknown.
+    state == b'R' && cpu.is_some_and(|cpu| cpu == unsafe { libc::sched_getcpu() })
+}
+
+/// The thread's state letter (field 3) and last CPU (field 39), from its stat file (proc(5)).
+#[cfg(target_os = "linux")]
+fn state_and_cpu(stat: &std::fs::File) -> Option<(u8, Option<i32>)> {
     use std::os::unix::fs::FileExt;
     let mut buf = [0u8; 512];
-    let Ok(n) = stat.read_at(&mut buf, 0) else { return false }; // the thread has exited
+    let n = stat.read_at(&mut buf, 0).ok()?;
     let text = &buf[..n];
     // The name (field 2) is in parentheses and may hold spaces: fields 3 on follow the last ')'.
-    let Some(after_name) = text.iter().rposition(|&b| b == b')') else { return false };
+    let after_name = text.iter().rposition(|&b| b == b')')?;
     let mut fields = text[after_name + 1..].split(|&b| b == b' ').filter(|f| !f.is_empty());
-    if fields.next() != Some(b"R") {
-        return false;
-    }
+    let state = *fields.next()?.first()?;
     let cpu = fields.nth(35).and_then(|f| std::str::from_utf8(f).ok()?.parse::<i32>().ok());
-    // SAFETY: no arguments; -1 if the CPU is unknown.
-    cpu.is_some_and(|cpu| cpu == unsafe { libc::sched_getcpu() })
+    Some((state, cpu))
 }
 
 #[cfg(not(target_os = "linux"))]
@@ -209,7 +214,18 @@ mod tests {
                 }
             }
         });
-        (rx.recv().unwrap(), handle)
+        let js = rx.recv().unwrap();
+        if !spin {
+            // Asleep before the engine thread starts: on its way to park() it is runnable, and
+            // an engine thread busy on its CPU rightly steps aside for it.
+            let stat = open_stat(js.tid).expect("the stand-in's stat file");
+            let start = Instant::now();
+            while state_and_cpu(&stat).is_some_and(|(state, _)| state == b'R') {
+                assert!(start.elapsed() < Duration::from_secs(5), "the stand-in never slept");
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        }
+        (js, handle)
     }
 
     fn stop_stand_in(stop: &AtomicBool, handle: std::thread::JoinHandle<()>) {
