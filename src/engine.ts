@@ -337,14 +337,12 @@ export class Engine {
    * while writes come together (a server's clients), to read in its snapshot and settle at
    * once. Whether it did. */
   #readBesideWrites(inline: InlineRunner): boolean {
-    const placement = this.#placement
-    const group =
-      this.#group ??
-      (placement.readOpensGroup()
-        ? this.#openGroup(inline, false)
-        : placement.readFollowsRead()
-          ? this.#openGroup(inline, true)
-          : undefined)
+    let group = this.#group
+    if (group === undefined) {
+      const placement = this.#placement
+      if (placement.readOpensGroup()) group = this.#openGroup(inline, false)
+      else if (placement.readFollowsRead()) group = this.#openGroup(inline, true)
+    }
     if (group === undefined) return false
     group.reads++
     this.#issued++
@@ -385,10 +383,13 @@ export class Engine {
     const group = this.#group
     if (group === undefined) return
     this.#group = undefined
-    const ran = this.#runGroup(this.#inline!, group)
-    // A group none of whose calls ran in it (a script, say) says nothing of how they come.
-    this.#placement.groupRan(group.before, ran, group.reads, group.readsInARow)
-    ;(this.#inline as InlineRunner).counters.groupReads += group.reads
+    const inline = this.#inline!
+    const ran = this.#runGroup(inline, group)
+    // A group none of whose calls ran in it (a script, say) says nothing of how they come; nor
+    // does one flow's reads one after another (else a loop of reads would make the next writes
+    // wait in groups).
+    if (!group.readsInARow) this.#placement.groupRan(group.before, ran, group.reads)
+    inline.counters.groupReads += group.reads
     const writes = group.writes
     for (let next = ran; next < writes.length; next++) {
       const w = writes[next]!

@@ -192,10 +192,7 @@ export class Placement {
 
   /** A write group ran: `calls` of it (writes before it in its round, writes it ran, its reads).
    * One call says calls come one at a time; none says nothing of how they come. */
-  groupRan(before: number, ran: number, reads: number, readsInARow: boolean): void {
-    // One flow's reads, one after another (`readFollowsRead`): nothing of how calls come (else
-    // a loop of reads would make the next writes wait in groups).
-    if (readsInARow) return
+  groupRan(before: number, ran: number, reads: number): void {
     if (ran + reads > 0) this.#oneAtATime = before + ran + reads === 1
   }
 

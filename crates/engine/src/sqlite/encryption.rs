@@ -117,17 +117,16 @@ pub fn key_connection(db: *mut ffi::sqlite3, config: &KeyConfig) -> DbResult<()>
 /// The open's first read (of page 1 and the schema) failed. When page 1's header is on disk
 /// in plaintext, a mismatch of key or cipher settings reaches SQLite as garbage rather than as
 /// a failed MAC, and SQLite's code then depends on the garbage's bytes (`SQLITE_ERROR`
-/// "unsupported file format", `SQLITE_CORRUPT`, …): name the mismatch instead.
-/// - With a key whose cipher keeps no plaintext header, a plaintext header on disk means the
-///   file was written without encryption or with `plaintextHeaderSize`: `ERR_ENCRYPTION_KEY`.
-/// - Without a key, a plaintext header whose pages keep reserved bytes is what an encrypted
-///   database with a plaintext header looks like: `SQLITE_NOTADB`, as any encrypted database
-///   opened without its key.
+/// "unsupported file format", `SQLITE_CORRUPT`, …). Such a failure is made the `SQLITE_NOTADB`
+/// a mismatch gives otherwise, saying why, and `explain_open_error` explains it as it does that
+/// one (`ERR_ENCRYPTION_KEY` with a key):
+/// - with a key whose cipher keeps no plaintext header, a plaintext header on disk means the
+///   file was written without encryption or with `plaintextHeaderSize`;
+/// - without a key, a plaintext header whose pages keep reserved bytes is what an encrypted
+///   database with a plaintext header looks like.
 ///
-/// Any other failure is returned as it is (`explain_open_error` then adds what a key has to do
-/// with a `SQLITE_NOTADB`).
-///
-/// `path` is `None` when the database is not a local file (another VFS).
+/// Any other failure is returned as it is. `path` is `None` when the database is not a local
+/// file (another VFS).
 pub fn explain_first_read_error(error: DbError, path: Option<&str>, key: Option<&KeyConfig>) -> DbError {
     if error.code == "SQLITE_NOTADB" {
         return error;
@@ -135,25 +134,21 @@ pub fn explain_first_read_error(error: DbError, path: Option<&str>, key: Option<
     let Some(reserved) = path.and_then(plaintext_header_reserve) else {
         return error;
     };
-    match key {
-        Some(key) if !key.has_plaintext_header() => DbError::new(
-            "ERR_ENCRYPTION_KEY",
-            format!(
-                "the encryption key or cipher settings do not match this database: its header is plaintext, so it \
-                 was written without encryption or with cipher plaintextHeaderSize (SQLite read: {})",
-                error.message
-            ),
+    let why = match key {
+        Some(key) if !key.has_plaintext_header() => {
+            "its header is plaintext, so it was written without encryption or with cipher plaintextHeaderSize"
+                .to_string()
+        }
+        None if reserved > 0 => format!(
+            "its header is plaintext but its pages keep {reserved} reserved bytes, as an encrypted database's with a \
+             plaintext header do"
         ),
-        None if reserved > 0 => DbError {
-            code: "SQLITE_NOTADB".into(),
-            message: format!(
-                "file is not a database: its header is plaintext but its pages keep {reserved} reserved bytes, as an \
-                 encrypted database's with a plaintext header do (SQLite read: {})",
-                error.message
-            ),
-            ..error
-        },
-        _ => error,
+        _ => return error,
+    };
+    DbError {
+        code: "SQLITE_NOTADB".into(),
+        message: format!("file is not a database: {why} (SQLite read: {})", error.message),
+        ..error
     }
 }
 
