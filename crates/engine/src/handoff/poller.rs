@@ -35,13 +35,7 @@ use crate::handoff::spin::SpinPolicy;
 use crate::threads::Shared;
 
 /// How long the loop keeps turning after the last write was sent or the last job completed.
-pub const WINDOW: Duration = Duration::from_micros(50);
-
-/// How long it keeps turning after sending a write that syncs to disk: a commit that starts the
-/// WAL over writes the WAL's header and syncs it, one fsync (about 0.2 ms on this project's
-/// machine), where a wake-up of the loop costs tens of microseconds more (experiments/062).
-/// Such a commit comes once per checkpointed WAL, so the time spent polling is small.
-pub const SYNC_WINDOW: Duration = Duration::from_millis(1);
+const WINDOW: Duration = Duration::from_micros(50);
 
 /// libuv's handle type number for `uv_idle_t` (uv.h: UV_HANDLE_TYPE_MAP order).
 const UV_IDLE: i32 = 6;
@@ -178,15 +172,15 @@ impl Poller {
         Ok(poller)
     }
 
-    /// A write was sent: keep the loop turning for at least `window` more — when the CPUs have
+    /// A write was sent: keep the loop turning for at least WINDOW more — when the CPUs have
     /// room for it (spin.rs); otherwise the engine wakes the loop as when nothing polls.
-    pub fn arm(&self, window: Duration) {
+    pub fn arm(&self) {
         let Some((uv, handle)) = self.uv else { return };
         if self.closing.get() {
             return;
         }
         let now = Instant::now();
-        self.until.set(self.until.get().max(now + window));
+        self.until.set(now + WINDOW);
         if !self.running.get() && self.spin.allowed(now) {
             self.running.set(true);
             // Until the handle has been seen to run, the engine still wakes the loop.
@@ -282,7 +276,7 @@ unsafe extern "C" fn on_idle(handle: *mut c_void) {
     }
     let now = Instant::now();
     if took {
-        p.until.set(p.until.get().max(now + WINDOW));
+        p.until.set(now + WINDOW);
     }
     if (took || p.mailbox.writes_in_flight() > 0) && now < p.until.get() {
         return;

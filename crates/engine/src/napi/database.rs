@@ -14,7 +14,7 @@ use super::args::LastArgs;
 use super::js::ascii_or_utf8;
 use crate::functions::{set_js_env, Callers, FunctionHost, Functions, Kind};
 use crate::handoff::mailbox::{deliver_completions, finalize_context, CallbackContext, Mailbox, TsfnWaker};
-use crate::handoff::poller::{self, Poller};
+use crate::handoff::poller::Poller;
 use crate::sqlite::encryption::KeyConfig;
 use crate::sqlite::extensions::Extension;
 use crate::sqlite::statement_cache::ColumnNames;
@@ -46,8 +46,6 @@ pub struct NativeDatabase {
     /// `shareNumbers`), as its address and length. JS keeps it for as long as it can call them
     /// (src/inline.ts), and its bytes do not move (an off-heap typed array's never do).
     numbers: Cell<(*mut f64, usize)>,
-    /// The next write sent syncs to disk: poll for it for SYNC_WINDOW (`poll_for_completions`).
-    poll_longer: Cell<bool>,
 }
 
 /// What the env cleanup hook detaches when a worker's environment ends before `close()`.
@@ -254,7 +252,6 @@ impl NativeDatabase {
             last_args: LastArgs::default(),
             handler_args: Cell::new(Vec::new()),
             numbers: Cell::new((ptr::null_mut(), 0)),
-            poll_longer: Cell::new(false),
         })
     }
 
@@ -496,19 +493,12 @@ impl NativeDatabase {
         self.last_names.get()
     }
 
-    /// A write was sent: the loop polls for its completion (handoff/poller.rs), for longer if
-    /// `poll_longer_for_next_write` asked.
+    /// A write was sent: the loop polls for its completion (handoff/poller.rs).
     pub(super) fn poll_for_completions(&self) {
-        let window = if self.poll_longer.replace(false) { poller::SYNC_WINDOW } else { poller::WINDOW };
         if !self.poller.is_null() {
             // SAFETY: not yet released, so the poller is alive; JS thread.
-            unsafe { (*self.poller).arm(window) };
+            unsafe { (*self.poller).arm() };
         }
-    }
-
-    /// The next write sent will sync to disk (`writeInline` found it starts the WAL over).
-    pub(super) fn poll_longer_for_next_write(&self) {
-        self.poll_longer.set(true);
     }
 }
 

@@ -478,14 +478,6 @@ pub(super) unsafe extern "C" fn write_inline(env: sys::napi_env, info: sys::napi
             _ => Err(DbError::new("ERR_INTERNAL", format!("writeInline: cannot run job kind {kind} ({})", &*sql))),
         }))
         .unwrap_or_else(|payload| Err(DbError::panicked(payload)));
-        // Sent to the writer thread because its commit starts the WAL over: that commit syncs
-        // the WAL's header, so the loop polls for it longer than for other writes.
-        if matches!(ran, Ok(Ran::Skipped))
-            && (kind == JOB_KIND_CONTROL || !in_transaction)
-            && worker.conn.wal_starts_over()
-        {
-            db.poll_longer_for_next_write();
-        }
         // Inside the transaction nothing was committed: only a COMMIT, a write alone, or an
         // error that ended the transaction can have anything to publish.
         let ended = worker.conn.autocommit();
