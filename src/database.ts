@@ -58,6 +58,7 @@ import type {
   SelectResult,
   TransactionOptions,
 } from './types'
+import { WriteGroup } from './write-group'
 
 const DEBUG_PANIC = Symbol.for('resqlite.debugPanic')
 
@@ -632,16 +633,26 @@ export class Database implements Queryable {
     const issued = this.#flow.getStore()
     if (issued === undefined || !issued.pending) return undefined
     this.#engine.runGroupNow()
-    return issued.settled
+    // Committing the group may have committed the flow's write.
+    return issued.pending ? issued.settled : undefined
   }
 
-  /** Marks the current flow as having issued a write that settles with `settled`. */
-  #issued(settled: Promise<void> | undefined): void {
-    if (settled === undefined) return
-    // Writes a flow issues together into one write group share the group's promise: one mark.
+  /** Marks the current flow as having issued a write: one that settles with `pending`, or one
+   * that joined the write group `pending`. */
+  #issued(pending: Promise<void> | WriteGroup | undefined): void {
+    if (pending === undefined) return
+    if (!(pending instanceof WriteGroup)) {
+      this.#flow.enterWith(new IssuedWrite(pending, this.#pending))
+      return
+    }
+    const last = pending.writes.length - 1
+    // Writes a flow issues together into one write group: one mark, at the last of them.
     const current = this.#flow.getStore()
-    if (current?.pending && current.source === settled) return
-    this.#flow.enterWith(new IssuedWrite(settled, this.#pending))
+    if (current?.group === pending && current.pending) {
+      current.last = last
+      return
+    }
+    this.#flow.enterWith(new IssuedWrite(pending.finished, this.#pending, pending, last))
   }
 
   async #readAfter<T>(
@@ -722,19 +733,31 @@ function afterWrites<T>(before: Promise<void> | undefined, pages: PageSource<T>)
 
 const NOTHING = (): void => {}
 
-/** A standalone write an async flow issued: pending until it has run, counted meanwhile in
- * `count.writes`. */
+/** A standalone write an async flow issued: pending until it has run, counted in
+ * `count.writes` until `settled`. */
 class IssuedWrite {
-  pending = true
-  /** What it was made from (engine.ts `takePendingWrite`): it never rejects. */
-  readonly source: Promise<void>
+  /** Settles (never rejects) once it has run. */
   readonly settled: Promise<void>
-  constructor(source: Promise<void>, count: { writes: number }) {
-    this.source = source
+  /** The write group it joined, and the place in it of the flow's last write there. */
+  readonly group: WriteGroup | undefined
+  last: number
+  #ran = false
+
+  constructor(source: Promise<void>, count: { writes: number }, group?: WriteGroup, last = 0) {
+    this.group = group
+    this.last = last
     count.writes++
     this.settled = source.then(() => {
-      this.pending = false
+      this.#ran = true
       count.writes--
     })
+  }
+
+  /** Not run yet. A write its group committed on the JS thread has run, though the group's
+   * promise settles later: after the group's last write, which may have gone on to the writer
+   * thread as another flow's long write. Waiting for that promise held this flow's reads behind
+   * that write, and made its next read commit the next group early (experiments/063). */
+  get pending(): boolean {
+    return !this.#ran && !(this.group !== undefined && this.group.committed > this.last)
   }
 }

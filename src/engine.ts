@@ -125,9 +125,9 @@ export class Engine {
   readonly #inline: InlineRunner | undefined
   /** Settles when the last job sent to the writer thread settles (holding none of its result). */
   #lastWrite: Promise<void> = RESOLVED
-  /** Settles (never rejects) when the last standalone write issued, if it did not commit at
-   * once, has: taken by `takePendingWrite`. */
-  #pendingWrite: Promise<void> | undefined
+  /** The last standalone write issued, if it did not commit at once: its group, or a promise
+   * that settles (never rejects) when it has run. Taken by `takePendingWrite`. */
+  #pendingWrite: Promise<void> | WriteGroup | undefined
   /** Standalone writes waiting to run together on the JS thread, with the snapshot the reads
    * beside them share (write-group.ts); undefined when none is open. */
   #group: WriteGroup | undefined
@@ -328,7 +328,7 @@ export class Engine {
     if (group === undefined) return null
     this.#issued++
     const settled = group.add<T>(sql, copyPacked(packed))
-    this.#pendingWrite = group.finished
+    this.#pendingWrite = group
     if (groupFull(group)) this.#closeGroup()
     return awaitedAway(settled)
   }
@@ -385,6 +385,7 @@ export class Engine {
     this.#group = undefined
     const inline = this.#inline!
     const ran = this.#runGroup(inline, group)
+    group.committed = ran
     // A group none of whose calls ran in it (a script, say) says nothing of how they come; nor
     // does one flow's reads one after another (else a loop of reads would make the next writes
     // wait in groups).
@@ -453,10 +454,11 @@ export class Engine {
     return this.#placement.writerIdle() ? this.#inline : undefined
   }
 
-  /** After a standalone write was issued (execute, executeBatch outside a transaction): a
-   * promise that settles once it has run, or undefined when it committed at once (on the JS
-   * thread, alone). database.ts keeps it for the reads its caller issues next. */
-  takePendingWrite(): Promise<void> | undefined {
+  /** After a standalone write was issued (execute, executeBatch outside a transaction): the
+   * write group it joined, or a promise that settles once it has run, or undefined when it
+   * committed at once (on the JS thread, alone). database.ts keeps it for the reads its caller
+   * issues next. */
+  takePendingWrite(): Promise<void> | WriteGroup | undefined {
     const pending = this.#pendingWrite
     this.#pendingWrite = undefined
     return pending

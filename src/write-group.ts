@@ -39,6 +39,12 @@ export class WriteGroup {
   #finish!: (last: Promise<unknown>) => void
   /** The outcome given to the last write settled so far (they settle in call order). */
   #last: Promise<unknown> | undefined
+  /** How many of its writes, from the first, it committed on the JS thread: set as it closes.
+   * Committed with them is every write sent to the writer thread before (the group began once
+   * that thread had finished them), so a read whose flow's last write is among them sees all its
+   * flow's writes now, though their promises settle later, in call order (database.ts
+   * `IssuedWrite`). */
+  committed = 0
   /** Reads run in the group's snapshot. */
   reads = 0
   /** Writes before the microtask checkpoint that did not join: one that ran alone. */

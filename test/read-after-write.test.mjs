@@ -141,6 +141,38 @@ test('a read of another flow does not wait for a long write: reads run beside th
   await slow
 })
 
+test("a read after its flow's own write, committed in a write group, does not wait for another flow's long write that the group sent on to the writer thread", async (t) => {
+  const db = await setUp(t)
+  const SLOW = 'INSERT INTO t (v) SELECT count(*) FROM big a, (SELECT x FROM big LIMIT 3000) b'
+  const groupsBefore = (await db.diagnostics()).inline.groups
+  let slowDone = false
+  const start = deferred()
+  // Three flows, as three requests of a server, each writing once in the same microtask round:
+  // the first write runs alone, the second opens a write group, the third (not bounded) joins it
+  // and goes on to the writer thread when the group runs.
+  const flow = (body) =>
+    (async () => {
+      await start.promise
+      return body()
+    })()
+  const first = flow(() => db.execute('INSERT INTO t (v) VALUES (0)'))
+  const own = flow(async () => {
+    await db.execute('INSERT INTO t (v) VALUES (1)')
+    const n = (await db.selectOne('SELECT count(*) AS n FROM t')).n
+    return { n, whileSlow: !slowDone }
+  })
+  const slow = flow(async () => {
+    await db.execute(SLOW)
+    slowDone = true
+  })
+  start.resolve()
+  const { n, whileSlow } = await own
+  await Promise.all([first, slow])
+  assert.equal((await db.diagnostics()).inline.groups, groupsBefore + 1, 'the second write opened a group')
+  assert.equal(n, 2)
+  assert.ok(whileSlow, "the read waited for another flow's write")
+})
+
 function deferred() {
   let resolve
   const promise = new Promise((r) => {
