@@ -29,6 +29,11 @@ function inChild(code, env) {
   })
 }
 
+/** Opens `file` in another Node process, runs `statements` (code using `db`) and closes it. */
+function commitInChild(file, statements) {
+  return inChild(`const db = await Database.open(process.env.FILE)\n${statements}\nawait db.close()`, { FILE: file })
+}
+
 test('readonly with watchExternalChanges: another process committing re-runs the live query', TIMEOUT, async (t) => {
   const file = path.join(tempDir(t), 'dashboard.db')
   const setup = await Database.open(file)
@@ -43,21 +48,14 @@ test('readonly with watchExternalChanges: another process committing re-runs the
   t.after(() => ro.close())
   const live = collect(ro.stream('SELECT count(*) AS n FROM t'))
   assert.deepStrictEqual(await live.next(), [{ n: 40 }])
-  await inChild(
-    `const db = await Database.open(process.env.FILE)
-     await db.executeBatch('INSERT INTO t (v) VALUES (?)', Array.from({ length: 20 }, (_, i) => ['more ' + i]))
-     await db.close()`,
-    { FILE: file },
+  await commitInChild(
+    file,
+    "await db.executeBatch('INSERT INTO t (v) VALUES (?)', Array.from({ length: 20 }, (_, i) => ['more ' + i]))",
   )
   await live.waitFor((c) => c.last?.[0]?.n === 60, 'the count after the other process committed', 10_000)
   assert.deepStrictEqual(live.errors, [])
   // and again, while the other process stays open
-  await inChild(
-    `const db = await Database.open(process.env.FILE)
-     await db.execute("DELETE FROM t WHERE id <= 10")
-     await db.close()`,
-    { FILE: file },
-  )
+  await commitInChild(file, 'await db.execute("DELETE FROM t WHERE id <= 10")')
   await live.waitFor((c) => c.last?.[0]?.n === 50, 'the count after a second commit', 10_000)
   live.stop()
 })
@@ -78,12 +76,7 @@ test(
     t.after(() => ro.close())
     const live = collect(ro.stream('SELECT count(*) AS n FROM t'))
     assert.deepStrictEqual(await live.next(), [{ n: 1 }])
-    await inChild(
-      `const db = await Database.open(process.env.FILE)
-     await db.execute("INSERT INTO t (v) VALUES ('b')")
-     await db.close()`,
-      { FILE: file },
-    )
+    await commitInChild(file, `await db.execute("INSERT INTO t (v) VALUES ('b')")`)
     await live.waitFor((c) => c.last?.[0]?.n === 2, 'the count after the other process committed', 15_000)
     assert.deepStrictEqual(live.errors, [])
     live.stop()

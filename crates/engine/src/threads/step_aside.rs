@@ -126,12 +126,12 @@ fn open_stat(tid: i32) -> Option<std::fs::File> {
     std::fs::File::open(format!("/proc/self/task/{tid}/stat")).ok()
 }
 
-/// Reads the thread's state (field 3) and last CPU (field 39) from its stat file (proc(5)):
-/// runnable on the CPU the caller runs on.
+/// Whether the thread is runnable on the CPU the caller runs on (`state_and_cpu`).
 #[cfg(target_os = "linux")]
 fn runnable_on_this_cpu(stat: &std::fs::File) -> bool {
-    let Some((state, cpu)) = state_and_cpu(stat) else { return false }; // the thread has exited
-                                                                        // SAFETY: no arguments; -1 if the CPU is unknown.
+    // None: the thread has exited.
+    let Some((state, cpu)) = state_and_cpu(stat) else { return false };
+    // SAFETY: no arguments; -1 if the CPU is unknown.
     state == b'R' && cpu.is_some_and(|cpu| cpu == unsafe { libc::sched_getcpu() })
 }
 
