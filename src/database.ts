@@ -738,8 +738,10 @@ const NOTHING = (): void => {}
 class IssuedWrite {
   /** Settles (never rejects) once it has run. */
   readonly settled: Promise<void>
-  /** The write group it joined, and the place in it of the flow's last write there. */
-  readonly group: WriteGroup | undefined
+  /** The write group it joined, and the place in it of the flow's last write there; let go
+   * once it has run (the flow may keep this mark long after, and the group holds its writes'
+   * parameters). */
+  group: WriteGroup | undefined
   last: number
   #ran = false
 
@@ -749,6 +751,7 @@ class IssuedWrite {
     count.writes++
     this.settled = source.then(() => {
       this.#ran = true
+      this.group = undefined
       count.writes--
     })
   }
