@@ -215,11 +215,18 @@ export class Engine {
         last = c === true
       } else error = engineError(a as string, b as string, sql)
     }
+    // A turn steps one slice and decodes its rows in what is left of the turn's budget; rows
+    // left over decode in the next turns, before the next slice (experiments/066).
+    let turnStart = performance.now()
     if (this.#calls.readSlice(sql, packed.bytes, packed.length, handler) !== Inline.Done) return undefined
     ;(this.#inline as InlineRunner).counters.sliced++
     const params = copyPacked(packed)
     const read = new Promise<T>((resolve, reject) => {
       let assembler: RowsAssembler | undefined
+      const next = (): void => {
+        turnStart = performance.now()
+        take(this.#calls.readSlice(null, NO_PARAMS.bytes, 0, handler))
+      }
       const take = (status: Inline): void => {
         if (status !== Inline.Done) {
           // Moved (a step overran) or the connection went (a rekey, close): from the start,
@@ -236,8 +243,8 @@ export class Engine {
           arrays ? (all) => resolve(arrayResult(rows.columns, all, false) as T) : (all) => resolve(all as T),
           reject,
         )
-        assembler.add(rows, last, performance.now())
-        if (!last) setImmediate(() => take(this.#calls.readSlice(null, NO_PARAMS.bytes, 0, handler)))
+        assembler.add(rows, last, turnStart)
+        if (!last) assembler.afterDecoding(next)
       }
       take(Inline.Done)
     })

@@ -122,6 +122,30 @@ describe('db.function: where the statement runs', () => {
     assert.ok(turns >= 10, `${turns} turns of the event loop while it ran`)
   })
 
+  test('a select on the JS thread whose rows fail to decode rejects, and its statement still runs to its end', async (t) => {
+    const db = await filled(t, 100_000)
+    db.function('f', (x) => x + 1)
+    await openOwnConnection(db)
+    // Row 90,000 holds an integer beyond ±(2^53−1), which a number cannot hold exactly: its
+    // slice's rows fail to decode, long after the first slices did.
+    await expectReject(
+      () => db.select('SELECT CASE WHEN id = 90000 THEN 9007199254740993 ELSE f(x) END AS v FROM t'),
+      RangeError,
+      'ERR_OUT_OF_RANGE',
+      /column 'v' holds an integer outside/,
+    )
+    // The sliced statement holds the JS thread's connection until its last slice; a later
+    // select calling a function runs sliced only once that connection is free again.
+    const before = (await db.diagnostics()).inline.sliced
+    const deadline = performance.now() + 10_000
+    let sliced = before
+    while (sliced === before && performance.now() < deadline) {
+      assert.equal((await db.select('SELECT f(x) AS v FROM t')).length, 100_000)
+      sliced = (await db.diagnostics()).inline.sliced
+    }
+    assert.equal(sliced, before + 1, 'a select calling a function ran sliced again: the connection was let go')
+  })
+
   test('a statement calling a function 100,000 times on a reader keeps the event loop turning', async (t) => {
     const db = await filled(t, 100_000, { inlineBudget: 0 })
     db.function('f', (x) => x + 1)
