@@ -79,7 +79,8 @@ for (let i = 0; i < runs; i++) {
   await pause(1) // the observer's entries arrive after the pause that held them
   // A gap that a GC pause makes up most of is that GC kind's.
   const cause = gcLongest.ms > longestGap / 2 ? gcLongest.kind : 'no GC'
-  ;(byCause[cause] ??= []).push(longestGap)
+  byCause[cause] ??= []
+  byCause[cause].push(longestGap)
 }
 await close()
 for (const end of ['', '-wal', '-shm']) rmSync(file + end, { force: true })
