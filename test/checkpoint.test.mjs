@@ -70,6 +70,27 @@ test("checkpoints: 'external' leaves every checkpoint to another process", async
   assert.deepEqual(await reopened.select('SELECT count(*) AS n FROM t'), [{ n: 20000 }])
 })
 
+test('a PRAGMA wal_autocheckpoint run with execute() stays set through the commits that follow on the JS thread', async (t) => {
+  const db = await Database.open(path.join(tempDir(t), 'pragma.db'))
+  t.after(() => db.close())
+  await db.execute('CREATE TABLE t (id INTEGER PRIMARY KEY, v)')
+  const pages = async () => (await db.transaction((tx) => tx.selectOne('PRAGMA wal_autocheckpoint'))).wal_autocheckpoint
+  const inline = async () => (await db.diagnostics()).inline
+  assert.equal(await pages(), 1000)
+  for (const setting of [0, 500, 1000]) {
+    await db.execute(`PRAGMA wal_autocheckpoint = ${setting}`)
+    const before = await inline()
+    for (let i = 0; i < 3; i++) {
+      await db.execute('INSERT INTO t (v) VALUES (?)', [i])
+      await db.transaction((tx) => tx.execute('INSERT INTO t (v) VALUES (?)', [i]))
+    }
+    const after = await inline()
+    // The commits ran on the JS thread, where the setting is set aside around each commit.
+    assert.ok(after.writes > before.writes && after.commits > before.commits, JSON.stringify({ before, after }))
+    assert.equal(await pages(), setting, `wal_autocheckpoint ${setting} after commits on the JS thread`)
+  }
+})
+
 test('checkpoints takes only auto or external', async (t) => {
   const file = path.join(tempDir(t), 'bad.db')
   for (const checkpoints of ['off', 0, true]) {

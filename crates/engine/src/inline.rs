@@ -364,15 +364,18 @@ fn commit_only_appends(worker: &mut Worker) -> DbResult<bool> {
 /// Runs `commits` with SQLite's auto-checkpoint replaced by a note of whether one became due
 /// (a checkpoint copies pages into the database file: the writer thread's work).
 fn deferring_checkpoint<T>(worker: &mut Worker, commits: impl FnOnce(&mut Worker) -> T) -> DbResult<(T, bool)> {
-    let pages = match worker.checkpoint_pages {
-        Some(pages) => pages,
-        None => *worker.checkpoint_pages.insert(worker.conn.query_int("PRAGMA wal_autocheckpoint")? as i32),
-    };
+    let pages = worker.checkpoint_pages()?;
     let db = worker.conn.raw();
     let deferred = DeferredCheckpoint { pages, due: Flag::new(false) };
     // SAFETY: valid handle; `deferred` outlives the hook, which is replaced before it drops.
     unsafe { ffi::sqlite3_wal_hook(db, Some(defer_checkpoint), &deferred as *const _ as *mut c_void) };
     let result = commits(worker);
+    // SAFETY: valid handle. Taking the hook out tells whether the write replaced it: a
+    // `PRAGMA wal_autocheckpoint = N` run in it installs SQLite's own hook with N as its
+    // argument (none for N <= 0), and N is then the setting to put back.
+    let ours = &deferred as *const DeferredCheckpoint as *mut c_void;
+    let found = unsafe { ffi::sqlite3_wal_hook(db, None, std::ptr::null_mut()) };
+    let pages = if found == ours { pages } else { found as usize as c_int };
     // SAFETY: valid handle; back to SQLite's own hook (none when pages is 0).
     unsafe { ffi::sqlite3_wal_autocheckpoint(db, pages) };
     Ok((result, deferred.due.get()))

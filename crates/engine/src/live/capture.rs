@@ -57,9 +57,9 @@ pub struct Capture {
     pub deny: bool,
     /// A compilation was refused since `deny` was set.
     pub denied: bool,
-    /// A PRAGMA was compiled since this was last taken: it may have changed a setting SQLite
-    /// applies as it compiles the PRAGMA, such as `synchronous` (inline.rs).
-    pub pragma: bool,
+    /// A PRAGMA of a setting the JS thread's commits keep (`COMMIT_PRAGMAS`) was compiled since
+    /// this was last taken: SQLite may apply it as it compiles it.
+    pub commit_pragma: bool,
     /// Something was compiled here that makes a read on this connection differ from one on a
     /// reader's: a temp table, view, index or trigger, an ATTACH or DETACH, or a PRAGMA that
     /// changes what a query returns. Never cleared: reads outside transactions then stay off
@@ -85,7 +85,7 @@ impl Capture {
             overflow: false,
             deny: false,
             denied: false,
-            pragma: false,
+            commit_pragma: false,
             diverged: false,
             connection_state: false,
             reading: false,
@@ -132,6 +132,12 @@ const RESULT_PRAGMAS: &[&str] = &[
     "trusted_schema",
     "writable_schema",
 ];
+
+/// PRAGMAs whose settings a commit on the JS thread reads once and keeps (worker.rs
+/// `refresh_commit_settings`): whether a commit syncs, and when a checkpoint is due. Others,
+/// such as the `wal_checkpoint` a reset runs, leave them standing: reading them again costs
+/// the next commit a PRAGMA's compile, about 6 µs (experiments/067).
+const COMMIT_PRAGMAS: &[&str] = &["synchronous", "journal_mode", "wal_autocheckpoint"];
 
 /// PRAGMAs that take an argument and only report (`PRAGMA table_info(t)`): any other PRAGMA
 /// given a value changes a setting.
@@ -229,8 +235,8 @@ pub unsafe extern "C" fn authorize(
     }
     match action {
         ffi::SQLITE_PRAGMA => {
-            capture.pragma = true;
             let name = if arg1.is_null() { "" } else { CStr::from_ptr(arg1).to_str().unwrap_or("") };
+            capture.commit_pragma |= is_one_of(name, COMMIT_PRAGMAS);
             let sets = !arg2.is_null() && !is_one_of(name, QUERY_PRAGMAS);
             if let Some(refusal) = refused_pragma(name, sets, capture.reading) {
                 capture.refusal = Some(refusal);

@@ -103,9 +103,10 @@ impl Hooks {
         self.state.capture.borrow().kind
     }
 
-    /// Whether a PRAGMA was compiled since the last call.
-    pub fn take_pragma(&self) -> bool {
-        std::mem::take(&mut self.state.capture.borrow_mut().pragma)
+    /// Whether a PRAGMA of a setting the JS thread's commits keep was compiled since the last
+    /// call.
+    pub fn take_commit_pragma(&self) -> bool {
+        std::mem::take(&mut self.state.capture.borrow_mut().commit_pragma)
     }
 
     /// Forgets what the authorizer recorded so far: call before preparing or running.

@@ -51,8 +51,8 @@ pub struct Worker {
     pub tx_writes: TxWrites,
     /// The wal-index header as a write group's transaction began (`fresh_group_snapshot`).
     group_header: Option<[u32; 12]>,
-    /// `PRAGMA wal_autocheckpoint` as set up (setup.rs), read on first need (inline.rs).
-    pub checkpoint_pages: Option<i32>,
+    /// `PRAGMA wal_autocheckpoint` as last read (`checkpoint_pages`).
+    checkpoint_pages: Option<i32>,
     /// Whether a commit syncs the WAL, as last read (`syncs_on_commit`).
     syncs_on_commit: Option<bool>,
 }
@@ -268,16 +268,38 @@ impl Worker {
     }
 
     /// Whether a commit syncs the WAL to disk (`PRAGMA synchronous` above NORMAL, as a user may
-    /// set it): such a commit stays off the JS thread (inline.rs). SQLite changes the setting,
-    /// and reads it, as it compiles a PRAGMA, so it is read again (compiled afresh) only after
-    /// the authorizer saw a PRAGMA compiled.
+    /// set it): such a commit stays off the JS thread (inline.rs).
     pub fn syncs_on_commit(&mut self) -> DbResult<bool> {
-        if let (false, Some(syncs)) = (self.hooks.take_pragma(), self.syncs_on_commit) {
+        self.refresh_commit_settings();
+        if let Some(syncs) = self.syncs_on_commit {
             return Ok(syncs);
         }
         let syncs = self.conn.query_int("PRAGMA synchronous")? > SYNCHRONOUS_NORMAL;
-        self.hooks.take_pragma(); // this one
+        self.hooks.take_commit_pragma(); // this one
         Ok(*self.syncs_on_commit.insert(syncs))
+    }
+
+    /// `PRAGMA wal_autocheckpoint`: the WAL frames after which a commit makes a checkpoint due
+    /// (setup.rs sets it up; a user may set it), which a commit on the JS thread leaves to the
+    /// writer thread (inline.rs `deferring_checkpoint`).
+    pub fn checkpoint_pages(&mut self) -> DbResult<i32> {
+        self.refresh_commit_settings();
+        if let Some(pages) = self.checkpoint_pages {
+            return Ok(pages);
+        }
+        let pages = self.conn.query_int("PRAGMA wal_autocheckpoint")? as i32;
+        self.hooks.take_commit_pragma(); // this one
+        Ok(*self.checkpoint_pages.insert(pages))
+    }
+
+    /// SQLite applies a PRAGMA's setting, and reads it, as it compiles it: once the authorizer
+    /// saw one of the settings kept above compiled (capture.rs `COMMIT_PRAGMAS`), they are read
+    /// again (compiled afresh).
+    fn refresh_commit_settings(&mut self) {
+        if self.hooks.take_commit_pragma() {
+            self.syncs_on_commit = None;
+            self.checkpoint_pages = None;
+        }
     }
 
     /// For a write on the JS thread (inline.rs): the cached statement, the connection and its
