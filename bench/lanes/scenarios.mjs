@@ -37,6 +37,25 @@ export const CHAT_SQL = {
   seen: 'UPDATE users SET last_seen = max(last_seen, ?) WHERE id = ?',
 }
 
+/** The chat sample on a resqlite `Database`, through its calls with SQL text (the probes in
+ * bench/experiments/): `clients` clients in flight, taking the ops in turn. */
+export function chatSampleOn(db, clients = CHAT_CLIENTS) {
+  const ops = chatOps()
+  const call = ({ kind, params }) =>
+    kind === 'user'
+      ? db.selectOne(CHAT_SQL.user, params)
+      : kind === 'last20'
+        ? db.select(CHAT_SQL.last20, params)
+        : db.execute(CHAT_SQL[kind], params)
+  return async () => {
+    let next = 0
+    const client = async () => {
+      while (next < ops.length) await call(ops[next++])
+    }
+    await Promise.all(Array.from({ length: clients }, client))
+  }
+}
+
 /** Before each chat sample: the sample's writes undone, and the WAL checkpointed (so each
  * sample's first write starts it over, as after a quiet spell). */
 export const CHAT_RESET = `DELETE FROM messages WHERE id > ${CHAT.messages}; UPDATE users SET last_seen = 1700000000 + id WHERE last_seen >= ${SEEN_BASE}; PRAGMA wal_checkpoint(PASSIVE)`
