@@ -293,14 +293,13 @@ export class RowsAssembler {
   #scheduled = false
   #complete = false
   #failed = false
+  /** Called in a later turn once every part taken so far has decoded (`afterDecoding`). */
+  #drained: (() => void) | undefined
 
   constructor(
     private readonly resolve: (rows: Row[]) => void,
     private readonly reject: (error: unknown) => void,
   ) {}
-
-  /** Called in a later turn once every part taken so far has decoded (`afterDecoding`). */
-  #drained: (() => void) | undefined
 
   /** Calls `next` in the turn after the one that decodes the last rows taken so far: a sliced
    * read steps its next slice in a turn of its own (experiments/066). */
