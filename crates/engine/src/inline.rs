@@ -371,8 +371,8 @@ fn deferring_checkpoint<T>(worker: &mut Worker, commits: impl FnOnce(&mut Worker
     unsafe { ffi::sqlite3_wal_hook(db, Some(defer_checkpoint), &deferred as *const _ as *mut c_void) };
     let result = commits(worker);
     // SAFETY: valid handle. Taking the hook out tells whether the write replaced it: a
-    // `PRAGMA wal_autocheckpoint = N` run in it installs SQLite's own hook with N as its
-    // argument (none for N <= 0), and N is then the setting to put back.
+    // `PRAGMA wal_autocheckpoint = N` compiled in it (SQLite applies it then) installs
+    // SQLite's own hook with N as its argument (none for N <= 0), the setting to put back.
     let ours = &deferred as *const DeferredCheckpoint as *mut c_void;
     let found = unsafe { ffi::sqlite3_wal_hook(db, None, std::ptr::null_mut()) };
     let pages = if found == ours { pages } else { found as usize as c_int };
