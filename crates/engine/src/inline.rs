@@ -358,13 +358,13 @@ pub fn begin_group(worker: &mut Worker, reads_only: bool) -> DbResult<bool> {
 /// Whether a commit would only append a few pages to the WAL: not sync it (`synchronous` above
 /// NORMAL), nor start the WAL over, which writes its header and syncs it (experiments/040).
 fn commit_only_appends(worker: &mut Worker) -> DbResult<bool> {
-    Ok(!worker.conn.wal_starts_over() && !worker.syncs_on_commit()?)
+    Ok(!worker.conn.wal_starts_over() && !worker.commit_settings()?.syncs)
 }
 
 /// Runs `commits` with SQLite's auto-checkpoint replaced by a note of whether one became due
 /// (a checkpoint copies pages into the database file: the writer thread's work).
 fn deferring_checkpoint<T>(worker: &mut Worker, commits: impl FnOnce(&mut Worker) -> T) -> DbResult<(T, bool)> {
-    let pages = worker.checkpoint_pages()?;
+    let pages = worker.commit_settings()?.checkpoint_pages;
     let db = worker.conn.raw();
     let deferred = DeferredCheckpoint { pages, due: Flag::new(false) };
     // SAFETY: valid handle; `deferred` outlives the hook, which is replaced before it drops.

@@ -134,7 +134,7 @@ const RESULT_PRAGMAS: &[&str] = &[
 ];
 
 /// PRAGMAs whose settings a commit on the JS thread reads once and keeps (worker.rs
-/// `refresh_commit_settings`): whether a commit syncs, and when a checkpoint is due. Others,
+/// `commit_settings`): whether a commit syncs, and when a checkpoint is due. Others,
 /// such as the `wal_checkpoint` a reset runs, leave them standing: reading them again costs
 /// the next commit a PRAGMA's compile, about 6 µs (experiments/067).
 const COMMIT_PRAGMAS: &[&str] = &["synchronous", "journal_mode", "wal_autocheckpoint"];

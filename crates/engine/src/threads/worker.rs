@@ -51,10 +51,20 @@ pub struct Worker {
     pub tx_writes: TxWrites,
     /// The wal-index header as a write group's transaction began (`fresh_group_snapshot`).
     group_header: Option<[u32; 12]>,
-    /// `PRAGMA wal_autocheckpoint` as last read (`checkpoint_pages`).
-    checkpoint_pages: Option<i32>,
-    /// Whether a commit syncs the WAL, as last read (`syncs_on_commit`).
-    syncs_on_commit: Option<bool>,
+    /// The settings a commit on the JS thread reads, as last read (`commit_settings`).
+    commit_settings: Option<CommitSettings>,
+}
+
+/// What a commit on the JS thread needs to know of the connection's settings.
+#[derive(Clone, Copy)]
+pub struct CommitSettings {
+    /// A commit syncs the WAL to disk (`PRAGMA synchronous` above NORMAL, as a user may set
+    /// it): such a commit stays off the JS thread.
+    pub syncs: bool,
+    /// `PRAGMA wal_autocheckpoint`: the WAL frames after which a commit makes a checkpoint due
+    /// (setup.rs sets it up; a user may set it), which a commit on the JS thread leaves to the
+    /// writer thread.
+    pub checkpoint_pages: i32,
 }
 
 /// Where the open transaction's writes ran: its COMMIT may run on the JS thread only when it
@@ -138,8 +148,7 @@ impl Worker {
             data_version: None,
             tx_writes: TxWrites::default(),
             group_header: None,
-            checkpoint_pages: None,
-            syncs_on_commit: None,
+            commit_settings: None,
         }
     }
 
@@ -267,39 +276,22 @@ impl Worker {
         (self.conn.autocommit() || self.in_unwritten_group()) && !self.hooks.diverged()
     }
 
-    /// Whether a commit syncs the WAL to disk (`PRAGMA synchronous` above NORMAL, as a user may
-    /// set it): such a commit stays off the JS thread (inline.rs).
-    pub fn syncs_on_commit(&mut self) -> DbResult<bool> {
-        self.refresh_commit_settings();
-        if let Some(syncs) = self.syncs_on_commit {
-            return Ok(syncs);
-        }
-        let syncs = self.conn.query_int("PRAGMA synchronous")? > SYNCHRONOUS_NORMAL;
-        self.hooks.take_commit_pragma(); // this one
-        Ok(*self.syncs_on_commit.insert(syncs))
-    }
-
-    /// `PRAGMA wal_autocheckpoint`: the WAL frames after which a commit makes a checkpoint due
-    /// (setup.rs sets it up; a user may set it), which a commit on the JS thread leaves to the
-    /// writer thread (inline.rs `deferring_checkpoint`).
-    pub fn checkpoint_pages(&mut self) -> DbResult<i32> {
-        self.refresh_commit_settings();
-        if let Some(pages) = self.checkpoint_pages {
-            return Ok(pages);
-        }
-        let pages = self.conn.query_int("PRAGMA wal_autocheckpoint")? as i32;
-        self.hooks.take_commit_pragma(); // this one
-        Ok(*self.checkpoint_pages.insert(pages))
-    }
-
-    /// SQLite applies a PRAGMA's setting, and reads it, as it compiles it: once the authorizer
-    /// saw one of the settings kept above compiled (capture.rs `COMMIT_PRAGMAS`), they are read
-    /// again (compiled afresh).
-    fn refresh_commit_settings(&mut self) {
+    /// The settings a commit on the JS thread reads (inline.rs), kept until the authorizer sees
+    /// a PRAGMA of one of them compiled (capture.rs `COMMIT_PRAGMAS`): SQLite applies such a
+    /// PRAGMA as it compiles it, and they are then read again (compiled afresh).
+    pub fn commit_settings(&mut self) -> DbResult<CommitSettings> {
         if self.hooks.take_commit_pragma() {
-            self.syncs_on_commit = None;
-            self.checkpoint_pages = None;
+            self.commit_settings = None;
         }
+        if let Some(settings) = self.commit_settings {
+            return Ok(settings);
+        }
+        let settings = CommitSettings {
+            syncs: self.conn.query_int("PRAGMA synchronous")? > SYNCHRONOUS_NORMAL,
+            checkpoint_pages: self.conn.query_int("PRAGMA wal_autocheckpoint")? as i32,
+        };
+        self.hooks.take_commit_pragma(); // these two
+        Ok(*self.commit_settings.insert(settings))
     }
 
     /// For a write on the JS thread (inline.rs): the cached statement, the connection and its
