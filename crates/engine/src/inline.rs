@@ -153,7 +153,7 @@ fn run<T>(
         return Ok(Ran::Skipped);
     }
     let result = {
-        let _reset = ResetOnDrop(stmt.raw);
+        let _reset = ResetOnDrop::new(stmt);
         clock.start(budget);
         let result = bind(stmt, &mut Reader::new(params)).and_then(|_| body(stmt, conn));
         let overran = clock.finish();
@@ -292,7 +292,7 @@ pub fn write(
         return Ok(Ran::Skipped);
     }
     let started = Instant::now();
-    let _reset = ResetOnDrop(raw);
+    let _reset = ResetOnDrop::new(stmt);
     bind(stmt, &mut Reader::new(params))?;
     // Refused only inside SQLite's steps: the hooks compile their own queries around them.
     let mut refused = false;

@@ -115,6 +115,8 @@ extern "C" {
     pub fn sqlite3_finalize(stmt: *mut sqlite3_stmt) -> c_int;
     pub fn sqlite3_reset(stmt: *mut sqlite3_stmt) -> c_int;
     pub fn sqlite3_clear_bindings(stmt: *mut sqlite3_stmt) -> c_int;
+    /// The SQL with its bound values in place (free with sqlite3_free).
+    pub fn sqlite3_expanded_sql(stmt: *mut sqlite3_stmt) -> *mut c_char;
     pub fn sqlite3_step(stmt: *mut sqlite3_stmt) -> c_int;
     pub fn sqlite3_stmt_readonly(stmt: *mut sqlite3_stmt) -> c_int;
 

@@ -88,8 +88,8 @@ fn read_value<'a>(r: &mut Reader<'a>) -> DbResult<Value<'a>> {
 }
 
 /// Binds one parameter set from `r` to `stmt`. Text and blob bytes are bound without a copy
-/// (SQLITE_STATIC): the caller keeps the buffer alive until the statement is reset and its
-/// bindings cleared.
+/// (SQLITE_STATIC): the caller keeps the buffer alive until the statement is reset and those
+/// parameters unbound (`ResetOnDrop`, told which by `stmt.pointer_params`).
 pub fn bind(stmt: &Statement, r: &mut Reader) -> DbResult<()> {
     bind_with(stmt, r, &mut Vec::new())
 }
@@ -160,6 +160,10 @@ pub fn bind_with(stmt: &Statement, r: &mut Reader, bound: &mut Vec<bool>) -> DbR
 
 fn bind_value(stmt: &Statement, index: c_int, value: Value) -> DbResult<()> {
     let s = stmt.raw;
+    if matches!(value, Value::Text(_) | Value::Blob(_)) {
+        let bit = (index as u32 - 1).min(63);
+        stmt.pointer_params.set(stmt.pointer_params.get() | 1 << bit);
+    }
     // SAFETY: s is a valid statement; text/blob pointers stay valid while the statement runs
     // (see `bind`); lengths are exact.
     let rc = unsafe {
@@ -183,7 +187,9 @@ fn bind_value(stmt: &Statement, index: c_int, value: Value) -> DbResult<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::Opened;
+    use crate::sqlite::setup::Role;
+    use crate::sqlite::statement_cache::ResetOnDrop;
+    use crate::testing::{Opened, TempDb};
 
     /// A parameter buffer built by hand, per the layout in the file's header.
     struct Buf(Vec<u8>);
@@ -287,6 +293,80 @@ mod tests {
             Ok(row) => panic!("expected an error, got {row:?}"),
             Err(e) => (e.code.into_owned(), e.message),
         }
+    }
+
+    /// `stmt`'s SQL with the values bound now in place.
+    fn expanded(stmt: &Statement) -> String {
+        // SAFETY: a valid statement; the string is copied, then freed.
+        unsafe {
+            let p = ffi::sqlite3_expanded_sql(stmt.raw);
+            let sql = std::ffi::CStr::from_ptr(p).to_string_lossy().into_owned();
+            ffi::sqlite3_free(p.cast());
+            sql
+        }
+    }
+
+    #[test]
+    fn a_finished_job_unbinds_its_texts_and_blobs_and_keeps_its_numbers() {
+        let mut db = Opened::memory();
+        let stmt = db.cache.get(&db.conn, &db.hooks, "SELECT ?1, ?2, ?3, ?4").unwrap();
+        let params = Buf::positional(4).int(7).text(b"hi").float(2.5).blob(&[1, 2]);
+        {
+            let _reset = ResetOnDrop::new(stmt);
+            bind(stmt, &mut Reader::new(&params.0)).unwrap();
+            assert_eq!(expanded(stmt), "SELECT 7, 'hi', 2.5, x'0102'");
+        }
+        // The text and the blob pointed into `params`: nothing is left bound to them.
+        assert_eq!(expanded(stmt), "SELECT 7, NULL, 2.5, NULL");
+        assert_eq!(stmt.pointer_params.get(), 0);
+    }
+
+    #[test]
+    fn a_job_binding_a_text_past_the_63rd_parameter_unbinds_every_parameter() {
+        let mut db = Opened::memory();
+        let sql = format!("SELECT {}", (1..=70).map(|i| format!("?{i}")).collect::<Vec<_>>().join(", "));
+        let stmt = db.cache.get(&db.conn, &db.hooks, &sql).unwrap();
+        let mut params = Buf::positional(70);
+        for i in 1..70 {
+            params = params.int(i);
+        }
+        params = params.text(b"last");
+        {
+            let _reset = ResetOnDrop::new(stmt);
+            bind(stmt, &mut Reader::new(&params.0)).unwrap();
+            assert!(expanded(stmt).ends_with("69, 'last'"));
+        }
+        assert_eq!(expanded(stmt), format!("SELECT {}", vec!["NULL"; 70].join(", ")));
+    }
+
+    #[test]
+    fn a_statement_whose_plan_weighs_a_bound_number_is_not_compiled_again_for_the_same_number() {
+        // `m.conversation = ?` beside a join and an ORDER BY: SQLite's planner reads the bound
+        // value (whereLoopOutputAdjust), and a different value makes it compile the statement
+        // again. Unbinding every parameter after each run (sqlite3_clear_bindings) made it do so
+        // on every run (experiments/068).
+        let file = TempDb::new("weighed-value");
+        let mut db = Opened::open(file.as_str(), Role::Writer);
+        db.exec(
+            "CREATE TABLE u (id INTEGER PRIMARY KEY, name TEXT);
+             CREATE TABLE m (id INTEGER PRIMARY KEY, conversation INT, user INT);
+             CREATE INDEX m_conversation ON m (conversation);
+             INSERT INTO u VALUES (1, 'a'); INSERT INTO m VALUES (1, 5, 1), (2, 5, 1), (3, 6, 1);",
+        )
+        .unwrap();
+        let sql = "SELECT m.id, u.name FROM m JOIN u ON u.id = m.user WHERE m.conversation = ? ORDER BY m.id DESC";
+        let stmt = db.cache.get(&db.conn, &db.hooks, sql).unwrap();
+        let run = |value: i64| {
+            let _reset = ResetOnDrop::new(stmt);
+            bind(stmt, &mut Reader::new(&Buf::positional(1).int(value).0)).unwrap();
+            // SAFETY: a valid, bound statement.
+            while unsafe { ffi::sqlite3_step(stmt.raw) } == ffi::SQLITE_ROW {}
+            stmt.reprepared()
+        };
+        let first = run(5);
+        assert_eq!(run(5), first, "the same value again");
+        assert_eq!(run(5), first, "and again");
+        assert!(run(6) > first, "SQLite weighs the value: a new one compiles the statement again");
     }
 
     #[test]

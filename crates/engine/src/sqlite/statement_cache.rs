@@ -57,6 +57,10 @@ pub struct Statement {
     /// It calls a function that returns the connection's own state (`last_insert_rowid()` and
     /// the like): a read that must not run on the writer's connection in a reader's stead.
     pub connection_state: bool,
+    /// Which parameters are bound to bytes in the job's parameter buffer (text and blobs, bound
+    /// without a copy): bit i for parameter i + 1, bit 63 for the 64th and every later one.
+    /// `ResetOnDrop` unbinds just these (experiments/068).
+    pub pointer_params: Cell<u64>,
 }
 
 /// A statement's column names, and joined by NUL (as a result's names reach JS).
@@ -213,6 +217,7 @@ pub fn prepare(conn: &Connection, hooks: &Hooks, sql: &str) -> DbResult<Statemen
         inline: Backoff::default(),
         sliced: Backoff::default(),
         bounded: Cell::new(None),
+        pointer_params: Cell::new(0),
         calls_js: Cell::new(None),
         names: RefCell::new(None),
         connection_state,
@@ -227,16 +232,42 @@ pub struct Backoff {
     pub backoff: Cell<u32>,
 }
 
-/// Resets a statement and drops its bindings when the job is done with it, on every path
-/// (including a panic), so no binding outlives the parameter buffer it points into.
-pub struct ResetOnDrop(pub *mut ffi::sqlite3_stmt);
+/// Resets a statement when the job is done with it, on every path (including a panic), and
+/// unbinds the parameters bound to the job's parameter buffer, so no binding outlives it.
+///
+/// Numbers stay bound: `sqlite3_clear_bindings` would expire every statement whose plan SQLite
+/// weighed by a bound value (a `col = ?` term beside a join or an ORDER BY), and the next run
+/// would compile it again although the next value is the same (experiments/068).
+///
+/// It keeps a pointer, not a borrow, so the job can still use its worker.
+pub struct ResetOnDrop(*const Statement);
+
+impl ResetOnDrop {
+    pub fn new(stmt: &Statement) -> Self {
+        ResetOnDrop(stmt)
+    }
+}
 
 impl Drop for ResetOnDrop {
     fn drop(&mut self) {
-        // SAFETY: the statement is alive in the cache for the duration of the job.
+        // SAFETY: the statement is alive in the cache (at its address: the cache boxes its
+        // entries) for the duration of the job.
         unsafe {
-            ffi::sqlite3_reset(self.0);
-            ffi::sqlite3_clear_bindings(self.0);
+            let stmt = &*self.0;
+            let raw = stmt.raw;
+            ffi::sqlite3_reset(raw);
+            match stmt.pointer_params.replace(0) {
+                0 => {}
+                mask if mask & (1 << 63) != 0 => {
+                    ffi::sqlite3_clear_bindings(raw);
+                }
+                mut mask => {
+                    while mask != 0 {
+                        ffi::sqlite3_bind_null(raw, mask.trailing_zeros() as std::ffi::c_int + 1);
+                        mask &= mask - 1;
+                    }
+                }
+            }
         }
     }
 }

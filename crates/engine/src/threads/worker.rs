@@ -312,7 +312,7 @@ impl Worker {
         emit: &mut dyn FnMut(Outcome),
     ) -> DbResult<Outcome> {
         let stmt = Self::read_statement(&mut self.cache, &self.conn, &self.hooks, sql)?;
-        let _reset = ResetOnDrop(stmt.raw);
+        let _reset = ResetOnDrop::new(stmt);
         bind(stmt, &mut Reader::new(params))?;
         if json {
             encode_json(&self.conn, stmt, max_rows).map(Outcome::Json)
@@ -329,7 +329,7 @@ impl Worker {
             Ok(stmt) => stmt,
             Err(e) => return Outcome::LiveRan { result: Err(e), reads: None },
         };
-        let _reset = ResetOnDrop(stmt.raw);
+        let _reset = ResetOnDrop::new(stmt);
         self.hooks.clear_capture();
         let result = bind(stmt, &mut Reader::new(params))
             .and_then(|_| encode_rows(&self.conn, stmt, usize::MAX, safe_integers, None));
@@ -403,7 +403,7 @@ impl Worker {
         if in_transaction && stmt.kind.ends_a_level() {
             return Err(self.refuse_transaction_control("this statement would end the transaction"));
         }
-        let _reset = ResetOnDrop(stmt.raw);
+        let _reset = ResetOnDrop::new(stmt);
         bind(stmt, &mut Reader::new(params))?;
         // SAFETY: valid statement.
         if unsafe { ffi::sqlite3_column_count(stmt.raw) } == 0 {
@@ -477,7 +477,7 @@ impl Worker {
         if stmt.has_tail {
             return self.hooks.exec(&self.conn, sql).map(|_| Outcome::Done);
         }
-        let _reset = ResetOnDrop(stmt.raw);
+        let _reset = ResetOnDrop::new(stmt);
         run_to_end(&self.conn, &self.hooks, stmt.raw, &stmt.effects)?;
         Ok(Outcome::Done)
     }
@@ -517,8 +517,8 @@ impl Worker {
         self.hooks.exec(&self.conn, if joins { "SAVEPOINT resqlite_batch" } else { "BEGIN IMMEDIATE" })?;
         let mut changes = 0;
         let mut bound = Vec::new();
-        // Every set rebinds every parameter: reset between sets, clear the bindings once.
-        let _reset = ResetOnDrop(raw);
+        // Every set rebinds every parameter: reset between sets, unbind the texts and blobs once.
+        let _reset = ResetOnDrop::new(stmt);
         let body = (|| {
             for set in 0..sets {
                 // SAFETY: raw is the cached statement, alive for the whole job.
