@@ -281,6 +281,10 @@ export class RowsResult {
 const TURN_BUDGET_MS = 0.25
 /** Decoding between two looks at the clock. */
 const SLICE_CELLS = 2048
+/** Rows per array an assembler fills before it starts the next: 64 KB of pointers, an
+ * ordinary young object. One array for all would grow past V8's large-object size, and each
+ * growth would leave its old backing store for a collection to sweep (experiments/069). */
+const CHUNK_ROWS = 8192
 /** Results up to this size decode at once, without an assembler. */
 export const DIRECT_DECODE_CELLS = 16384
 
@@ -288,7 +292,10 @@ export const DIRECT_DECODE_CELLS = 16384
  * may be large. Rows decode while the current event-loop turn has budget left; the rest
  * waits, in order, for later turns, so no turn decodes for much longer than the budget. */
 export class RowsAssembler {
-  readonly #rows: Row[] = []
+  /** Full chunks of CHUNK_ROWS rows, joined once when the last part has decoded. */
+  readonly #chunks: Row[][] = []
+  /** The chunk being filled. */
+  #rows: Row[] = []
   #queue: { part: RowsResult; next: number }[] = []
   #scheduled = false
   #complete = false
@@ -327,8 +334,13 @@ export class RowsAssembler {
             this.#schedule()
             return
           }
-          const to = Math.min(head.part.rows, head.next + head.part.sliceRows)
+          const room = CHUNK_ROWS - this.#rows.length
+          const to = Math.min(head.part.rows, head.next + head.part.sliceRows, head.next + room)
           head.part.appendTo(this.#rows, head.next, to)
+          if (this.#rows.length >= CHUNK_ROWS) {
+            this.#chunks.push(this.#rows)
+            this.#rows = []
+          }
           head.next = to
         }
         this.#queue.shift()
@@ -345,7 +357,9 @@ export class RowsAssembler {
       this.#drained = undefined
       setImmediate(drained)
     }
-    if (this.#complete && !this.#failed) this.resolve(this.#rows)
+    if (this.#complete && !this.#failed) {
+      this.resolve(this.#chunks.length === 0 ? this.#rows : ([] as Row[]).concat(...this.#chunks, this.#rows))
+    }
   }
 
   #schedule(): void {
