@@ -285,6 +285,8 @@ const SLICE_CELLS = 2048
  * ordinary young object. One array for all would grow past V8's large-object size, and each
  * growth would leave its old backing store for a collection to sweep (experiments/069). */
 const CHUNK_ROWS = 8192
+/** Rows joined in one go at the end: about 0.2 ms. */
+const JOIN_ROWS = 32768
 /** Results up to this size decode at once, without an assembler. */
 export const DIRECT_DECODE_CELLS = 16384
 
@@ -357,9 +359,38 @@ export class RowsAssembler {
       this.#drained = undefined
       setImmediate(drained)
     }
-    if (this.#complete && !this.#failed) {
-      this.resolve(this.#chunks.length === 0 ? this.#rows : ([] as Row[]).concat(...this.#chunks, this.#rows))
+    if (this.#complete && !this.#failed) this.#join(turnStart)
+  }
+
+  /** Resolves with the chunks joined: at once when that fits in the turn, else a few chunks a
+   * turn into an array of the result's length (about 5 ns a row either way, experiments/069). */
+  #join(turnStart: number): void {
+    if (this.#chunks.length === 0) {
+      this.resolve(this.#rows)
+      return
     }
+    const chunks = this.#chunks
+    chunks.push(this.#rows)
+    const total = (chunks.length - 1) * CHUNK_ROWS + this.#rows.length
+    if (total <= JOIN_ROWS) {
+      this.resolve(([] as Row[]).concat(...chunks))
+      return
+    }
+    const all = new Array<Row>(total)
+    let next = 0
+    const copy = (start: number): void => {
+      for (; next < chunks.length; next++) {
+        if (performance.now() - start >= TURN_BUDGET_MS) {
+          setImmediate(() => copy(performance.now()))
+          return
+        }
+        const chunk = chunks[next]!
+        const at = next * CHUNK_ROWS
+        for (let i = 0; i < chunk.length; i++) all[at + i] = chunk[i]!
+      }
+      this.resolve(all)
+    }
+    copy(turnStart)
   }
 
   #schedule(): void {
