@@ -235,9 +235,9 @@ pub struct Backoff {
 /// Resets a statement when the job is done with it, on every path (including a panic), and
 /// unbinds the parameters bound to the job's parameter buffer, so no binding outlives it.
 ///
-/// Numbers stay bound: `sqlite3_clear_bindings` would expire every statement whose plan SQLite
-/// weighed by a bound value (a `col = ?` term beside a join or an ORDER BY), and the next run
-/// would compile it again although the next value is the same (experiments/068).
+/// Numbers stay bound: `sqlite3_clear_bindings` expires every statement whose plan SQLite
+/// weighs by a bound value (a `col = ?` term beside a join or an ORDER BY), and its next run
+/// would compile it again even for the same value (experiments/068).
 ///
 /// It keeps a pointer, not a borrow, so the job can still use its worker.
 pub struct ResetOnDrop(*const Statement);
