@@ -87,7 +87,8 @@ export class Database implements Queryable {
    * read skips looking its flow up: an AsyncLocalStorage lookup is several percent of a small
    * read (experiments/059). */
   readonly #pending = { writes: 0 }
-  /** Reads waiting for earlier writes (`#readAfter`), as settled promises: close() waits for them. */
+  /** Reads (and iterations' first pages) waiting for earlier writes (`#closeWaitsFor`), as settled
+   * promises: close() waits for them. */
   readonly #readsWaiting = new Set<Promise<void>>()
   readonly #live: LiveQueries
   /** Opened with `attach`: rekey would re-encrypt the main file only (see rekey). */
@@ -335,7 +336,7 @@ export class Database implements Queryable {
       params,
       options,
       (packed, pageRows, arrays) =>
-        afterWrites(this.#writesBeforeRead(), this.#engine.iterate<R>(sql, packed, pageRows, undefined, arrays)),
+        this.#afterWrites(this.#engine.iterate<R>(sql, packed, pageRows, undefined, arrays)),
       () => (this.#closing ? closedError() : undefined),
     )
   }
@@ -604,14 +605,36 @@ export class Database implements Queryable {
       const before = this.#writesBeforeRead()
       if (before === undefined) return this.#engine.read(kind, sql, packed, signal, arrays)
       // Issued before close(): it runs before the engine closes (close() waits for it).
-      const read = this.#readAfter<T>(before, kind, sql, copyPacked(packed), signal, arrays)
-      const settled = read.then(NOTHING, NOTHING)
-      this.#readsWaiting.add(settled)
-      settled.then(() => this.#readsWaiting.delete(settled))
-      return read
+      return this.#closeWaitsFor(this.#readAfter<T>(before, kind, sql, copyPacked(packed), signal, arrays))
     } catch (error) {
       return rejected(error)
     }
+  }
+
+  /** An iteration whose first page waits for the writes its flow issued before it started.
+   * That page was asked for before close(), which waits for it as for a read: sent after the
+   * engine closed, it would never settle. */
+  #afterWrites<T>(pages: PageSource<T>): PageSource<T> {
+    const before = this.#writesBeforeRead()
+    if (before === undefined) return pages
+    let first: Promise<void> | undefined = before
+    return {
+      next: () => {
+        if (first === undefined) return pages.next()
+        const wait = first
+        first = undefined
+        return this.#closeWaitsFor(wait.then(() => pages.next()))
+      },
+      end: () => pages.end(),
+    }
+  }
+
+  /** A read that waits for earlier writes before it reaches the engine: close() waits for it. */
+  #closeWaitsFor<T>(read: Promise<T>): Promise<T> {
+    const settled = read.then(NOTHING, NOTHING)
+    this.#readsWaiting.add(settled)
+    settled.then(() => this.#readsWaiting.delete(settled))
+    return read
   }
 
   /** A Statement's call (statement.ts), its arguments checked and packed: in the transaction
@@ -714,21 +737,6 @@ function readonlyError(sql: string, replica: boolean): ResqliteError {
     )
   }
   return new ResqliteError('ERR_DATABASE_READONLY', 'the database was opened with readonly: true', sql)
-}
-
-/** An iteration whose first page waits for `before` (the writes issued before it started). */
-function afterWrites<T>(before: Promise<void> | undefined, pages: PageSource<T>): PageSource<T> {
-  if (before === undefined) return pages
-  let first: Promise<void> | undefined = before
-  return {
-    next: () => {
-      if (first === undefined) return pages.next()
-      const wait = first
-      first = undefined
-      return wait.then(() => pages.next())
-    },
-    end: () => pages.end(),
-  }
 }
 
 const NOTHING = (): void => {}

@@ -137,6 +137,9 @@ export class Engine {
   /** Where each call runs (placement.ts), and the counts it decides by. */
   readonly #placement = new Placement(this.#words)
   #nextId = 0
+  /** The engine was told to close: it takes no job after that (it would drop it unrun, and its
+   * promise would never settle), so one offered then rejects with `ERR_DATABASE_CLOSED`. */
+  #closed = false
 
   constructor(path: string, options: EngineOptions) {
     this.#safeIntegers = options.safeIntegers
@@ -264,6 +267,7 @@ export class Engine {
     const read = new Promise<T>((resolve, reject) => {
       const id = this.#newId()
       const job: Job = { kind, sql, resolve, reject, read: true, arrays }
+      this.#track(id, job)
       this.#placement.readsInFlight++
       if (signal) {
         job.signal = signal
@@ -274,7 +278,6 @@ export class Engine {
         }
         job.unlisten = whenAborted(signal, job.onAbort)
       }
-      this.#track(id, job)
       this.#calls.read(id, kind, sql, packed.bytes, packed.length, signal !== undefined)
     })
     return awaitedAway(read)
@@ -493,7 +496,10 @@ export class Engine {
     const written = new Promise<T>((resolve, reject) => {
       const id = this.#newId()
       this.#track(id, { kind, sql, resolve, reject, onNoTransaction, polled: true, arrays })
-      this.#calls.write(id, kind, sql, packed.bytes, packed.length, onNoTransaction !== undefined)
+      if (!this.#calls.write(id, kind, sql, packed.bytes, packed.length, onNoTransaction !== undefined)) {
+        this.#notSent(id, reject) // no writer any more
+        return
+      }
       this.#words[Mailbox.WritesInFlight]!++
     })
     this.#lastWrite = written.then(NOTHING, NOTHING)
@@ -524,10 +530,8 @@ export class Engine {
           this.#words[Mailbox.WritesInFlight]!++
         }
         if (!this.#native.iterate(id, cursor, s, sql, packed.bytes, packed.length, pageRows, inTransaction)) {
-          this.#jobs.delete(id)
           if (inTransaction) this.#words[Mailbox.WritesInFlight]!--
-          this.#unrefIfIdle()
-          reject(closedError())
+          this.#notSent(id, reject)
         }
       })
     return {
@@ -582,9 +586,9 @@ export class Engine {
     this.#closeGroup()
     const rekeyed = new Promise<void>((resolve, reject) => {
       const id = this.#newId()
-      this.#track(id, { kind: undefined, sql: undefined, resolve, reject })
       try {
-        this.#native.rekey(id, enc)
+        this.#track(id, { kind: undefined, sql: undefined, resolve, reject })
+        if (!this.#native.rekey(id, enc)) this.#notSent(id, reject)
       } catch (error) {
         this.#jobs.delete(id)
         this.#unrefIfIdle()
@@ -618,8 +622,8 @@ export class Engine {
           }
         }
       }
-      if (signal) job.unlisten = whenAborted(signal, job.onAbort)
       this.#track(id, job)
+      if (signal) job.unlisten = whenAborted(signal, job.onAbort)
       this.#native.backup(id, destination)
     })
   }
@@ -641,6 +645,7 @@ export class Engine {
         resolve()
       }
       this.#track(id, { kind: undefined, sql: undefined, resolve: done, reject })
+      this.#closed = true
       this.#native.close(id)
     })
   }
@@ -650,10 +655,21 @@ export class Engine {
     return this.#nextId
   }
 
-  /** Registers a job; the first pending job keeps the process alive until the last settles. */
+  /** Registers a job; the first pending job keeps the process alive until the last settles.
+   * Throws `ERR_DATABASE_CLOSED` once the engine closed (called in a promise's executor, it
+   * rejects that promise). */
   #track(id: number, job: Job): void {
+    if (this.#closed) throw closedError()
     this.#keepAlive()
     this.#jobs.set(id, job)
+  }
+
+  /** A job the engine did not take (it has no writer any more): forgotten, and rejected as a
+   * call on a closed database, never left pending. */
+  #notSent(id: number, reject: (error: unknown) => void): void {
+    this.#jobs.delete(id)
+    this.#unrefIfIdle()
+    reject(closedError())
   }
 
   #keepAlive(): void {
