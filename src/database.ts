@@ -265,7 +265,12 @@ export class Database implements Queryable {
    * threads' steps aside and SQLite work on the JS thread ({@link Diagnostics}). Rejects with
    * `ERR_DATABASE_CLOSED` once `close()` was called, like every other call: the counters only
    * grow, and a closed engine has none to give. */
-  async diagnostics(): Promise<Diagnostics> {
+  diagnostics(): Promise<Diagnostics> {
+    if (inFunction()) return rejected(callInFunctionError())
+    return this.#diagnostics()
+  }
+
+  async #diagnostics(): Promise<Diagnostics> {
     if (this.#closing) throw closedError()
     const native = this.#engine.diagnostics()
     const wal = await stat(`${this.#file}-wal`).catch(() => undefined)
@@ -411,6 +416,8 @@ export class Database implements Queryable {
    *   opened with `attach`), `ERR_ENCRYPTION_CONFIG` or SQLite's codes; a rekey that fails
    *   before the swap leaves the database under its old key. */
   rekey(newKey: string | Uint8Array | null, options?: RekeyOptions): Promise<void> {
+    // Inside a function it would wait on the writer, which may be waiting for that function.
+    if (inFunction()) return rejected(callInFunctionError())
     if (this.#context.getStore()) {
       return Promise.reject(
         new ResqliteError(
@@ -462,6 +469,7 @@ export class Database implements Queryable {
    *   (`SQLITE_CANTOPEN` for a missing directory, …), `ERR_DATABASE_CLOSED`, or a `TypeError` for
    *   a bad argument; nothing is left at `destination` then. */
   backup(destination: string, options?: BackupOptions): Promise<void> {
+    if (inFunction()) return rejected(callInFunctionError())
     if (this.#closing) return Promise.reject(closedError())
     let checked: BackupOptions
     try {
@@ -483,6 +491,7 @@ export class Database implements Queryable {
    * @returns The image, a database file's bytes. Rejects with `ERR_DATABASE_CLOSED`,
    *   `ERR_RESULT_TOO_LARGE` or SQLite's codes. */
   serialize(): Promise<Buffer> {
+    if (inFunction()) return rejected(callInFunctionError())
     if (this.#closing) return Promise.reject(closedError())
     return this.#engine.read(JobKind.Serialize, 'serialize', NO_PARAMS, undefined)
   }

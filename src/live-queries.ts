@@ -8,6 +8,7 @@
 import { checkSql } from './arguments'
 import type { Engine } from './engine'
 import { closedError, describe, type ResqliteError, typeError } from './errors'
+import { callInFunctionError, inFunction } from './functions'
 import type { NativeDiagnostics } from './native'
 import { encodeParams, type Packed, type Params } from './params'
 import type { Row } from './types'
@@ -170,6 +171,9 @@ export class LiveQueries {
     let query: SharedQuery | undefined
     let packed: Packed
     try {
+      // A subscription started inside a SQL function would run a query while that function's
+      // statement waits for it (a rekey then waits for both: issue 43's freeze).
+      if (inFunction()) throw callInFunctionError()
       if (this.#closed) throw closedError()
       checkSql(sql)
       if (options !== undefined) {

@@ -8,7 +8,7 @@ import { type CallKind, checkBody, checkNestedOptions, type PreparedCall, prepar
 import { awaitedAway } from './caller-stack'
 import type { Engine } from './engine'
 import { abortError, describe, ResqliteError, typeError } from './errors'
-import { rejected } from './functions'
+import { callInFunctionError, inFunction, rejected } from './functions'
 import { RESOLVED } from './inline'
 import { iteration, type RowIterator } from './iterate'
 import { JobKind } from './native'
@@ -269,6 +269,7 @@ export class Transaction implements Queryable {
    *   an `ERR_INVALID_ARG_VALUE`).
    * @inheritDoc */
   transaction<T>(body: (tx: Transaction) => Promise<T>, options?: Pick<TransactionOptions, never>): Promise<T> {
+    if (inFunction()) return rejected(callInFunctionError())
     const unusable = this.#unusable()
     if (unusable) return Promise.reject(unusable)
     try {

@@ -1,7 +1,11 @@
-// Bad input (issue 43, items 3 and 5): calls left pending by close(). Harness and case format:
-// bad-input-harness.mjs.
+// Bad input (issue 43, items 3 and 5): calls left pending by close(), and database calls made
+// from inside a SQL function. Harness and case format: bad-input-harness.mjs.
 
 import assert from 'node:assert/strict'
+import { spawnSync } from 'node:child_process'
+import { test } from 'node:test'
+import { fileURLToPath } from 'node:url'
+import { Database } from '../dist/esm/index.mjs'
 import { runCases, within } from './bad-input-harness.mjs'
 
 /** A write that goes to the writer thread and waits there (a scan is not a bounded write: it
@@ -126,4 +130,96 @@ const CLOSE_RACES = [
   },
 ]
 
-runCases(CLOSE_RACES, { label: 'close races and refusals' })
+// Issue 43 item 5: these calls were not refused inside a SQL function (a `db.rekey()` there
+// rekeyed the database).
+const CALL_KEY = 'old key'
+
+/** Runs `call(db)` inside a function of a select on an encrypted database: the select's error
+ * code and cause's code, the inner call's outcome, and whether the old key still opens it. */
+async function inFunction(ctx, call, name) {
+  const file = ctx.file(`${name}.db`)
+  const db = await Database.open(file, { encryptionKey: CALL_KEY })
+  let inner
+  db.function('callsDb', () => {
+    inner = call(db)
+    return 1
+  })
+  const outer = await db.select('SELECT callsDb() AS v').then(
+    () => 'resolved',
+    (error) => [error.code, error.cause?.code],
+  )
+  const [innerOutcome] = await settled([inner])
+  await db.close()
+  const again = await Database.open(file, { encryptionKey: CALL_KEY })
+  const rows = await again.select('SELECT 1 AS ok')
+  await again.close()
+  return { outer, inner: innerOutcome, oldKeyOpens: rows[0].ok === 1 }
+}
+
+const REFUSED = { outer: ['ERR_FUNCTION_THREW', 'ERR_CALL_IN_FUNCTION'], oldKeyOpens: true }
+const IN_FUNCTION = [
+  ['rekey', (db) => db.rekey('new key')],
+  ['rekey to null', (db) => db.rekey(null)],
+  ['serialize', (db) => db.serialize()],
+  ['backup', (db) => db.backup(`${db.path}.copy`)],
+  ['diagnostics', (db) => db.diagnostics()],
+].map(([what, call]) => ({
+  name: `${what} inside a SQL function is refused with ERR_CALL_IN_FUNCTION`,
+  run: (ctx) => inFunction(ctx, call, what.replaceAll(' ', '-')),
+  resolves: { ...REFUSED, inner: ['rejected', 'ERR_CALL_IN_FUNCTION'] },
+}))
+
+IN_FUNCTION.push(
+  {
+    name: "a live query's subscribe inside a SQL function: its subscriber gets ERR_CALL_IN_FUNCTION",
+    run: (ctx) =>
+      inFunction(
+        ctx,
+        (db) =>
+          new Promise((resolve, reject) => {
+            db.stream('SELECT 1 AS v').subscribe({ next: resolve, error: reject })
+          }),
+        'subscribe',
+      ),
+    resolves: { ...REFUSED, inner: ['rejected', 'ERR_CALL_IN_FUNCTION'] },
+  },
+  {
+    name: 'tx.transaction inside a SQL function called in a transaction body is refused',
+    run: async (ctx) => {
+      const db = await ctx.fresh()
+      let inner
+      const outcome = await db
+        .transaction(async (tx) => {
+          db.function('nests', () => {
+            inner = tx.transaction(async () => {})
+            return 1
+          })
+          return tx.select('SELECT nests() AS v')
+        })
+        .catch((error) => [error.code, error.cause?.code])
+      return [outcome, (await settled([inner]))[0]]
+    },
+    resolves: [
+      ['ERR_FUNCTION_THREW', 'ERR_CALL_IN_FUNCTION'],
+      ['rejected', 'ERR_CALL_IN_FUNCTION'],
+    ],
+  },
+)
+
+runCases([...CLOSE_RACES, ...IN_FUNCTION], { label: 'close races and refusals' })
+
+// Issue 43 item 5, the freeze: on an encrypted database, a function subscribing to a live query,
+// called while rekey() runs, blocked the JS thread forever. A blocked thread cannot time itself
+// out, so the scenario runs in a child process, killed if it does not finish.
+const CHILD = fileURLToPath(new URL('./close-races-freeze-child.mjs', import.meta.url))
+
+for (const mode of ['inline', 'threads']) {
+  test(`a function subscribing to a live query around rekey() (${mode}): refused, nothing hangs`, () => {
+    const child = spawnSync(process.execPath, [CHILD, mode], { encoding: 'utf8', timeout: 60_000 })
+    assert.equal(child.signal, null, `the child was killed (frozen): ${child.stderr}`)
+    assert.equal(child.status, 0, child.stderr)
+    const result = JSON.parse(child.stdout.trim().split('\n').at(-1))
+    // Every statement calling it fails with the refusal as cause; the writes added no row.
+    assert.deepStrictEqual(result, { calls: 'ERR_CALL_IN_FUNCTION', rekeyed: true, rows: 200 })
+  })
+}
