@@ -64,6 +64,9 @@ export type ResqliteErrorCode =
    * could not be switched to WAL mode, which the library needs (a file another process keeps in
    * another journal mode, a file system without shared memory, …). */
   | 'ERR_WAL_UNAVAILABLE'
+  /** `PRAGMA journal_mode` given a mode other than WAL (refused before it runs): the readers
+   * read beside the writer in WAL mode. Reading the mode is fine. */
+  | 'ERR_JOURNAL_MODE'
   /** At `open()` or `rekey()`: a PRAGMA the library runs to set the connection up (such as
    * `journal_mode`) returned no row. */
   | 'ERR_EMPTY_RESULT'
@@ -91,9 +94,9 @@ export type ResqliteErrorCode =
   /** `execute` left a transaction open (`BEGIN` without `COMMIT`); it was rolled back. Use
    * `db.transaction()` for a transaction that spans several calls. */
   | 'ERR_OPEN_TRANSACTION'
-  /** A `BEGIN`, `COMMIT`, `ROLLBACK` or `END` statement inside a transaction body (refused before
-   * it runs; the transaction is rolled back and rejects with `ERR_TRANSACTION_ROLLED_BACK`), or
-   * given to `executeBatch`. */
+  /** A `BEGIN`, `COMMIT`, `ROLLBACK`, `END`, `SAVEPOINT`, `RELEASE` or `ROLLBACK TO` statement
+   * inside a transaction body (refused before it runs; the transaction is rolled back and
+   * rejects with `ERR_TRANSACTION_ROLLED_BACK`), or given to `executeBatch`. */
   | 'ERR_TRANSACTION_CONTROL'
   /** `PRAGMA key`, `rekey`, `hexkey`, `hexrekey` or `textkey` in any statement: the key is given
    * to `Database.open` and changed with `db.rekey()`. */

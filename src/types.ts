@@ -149,7 +149,7 @@ export interface Queryable {
    *   statements with parameters), `ERR_EMPTY_STATEMENT`, `ERR_PARAMETER_COUNT`,
    *   `ERR_PARAMETER_NAME`, `ERR_DATABASE_READONLY`, `ERR_OPEN_TRANSACTION` (a `BEGIN` left
    *   open: it is rolled back; use `transaction`) or, inside a transaction,
-   *   `ERR_TRANSACTION_CONTROL` (a `COMMIT`/`ROLLBACK` statement) and
+   *   `ERR_TRANSACTION_CONTROL` (a `COMMIT`/`ROLLBACK`/`SAVEPOINT`/`RELEASE` statement) and
    *   `ERR_TRANSACTION_ROLLED_BACK`. */
   execute<T = Row, O extends ExecuteOptions = ExecuteOptions>(
     sql: string,

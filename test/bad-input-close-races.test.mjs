@@ -1,5 +1,6 @@
-// Bad input (issue 43, items 3 and 5): calls left pending by close(), and database calls made
-// from inside a SQL function. Harness and case format: bad-input-harness.mjs.
+// Bad input (issue 43, items 3 and 5): calls left pending by close(), database calls made from
+// inside a SQL function, savepoint statements inside a transaction body, and a journal_mode
+// change. Harness and case format: bad-input-harness.mjs.
 
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
@@ -206,7 +207,148 @@ IN_FUNCTION.push(
   },
 )
 
-runCases([...CLOSE_RACES, ...IN_FUNCTION], { label: 'close races and refusals' })
+// Issue 43 item 5: a SAVEPOINT of the body's own, then a nested level that RELEASEs it (or rolls
+// back to it) and throws: the level rejected, and its row committed. Savepoint statements are
+// refused inside a body, as COMMIT is, and the transaction rolls back.
+/** Runs `body` as a transaction on a fresh table; its outcome (the transaction's code and its
+ * cause's) and the rows committed. */
+async function savepointCase(ctx, body) {
+  const db = await ctx.fresh()
+  await db.execute('CREATE TABLE sp (v)')
+  const outcome = await db.transaction(body).then(
+    () => 'committed',
+    (error) => [error.code, error.cause?.code],
+  )
+  return { outcome, rows: await db.select('SELECT v FROM sp ORDER BY v') }
+}
+
+const ROLLED_BACK = { outcome: ['ERR_TRANSACTION_ROLLED_BACK', 'ERR_TRANSACTION_CONTROL'], rows: [] }
+
+const SAVEPOINTS = [
+  ...['RELEASE x', 'ROLLBACK TO x'].map((end) => ({
+    name: `SAVEPOINT x, then a nested level that runs ${end} and throws: nothing is committed`,
+    run: (ctx) =>
+      savepointCase(ctx, async (tx) => {
+        await tx.execute('INSERT INTO sp VALUES (1)')
+        await tx.execute('SAVEPOINT x').catch(() => {})
+        await tx
+          .transaction(async (inner) => {
+            await inner.execute('INSERT INTO sp VALUES (2)')
+            await inner.execute(end).catch(() => {})
+            throw new Error('the nested level fails')
+          })
+          .catch(() => {})
+      }),
+    resolves: ROLLED_BACK,
+  })),
+  {
+    name: "tx.execute('SAVEPOINT x') is refused with ERR_TRANSACTION_CONTROL",
+    run: async (ctx) => {
+      let refusal
+      const result = await savepointCase(ctx, async (tx) => {
+        await tx.execute('INSERT INTO sp VALUES (1)')
+        refusal = await tx.execute('SAVEPOINT x').catch((error) => error)
+      })
+      return { ...result, refusal: [refusal.code, /nest one with tx\.transaction\(\)/.test(refusal.message)] }
+    },
+    resolves: { ...ROLLED_BACK, refusal: ['ERR_TRANSACTION_CONTROL', true] },
+  },
+  {
+    name: 'a savepoint in a script inside a body is refused; nothing of the script commits',
+    run: (ctx) =>
+      savepointCase(ctx, (tx) => tx.execute('INSERT INTO sp VALUES (1); SAVEPOINT y; INSERT INTO sp VALUES (2)')),
+    resolves: ROLLED_BACK,
+  },
+  {
+    name: "tx.executeBatch('RELEASE x') is refused without naming the library's savepoint",
+    run: async (ctx) => {
+      let refusal
+      const result = await savepointCase(ctx, async (tx) => {
+        refusal = await tx.executeBatch('RELEASE x', [[]]).catch((error) => error)
+      })
+      return { ...result, code: refusal.code, namesLibrary: /resqlite_/i.test(refusal.message) }
+    },
+    resolves: { ...ROLLED_BACK, code: 'ERR_TRANSACTION_CONTROL', namesLibrary: false },
+  },
+  {
+    name: 'a prepared SAVEPOINT run in a body is refused',
+    run: async (ctx) => {
+      const db = await ctx.fresh()
+      await db.execute('CREATE TABLE sp (v)')
+      const statement = await db.prepare('SAVEPOINT z')
+      const outcome = await db
+        .transaction(async (tx) => {
+          await tx.execute('INSERT INTO sp VALUES (1)')
+          await statement.execute()
+        })
+        .catch((error) => [error.code, error.cause?.code])
+      return { outcome, rows: await db.select('SELECT v FROM sp') }
+    },
+    resolves: ROLLED_BACK,
+  },
+  {
+    name: 'a nested level runs its own RELEASE: refused, nothing committed',
+    run: (ctx) =>
+      savepointCase(ctx, async (tx) => {
+        await tx.execute('INSERT INTO sp VALUES (1)')
+        await tx.transaction(async (inner) => inner.execute('RELEASE resqlite_sp1')).catch(() => {})
+      }),
+    resolves: ROLLED_BACK,
+  },
+  {
+    name: 'outside a body, a script that releases the savepoint it opens still runs',
+    run: async (ctx) => {
+      const db = await ctx.fresh()
+      await db.execute('CREATE TABLE sp (v)')
+      await db.execute('SAVEPOINT a; INSERT INTO sp VALUES (1); RELEASE a')
+      return db.select('SELECT v FROM sp')
+    },
+    resolves: [{ v: 1 }],
+  },
+]
+
+// Issue 43 item 5: a journal_mode change was accepted, and a write beside an open iteration then
+// failed with SQLITE_BUSY.
+const JOURNAL_MODE = [
+  ...[
+    ['execute', (db) => db.execute('PRAGMA journal_mode = DELETE')],
+    ['a quoted mode, another case', (db) => db.execute("pragma JOURNAL_MODE = 'truncate'")],
+    ['a schema-qualified one', (db) => db.execute('PRAGMA main.journal_mode = MEMORY')],
+    ['a script', (db) => db.execute('CREATE TABLE jm (v); PRAGMA journal_mode = DELETE')],
+    ['executeBatch', (db) => db.executeBatch('PRAGMA journal_mode = persist', [[]])],
+    ['a transaction body', (db) => db.transaction((tx) => tx.execute('PRAGMA journal_mode = off'))],
+  ].map(([where, run]) => ({
+    name: `journal_mode changed away from WAL through ${where}: refused, the database stays in WAL`,
+    run: async (ctx) => {
+      const db = await ctx.fresh()
+      const refusal = await run(db).then(
+        () => 'accepted',
+        (error) => error,
+      )
+      const { rows } = await db.execute('PRAGMA journal_mode')
+      // A write beside an open iteration (it failed with SQLITE_BUSY out of WAL mode).
+      await db.execute('CREATE TABLE IF NOT EXISTS w (v)')
+      await db.execute('INSERT INTO w VALUES (1), (2)')
+      const pages = db.iterate('SELECT v FROM w', [], { pageRows: 1 }).pages()
+      await pages.next()
+      const write = await db.execute('INSERT INTO w VALUES (3)')
+      await pages.return()
+      return [refusal.code, /PRAGMA journal_mode can only be WAL/.test(refusal.message), rows, write.changes]
+    },
+    resolves: ['ERR_JOURNAL_MODE', true, [{ journal_mode: 'wal' }], 1],
+  })),
+  {
+    name: 'journal_mode = WAL, and reading the mode, are fine',
+    run: async (ctx) => {
+      const db = await ctx.fresh()
+      await db.execute('PRAGMA journal_mode = wal')
+      return (await db.execute('PRAGMA journal_mode')).rows
+    },
+    resolves: [{ journal_mode: 'wal' }],
+  },
+]
+
+runCases([...CLOSE_RACES, ...IN_FUNCTION, ...SAVEPOINTS, ...JOURNAL_MODE], { label: 'close races and refusals' })
 
 // Issue 43 item 5, the freeze: on an encrypted database, a function subscribing to a live query,
 // called while rekey() runs, blocked the JS thread forever. A blocked thread cannot time itself

@@ -269,9 +269,10 @@ pub fn write(
     let (stmt, conn, hooks) = worker.write_statement(sql)?;
     let raw = stmt.raw;
     // SAFETY: valid statement.
-    // A BEGIN or COMMIT goes to the writer thread, whose checks refuse it inside a transaction.
+    // A BEGIN, COMMIT or a journal_mode change goes to the writer thread, whose checks refuse it.
     if stmt.has_tail
         || stmt.kind.ends_a_level()
+        || stmt.kind.leaves_wal
         || unsafe { ffi::sqlite3_column_count(raw) } != 0
         || skips(&stmt.inline)
     {

@@ -30,20 +30,22 @@ pub struct StatementKind {
     pub transaction_control: bool,
     /// SAVEPOINT, RELEASE or ROLLBACK TO.
     pub savepoint: bool,
-    /// ... of one of the library's own savepoints (`resqlite_…`: a nested transaction's level,
-    /// a batch's).
-    pub library_savepoint: bool,
+    /// `PRAGMA journal_mode` given a mode other than WAL, which readers beside the writer need:
+    /// refused in a user's statement (worker.rs `leaves_wal_refused`), not in the library's own
+    /// (a rekey leaves WAL for its copy and comes back), which this authorizer also sees.
+    pub leaves_wal: bool,
     /// A PRAGMA that changes a setting (one given a value, other than the queries that take an
     /// argument).
     pub sets_pragma: bool,
 }
 
 impl StatementKind {
-    /// Inside a transaction body it would end the transaction, or one of its levels, behind the
-    /// library's back: BEGIN, COMMIT, END, ROLLBACK, or a RELEASE or ROLLBACK TO of the
-    /// library's savepoints (a user's own savepoints are the user's).
+    /// Inside a transaction body it would begin or end a transaction or a level of one behind
+    /// the library's back: BEGIN, COMMIT, END, ROLLBACK, and every savepoint statement. A
+    /// user's own savepoint is refused too: a RELEASE or ROLLBACK TO of it also ends the
+    /// library's levels opened after it, so a nested level that rejects could commit (issue 43).
     pub fn ends_a_level(&self) -> bool {
-        self.transaction_control || self.library_savepoint
+        self.transaction_control || self.savepoint
     }
 }
 
@@ -243,13 +245,12 @@ pub unsafe extern "C" fn authorize(
                 return ffi::SQLITE_DENY;
             }
             capture.kind.sets_pragma |= sets;
+            capture.kind.leaves_wal |= name.eq_ignore_ascii_case("journal_mode")
+                && !arg2.is_null()
+                && !CStr::from_ptr(arg2).to_bytes().eq_ignore_ascii_case(b"wal");
         }
         ffi::SQLITE_TRANSACTION => capture.kind.transaction_control = true,
-        ffi::SQLITE_SAVEPOINT => {
-            capture.kind.savepoint = true;
-            let name = if arg2.is_null() { &b""[..] } else { CStr::from_ptr(arg2).to_bytes() };
-            capture.kind.library_savepoint |= name.len() >= 9 && name[..9].eq_ignore_ascii_case(b"resqlite_");
-        }
+        ffi::SQLITE_SAVEPOINT => capture.kind.savepoint = true,
         ffi::SQLITE_FUNCTION if !arg2.is_null() => {
             let name = CStr::from_ptr(arg2).to_str().unwrap_or("");
             capture.connection_state |= CONNECTION_STATE_FUNCTIONS.iter().any(|f| f.eq_ignore_ascii_case(name));

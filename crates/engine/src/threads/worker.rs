@@ -116,9 +116,20 @@ fn transaction_control_in_transaction(what: &str) -> DbError {
     DbError::new(
         "ERR_TRANSACTION_CONTROL",
         format!(
-            "{what} (COMMIT, ROLLBACK, END, BEGIN, or a RELEASE or ROLLBACK TO of the library's \
-             savepoints inside db.transaction()); end a transaction by returning from or throwing in its body"
+            "{what} (BEGIN, COMMIT, ROLLBACK, END, SAVEPOINT, RELEASE or ROLLBACK TO inside \
+             db.transaction()); end a transaction by returning from or throwing in its body, and nest \
+             one with tx.transaction()"
         ),
+    )
+}
+
+/// A statement that would take the database out of WAL mode: readers beside the writer need it
+/// (open() refuses a database that cannot be in it).
+fn leaves_wal_refused() -> DbError {
+    DbError::new(
+        "ERR_JOURNAL_MODE",
+        "PRAGMA journal_mode can only be WAL here: the readers read beside the writer in WAL mode \
+         (reading the mode, PRAGMA journal_mode, is fine)",
     )
 }
 
@@ -400,8 +411,11 @@ impl Worker {
             }
             return self.execute_script(sql, in_transaction);
         }
+        if stmt.kind.leaves_wal {
+            return Err(leaves_wal_refused());
+        }
         if in_transaction && stmt.kind.ends_a_level() {
-            return Err(self.refuse_transaction_control("this statement would end the transaction"));
+            return Err(self.refuse_transaction_control("this statement would begin or end a transaction or a level"));
         }
         let _reset = ResetOnDrop::new(stmt);
         bind(stmt, &mut Reader::new(params))?;
@@ -489,9 +503,15 @@ impl Worker {
             self.hooks.clear_capture();
             let prepared = self.conn.prepare_at(rest, 0).map_err(|e| self.hooks.take_refusal().unwrap_or(e))?;
             let Some((stmt, consumed)) = prepared else { break };
-            if in_transaction && self.hooks.captured_kind().ends_a_level() {
+            let kind = self.hooks.captured_kind();
+            if kind.leaves_wal {
+                return Err(leaves_wal_refused());
+            }
+            if in_transaction && kind.ends_a_level() {
                 drop(stmt);
-                return Err(self.refuse_transaction_control("a statement of this script would end the transaction"));
+                return Err(self.refuse_transaction_control(
+                    "a statement of this script would begin or end a transaction or a level",
+                ));
             }
             let effects = self.hooks.captured_effects(&self.conn);
             changes += run_to_end(&self.conn, &self.hooks, stmt.0, &effects)?;
@@ -508,6 +528,9 @@ impl Worker {
         let stmt = self.cache.get(&self.conn, &self.hooks, sql)?;
         if stmt.has_tail {
             return Err(multiple_statements("executeBatch takes one statement"));
+        }
+        if stmt.kind.leaves_wal {
+            return Err(leaves_wal_refused());
         }
         if stmt.kind.ends_a_level() {
             return Err(self.refuse_transaction_control("executeBatch runs in a transaction of its own"));
