@@ -1,6 +1,7 @@
 // Child of bad-input-close-races.test.mjs (issue 43, the freeze): on an encrypted database, a SQL
-// function that subscribes to a live query, called by selects and writes issued around three
-// rekeys. Prints what they settled with, what the rekeys did, and the rows the last key reads.
+// function that subscribes to a live query, called by a live query, then by selects and writes
+// issued around three rekeys. Prints what they settled with, what the rekeys did, and the rows
+// the last key reads.
 
 import fs from 'node:fs'
 import os from 'node:os'
@@ -22,6 +23,14 @@ db.function('subscribes', (a) => {
   db.stream(`SELECT count(*) AS n FROM t WHERE a > ${calls % 7}`).subscribe({ next() {}, error() {} })
   return a
 })
+// A live query calling it: its first run (on this thread's connection when inline) called the
+// function, whose subscription blocked this thread for good on the old code.
+const live = await new Promise((resolve) => {
+  db.stream('SELECT subscribes(a) AS v FROM t WHERE a < 2').subscribe({
+    next: () => resolve('rows'),
+    error: (error) => resolve(error.cause?.code ?? error.code),
+  })
+})
 const outcome = (promise) =>
   promise.then(
     () => 'resolved',
@@ -42,4 +51,4 @@ const again = await Database.open(file, { encryptionKey: `key ${rekeys.length}` 
 const [{ n }] = await again.select('SELECT count(*) AS n FROM t')
 await again.close()
 fs.rmSync(dir, { recursive: true, force: true })
-console.log(JSON.stringify({ calls: settled, rekeyed, rows: n }))
+console.log(JSON.stringify({ live, calls: settled, rekeyed, rows: n }))
