@@ -6,7 +6,7 @@ import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
 import { test } from 'node:test'
 import { fileURLToPath } from 'node:url'
-import { Database } from '../dist/esm/index.mjs'
+import { Database, ResqliteError } from '../dist/esm/index.mjs'
 import { runCases, within } from './bad-input-harness.mjs'
 
 /** A write that goes to the writer thread and waits there (a scan is not a bounded write: it
@@ -294,6 +294,11 @@ const SAVEPOINTS = [
         await tx.transaction(async (inner) => inner.execute('RELEASE resqlite_sp1')).catch(() => {})
       }),
     resolves: ROLLED_BACK,
+  },
+  {
+    name: 'a standalone executeBatch of a savepoint statement is refused (it runs in a transaction of its own)',
+    run: (ctx) => ctx.db.executeBatch('SAVEPOINT b', [[]]),
+    rejects: [ResqliteError, 'ERR_TRANSACTION_CONTROL', /executeBatch runs in a transaction of its own/],
   },
   {
     name: 'outside a body, a script that releases the savepoint it opens still runs',
