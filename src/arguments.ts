@@ -203,6 +203,14 @@ export function checkNestedOptions(options: unknown): void {
 
 export function checkSql(sql: unknown): asserts sql is string {
   if (typeof sql !== 'string') throw typeError(`sql must be a string, got ${describe(sql)}`)
+  // UTF-8 has no lone surrogate: the engine would replace it with U+FFFD and run other SQL
+  // than the caller's, so it is refused here, as in a parameter (params.ts).
+  if (!sql.isWellFormed()) {
+    throw typeError(
+      'sql holds a lone surrogate, which is not valid Unicode and cannot be passed to SQLite as UTF-8',
+      'ERR_INVALID_ARG_VALUE',
+    )
+  }
 }
 
 export function checkQueryOptions(options: unknown): AbortSignal | undefined {

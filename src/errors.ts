@@ -120,7 +120,8 @@ export type ResqliteErrorCode =
   /** (`TypeError`) An argument of the wrong type: the message names the argument and its type. */
   | 'ERR_INVALID_ARG_TYPE'
   /** (`TypeError`) An argument of the right type with a wrong value: an unknown option, mode or
-   * cipher, NaN or a lone surrogate as a parameter, an empty key, … */
+   * cipher, NaN or a lone surrogate as a parameter, a lone surrogate in SQL text, a view of a
+   * detached ArrayBuffer as a parameter, an empty key, … */
   | 'ERR_INVALID_ARG_VALUE'
   /** (`RangeError`) A number outside its range: an option, a bigint parameter outside 64 bits, a
    * raw key of the wrong length, or an INTEGER column value beyond ±(2^53−1) read without

@@ -36,6 +36,9 @@ pub struct StatementKind {
     /// A PRAGMA that changes a setting (one given a value, other than the queries that take an
     /// argument).
     pub sets_pragma: bool,
+    /// `PRAGMA journal_mode` without a value: it only reads the mode, but SQLite's
+    /// `sqlite3_stmt_readonly` says no (its opcode, OP_JournalMode, may change the mode).
+    pub reads_journal_mode: bool,
 }
 
 impl StatementKind {
@@ -243,6 +246,7 @@ pub unsafe extern "C" fn authorize(
                 return ffi::SQLITE_DENY;
             }
             capture.kind.sets_pragma |= sets;
+            capture.kind.reads_journal_mode |= arg2.is_null() && name.eq_ignore_ascii_case("journal_mode");
         }
         ffi::SQLITE_TRANSACTION => capture.kind.transaction_control = true,
         ffi::SQLITE_SAVEPOINT => {
