@@ -10,7 +10,8 @@ import type { NativeDatabase } from './native'
 /** Options of `db.function` (docs/api.md "Functions"). */
 export interface FunctionOptions {
   /** The same arguments always give the same result: SQLite may then use the function in
-   * indexes, generated columns and CHECK constraints, and call it once for constant arguments.
+   * indexes and generated columns (a CHECK constraint takes it either way), and call it once for
+   * constant arguments.
    * Default false. */
   deterministic?: boolean
   /** Any number of arguments (the function receives them all); otherwise exactly `fn.length`.
