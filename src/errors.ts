@@ -157,13 +157,13 @@ export class ResqliteError extends Error {
 }
 
 /** At most how many frames of the library's own a call runs through. */
-const LIBRARY_FRAMES = 16
+export const LIBRARY_FRAMES = 16
 /** The built package's folder (this file is dist/cjs/errors.js): frames under it are the
  * library's (the ESM adapters' included). */
 const LIBRARY_DIR = join(__dirname, '..', sep)
 
 /** `stack` without the library's frames, at most `limit` frames. */
-function withoutLibraryFrames(stack: string | undefined, limit: number): string | undefined {
+export function withoutLibraryFrames(stack: string | undefined, limit: number): string | undefined {
   if (stack === undefined) return stack
   const framesAt = stack.indexOf('\n    at ')
   if (framesAt === -1) return stack
