@@ -317,7 +317,10 @@ function checkOptions(options: unknown, method: string, known: readonly string[]
   checkOptionsObject(options, `db.${method}: options`)
   for (const key of Object.keys(options)) {
     if (!known.includes(key))
-      throw typeError(`db.${method}: unknown option ${JSON.stringify(key)}`, 'ERR_INVALID_ARG_VALUE')
+      throw typeError(
+        `db.${method}: unknown option ${JSON.stringify(key)}: it takes ${known.slice(0, -1).join(', ')} and ${known.at(-1)}`,
+        'ERR_INVALID_ARG_VALUE',
+      )
   }
   for (const key of ['deterministic', 'varargs', 'directOnly'] as const) {
     const v = (options as FunctionOptions)[key]

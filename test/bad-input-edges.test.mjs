@@ -106,6 +106,16 @@ const FUNCTIONS = [
     throws: [...TYPE, /definition must be an object .*Map/],
   },
   {
+    name: 'function: an unknown option is named, and the options it takes listed',
+    run: ({ db }) => db.function('pure_option', () => 1, { pure: true }),
+    throws: [...VALUE, /^db\.function: unknown option "pure": it takes deterministic, varargs and directOnly$/],
+  },
+  {
+    name: 'aggregate: an unknown key of the definition is named, and the keys it takes listed',
+    run: ({ db }) => db.aggregate('finish_key', { step: (a) => a, finish: (a) => a }),
+    throws: [...VALUE, /unknown option "finish": it takes deterministic, .* step, inverse and result$/],
+  },
+  {
     name: 'function: a refused definition leaves nothing defined, and later ones work',
     run: async ({ db }) => {
       assert.throws(() => db.function('refused_then', withLength(-1)), RangeError)
