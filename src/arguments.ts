@@ -118,6 +118,14 @@ function checkOptionKeys(options: object, call: CallKind | 'iterate'): void {
   }
 }
 
+/** An unknown option's error: `what` names it, and the options `method` takes follow, as
+ * `checkOptionKeys` lists a statement call's. */
+function unknownOption(what: string, method: string, keys: ReadonlySet<string>): TypeError {
+  const list = [...keys]
+  const takes = list.length === 1 ? list[0] : `${list.slice(0, -1).join(', ')} and ${list.at(-1)}`
+  return typeError(`${what}: ${method} takes ${takes}`, 'ERR_INVALID_ARG_VALUE')
+}
+
 /** A statement call's checked arguments: its packed parameters, signal and row mode. */
 export interface PreparedCall {
   packed: Packed
@@ -203,6 +211,14 @@ export function checkNestedOptions(options: unknown): void {
 
 export function checkSql(sql: unknown): asserts sql is string {
   if (typeof sql !== 'string') throw typeError(`sql must be a string, got ${describe(sql)}`)
+  // UTF-8 has no lone surrogate: the engine would replace it with U+FFFD and run other SQL
+  // than the caller's, so it is refused here, as in a parameter (params.ts).
+  if (!sql.isWellFormed()) {
+    throw typeError(
+      'sql holds a lone surrogate, which is not valid Unicode and cannot be passed to SQLite as UTF-8',
+      'ERR_INVALID_ARG_VALUE',
+    )
+  }
 }
 
 export function checkQueryOptions(options: unknown): AbortSignal | undefined {
@@ -234,7 +250,7 @@ export function checkPath(path: unknown, options: unknown): string {
 export function checkOptions(options: unknown): EngineOptions {
   checkOptionsObject(options)
   for (const key of Object.keys(options)) {
-    if (!OPTION_KEYS.has(key)) throw typeError(`unknown option '${key}'`, 'ERR_INVALID_ARG_VALUE')
+    if (!OPTION_KEYS.has(key)) throw unknownOption(`unknown option '${key}'`, 'open', OPTION_KEYS)
   }
   const o = options as OpenOptions
   return {
@@ -392,7 +408,7 @@ export function checkRekey(
   if (options !== undefined) {
     checkOptionsObject(options)
     for (const key of Object.keys(options)) {
-      if (!REKEY_OPTION_KEYS.has(key)) throw typeError(`unknown rekey option '${key}'`, 'ERR_INVALID_ARG_VALUE')
+      if (!REKEY_OPTION_KEYS.has(key)) throw unknownOption(`unknown rekey option '${key}'`, 'rekey', REKEY_OPTION_KEYS)
     }
   }
   const cipher = (options as RekeyOptions | undefined)?.cipher
@@ -528,7 +544,8 @@ export function checkBackup(destination: unknown, options: unknown): BackupOptio
   if (options === undefined) return {}
   checkOptionsObject(options)
   for (const key of Object.keys(options)) {
-    if (!BACKUP_OPTION_KEYS.has(key)) throw typeError(`unknown backup option '${key}'`, 'ERR_INVALID_ARG_VALUE')
+    if (!BACKUP_OPTION_KEYS.has(key))
+      throw unknownOption(`unknown backup option '${key}'`, 'backup', BACKUP_OPTION_KEYS)
   }
   const { progress } = options as BackupOptions
   if (progress !== undefined && typeof progress !== 'function')
@@ -541,7 +558,7 @@ export function checkTransactionOptions(options: unknown): { mode: string; signa
   checkOptionsObject(options)
   for (const key of Object.keys(options)) {
     if (!TRANSACTION_OPTION_KEYS.has(key))
-      throw typeError(`unknown transaction option '${key}'`, 'ERR_INVALID_ARG_VALUE')
+      throw unknownOption(`unknown transaction option '${key}'`, 'transaction', TRANSACTION_OPTION_KEYS)
   }
   const o = options as TransactionOptions
   return { mode: checkMode(o.mode), signal: checkQueryOptions({ signal: o.signal }) }

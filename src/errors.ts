@@ -123,7 +123,8 @@ export type ResqliteErrorCode =
   /** (`TypeError`) An argument of the wrong type: the message names the argument and its type. */
   | 'ERR_INVALID_ARG_TYPE'
   /** (`TypeError`) An argument of the right type with a wrong value: an unknown option, mode or
-   * cipher, NaN or a lone surrogate as a parameter, an empty key, … */
+   * cipher, NaN or a lone surrogate as a parameter, a lone surrogate in SQL text, a view of a
+   * detached ArrayBuffer as a parameter, an empty key, … */
   | 'ERR_INVALID_ARG_VALUE'
   /** (`RangeError`) A number outside its range: an option, a bigint parameter outside 64 bits, a
    * raw key of the wrong length, or an INTEGER column value beyond ±(2^53−1) read without
@@ -159,13 +160,13 @@ export class ResqliteError extends Error {
 }
 
 /** At most how many frames of the library's own a call runs through. */
-const LIBRARY_FRAMES = 16
+export const LIBRARY_FRAMES = 16
 /** The built package's folder (this file is dist/cjs/errors.js): frames under it are the
  * library's (the ESM adapters' included). */
 const LIBRARY_DIR = join(__dirname, '..', sep)
 
 /** `stack` without the library's frames, at most `limit` frames. */
-function withoutLibraryFrames(stack: string | undefined, limit: number): string | undefined {
+export function withoutLibraryFrames(stack: string | undefined, limit: number): string | undefined {
   if (stack === undefined) return stack
   const framesAt = stack.indexOf('\n    at ')
   if (framesAt === -1) return stack

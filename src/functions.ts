@@ -3,13 +3,15 @@
 // thread runs the statement (crates/engine/src/functions/, experiments/054). A caller never
 // throws: what the user's function throws, or returns that cannot be stored, comes back as a
 // `Failure`, whose message the statement fails with.
+import { checkOptionsObject } from './arguments'
 import { describe, failureToken, ResqliteError, rangeError, typeError } from './errors'
 import type { NativeDatabase } from './native'
 
 /** Options of `db.function` (docs/api.md "Functions"). */
 export interface FunctionOptions {
   /** The same arguments always give the same result: SQLite may then use the function in
-   * indexes, generated columns and CHECK constraints, and call it once for constant arguments.
+   * indexes and generated columns (a CHECK constraint takes it either way), and call it once for
+   * constant arguments.
    * Default false. */
   deterministic?: boolean
   /** Any number of arguments (the function receives them all); otherwise exactly `fn.length`.
@@ -72,8 +74,17 @@ export function rejected(error: unknown): Promise<never> {
 }
 
 function threw(name: string, value: unknown): Failure {
-  const message = value instanceof Error ? value.message : describe(value)
-  return new Failure(`${name}() threw: ${message}${failureToken('ERR_FUNCTION_THREW', value)}`)
+  return new Failure(`${name}() threw: ${thrownMessage(value)}${failureToken('ERR_FUNCTION_THREW', value)}`)
+}
+
+/** What was thrown, as the statement's message says it. A value whose getters (or a Proxy's
+ * traps) throw is named as such: the failure keeps its code and the value as `cause`. */
+function thrownMessage(value: unknown): string {
+  try {
+    return value instanceof Error ? String(value.message) : describe(value)
+  } catch {
+    return 'a value that could not be described (reading it threw)'
+  }
 }
 
 function refused(name: string, what: string): Failure {
@@ -162,7 +173,7 @@ export class Functions {
       throw typeError(`db.function(name, fn, options): fn must be a function, got ${describe(fn)}`)
     }
     const opts = checkOptions(options, 'function', ['deterministic', 'varargs', 'directOnly'])
-    const nArg = opts.varargs ? -1 : arity(fn.length, 'fn')
+    const nArg = opts.varargs ? -1 : arity(fn.length, 0, 'fn')
     const slot = this.#slot(checkedName, nArg, 0, opts)
     slot.fn = fn as Slot['fn']
     if (slot.defined) return
@@ -171,9 +182,7 @@ export class Functions {
 
   defineAggregate(name: unknown, definition: unknown): void {
     const checkedName = checkName(name, 'aggregate')
-    if (typeof definition !== 'object' || definition === null) {
-      throw typeError(`db.aggregate(name, definition): definition must be an object, got ${describe(definition)}`)
-    }
+    checkOptionsObject(definition, 'db.aggregate(name, definition): definition')
     const opts = checkOptions(definition, 'aggregate', [
       'deterministic',
       'varargs',
@@ -190,7 +199,7 @@ export class Functions {
       }
     }
     if (def.step === undefined) throw typeError('db.aggregate: definition.step is required (a function)')
-    const nArg = opts.varargs ? -1 : arity(Math.max(def.step.length - 1, 0), 'step')
+    const nArg = opts.varargs ? -1 : arity(def.step.length, 1, 'step')
     const kind = def.inverse === undefined ? 1 : 2
     const slot = this.#slot(checkedName, nArg, kind, opts)
     const start = def.start
@@ -242,7 +251,7 @@ export class Functions {
   /** The slot for (name, argument count): SQLite keys functions the same way. A slot whose
    * kind or options change is replaced (the engine defines it anew). */
   #slot(name: string, nArg: number, kind: Slot['kind'], opts: FunctionOptions): Slot {
-    const key = `${name.toLowerCase()}/${nArg}`
+    const key = `${asciiLowerCase(name)}/${nArg}`
     const flags = `${!!opts.deterministic}/${!!opts.directOnly}`
     const existing = this.#slots.get(key)
     if (existing !== undefined && existing.kind === kind && existing.flags === flags) return existing
@@ -286,11 +295,17 @@ function refusedPromise(name: string, r: PromiseLike<unknown>): Failure {
   return refused(name, 'returned a Promise: SQL functions run synchronously, and nothing is awaited')
 }
 
+/** SQLite folds the case of function names in ASCII only (`sqlite3StrICmp`): `É` and `é`, or
+ * the Kelvin sign and `k`, are different functions to it, so to the slots too. */
+function asciiLowerCase(name: string): string {
+  return name.replace(/[A-Z]+/g, (upper) => upper.toLowerCase())
+}
+
 function checkName(name: unknown, method: string): string {
   if (typeof name !== 'string') throw typeError(`db.${method}: name must be a string, got ${describe(name)}`)
-  if (name.length === 0 || Buffer.byteLength(name) > 255 || name.includes('\0')) {
+  if (name.length === 0 || Buffer.byteLength(name) > 255 || name.includes('\0') || !name.isWellFormed()) {
     throw typeError(
-      `db.${method}: name must be 1 to 255 bytes of UTF-8 without a NUL character`,
+      `db.${method}: name must be 1 to 255 bytes of UTF-8 without a NUL character or a lone surrogate`,
       'ERR_INVALID_ARG_VALUE',
     )
   }
@@ -299,12 +314,13 @@ function checkName(name: unknown, method: string): string {
 
 function checkOptions(options: unknown, method: string, known: readonly string[]): FunctionOptions {
   if (options === undefined) return {}
-  if (typeof options !== 'object' || options === null) {
-    throw typeError(`db.${method}: options must be an object, got ${describe(options)}`)
-  }
+  checkOptionsObject(options, `db.${method}: options`)
   for (const key of Object.keys(options)) {
     if (!known.includes(key))
-      throw typeError(`db.${method}: unknown option ${JSON.stringify(key)}`, 'ERR_INVALID_ARG_VALUE')
+      throw typeError(
+        `db.${method}: unknown option ${JSON.stringify(key)}: it takes ${known.slice(0, -1).join(', ')} and ${known.at(-1)}`,
+        'ERR_INVALID_ARG_VALUE',
+      )
   }
   for (const key of ['deterministic', 'varargs', 'directOnly'] as const) {
     const v = (options as FunctionOptions)[key]
@@ -315,7 +331,15 @@ function checkOptions(options: unknown, method: string, known: readonly string[]
   return options as FunctionOptions
 }
 
-function arity(n: number, what: string): number {
+/** The argument count of a function whose `length` is `length` and whose first `skip`
+ * parameters are not SQL arguments (an aggregate's accumulator). A `length` redefined to
+ * something that is not a count is refused: SQLite would refuse to register it. */
+function arity(length: unknown, skip: number, what: string): number {
+  if (typeof length !== 'number') throw typeError(`${what}.length must be a number, got ${describe(length)}`)
+  if (!Number.isInteger(length) || length < 0) {
+    throw rangeError(`${what}.length must be a whole number of arguments, 0 or more; use varargs for any number`)
+  }
+  const n = Math.max(length - skip, 0)
   if (n > MAX_ARGS) throw rangeError(`${what} takes ${n} arguments; SQLite allows at most ${MAX_ARGS}`)
   return n
 }

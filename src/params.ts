@@ -93,10 +93,13 @@ export function encodeBatch(paramSets: unknown): Packed {
   depth++
   try {
     pos = 0
+    // The length is read once: the sets written are the count written, even if a getter of
+    // one of them (or a Proxy) changes the array meanwhile.
+    const count = paramSets.length
     ensure(4)
-    view.setUint32(0, paramSets.length, true)
+    view.setUint32(0, count, true)
     pos = 4
-    for (let i = 0; i < paramSets.length; i++) writeSet(paramSets[i], `paramSets[${i}]`)
+    for (let i = 0; i < count; i++) writeSet(paramSets[i], `paramSets[${i}]`)
     return finish()
   } finally {
     depth--
@@ -125,11 +128,12 @@ function writeSet(params: unknown, what: string): void {
     return
   }
   if (Array.isArray(params)) {
+    const count = params.length // read once, as encodeBatch's
     ensure(5)
     buf[pos] = 1
-    view.setUint32(pos + 1, params.length, true)
+    view.setUint32(pos + 1, count, true)
     pos += 5
-    for (let i = 0; i < params.length; i++) writeValue(params[i], i + 1)
+    for (let i = 0; i < count; i++) writeValue(params[i], i + 1)
     return
   }
   if (isPlainObject(params)) {
@@ -206,6 +210,12 @@ function writeValue(v: unknown, which: number | string): void {
         return
       }
       if (ArrayBuffer.isView(v)) {
+        if (isDetached(v)) {
+          throw typeError(
+            `${parameterName(which)} is a view of a detached (transferred) ArrayBuffer: it has no bytes to bind`,
+            'ERR_INVALID_ARG_VALUE',
+          )
+        }
         const bytes = new Uint8Array(v.buffer, v.byteOffset, v.byteLength)
         ensure(5 + bytes.length)
         buf[pos] = 4
@@ -220,6 +230,18 @@ function writeValue(v: unknown, which: number | string): void {
       ? `${parameterName(which)} is undefined; pass null for NULL`
       : `${parameterName(which)} has an unsupported type (${describe(v)}); use null, a number, a bigint, a string or a Uint8Array`,
   )
+}
+
+/** A view of a transferred ArrayBuffer: V8 refuses to make another view of it. (Node 20 has no
+ * `ArrayBuffer.prototype.detached`; a detached buffer's byteLength reads 0.) */
+function isDetached(v: ArrayBufferView): boolean {
+  if (v.buffer.byteLength !== 0) return false
+  try {
+    new Uint8Array(v.buffer, 0, 0)
+    return false
+  } catch {
+    return true
+  }
 }
 
 function isPlainObject(v: unknown): v is object {

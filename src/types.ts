@@ -256,7 +256,8 @@ export interface OpenOptions {
    * that fails to load fails the open with `ERR_EXTENSION`, naming the file. */
   extensions?: (string | Extension)[]
   /** Milliseconds a reader connection may stay open unused before it closes; the next read
-   * reopens it. The writer's and the JS thread's connections stay open. 0–2^31−1, or
+   * reopens it. The JS thread's read-only connection closes the same way; the writer's stays
+   * open. 0–2^31−1, or
    * `Infinity`: never; checked about every half second. Default 10000, or `Infinity` for an
    * encrypted database (reopening one derives its key again: tens of milliseconds). */
   idleTimeout?: number

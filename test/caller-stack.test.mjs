@@ -5,6 +5,7 @@ import assert from 'node:assert/strict'
 import fs from 'node:fs'
 import path from 'node:path'
 import test from 'node:test'
+import { fileURLToPath } from 'node:url'
 import { Database, ResqliteError } from '../dist/esm/index.mjs'
 import { openDb, tempDir } from './helpers.mjs'
 
@@ -21,11 +22,15 @@ async function rejectionOf(call) {
   assert.fail('expected a rejection')
 }
 
+/** The built library's folder: its frames are left out of the stacks (values-and-errors.md). */
+const LIBRARY_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'dist') + path.sep
+
 function assertNamesCaller(error, code) {
   assert.ok(error instanceof Error, `not an Error: ${error}`)
   if (code) assert.equal(error.code, code)
   assert.match(error.stack, /applicationFrame/, `the stack does not name the caller:\n${error.stack}`)
   assert.ok(error.stack.startsWith(`${error.name}: ${error.message}`), error.stack)
+  assert.ok(!error.stack.includes(LIBRARY_DIR), `the library's own frames are left in the stack:\n${error.stack}`)
 }
 
 async function setUp(t, options) {

@@ -878,3 +878,42 @@ describe('api.md promises fixed with issue 30', () => {
     },
   )
 })
+
+describe('api.md promises fixed with issue 43', () => {
+  test(
+    'Database.open: "the writer\'s connection, and, for an encrypted database only, the JS thread\'s … The promise resolves when those are ready"',
+    T,
+    async (t) => {
+      const dir = tempDir(t)
+      const opened = async (options) => {
+        const before = Database.processDiagnostics().connections
+        const db = await Database.open(path.join(dir, `${options.encryptionKey ? 'encrypted' : 'plain'}.db`), options)
+        const connections = Database.processDiagnostics().connections - before
+        await db.close()
+        return connections
+      }
+      assert.equal(await opened({}), 1, "a plaintext database opens the writer's connection only")
+      assert.equal(await opened({ encryptionKey: 'k' }), 2, "an encrypted one opens the JS thread's too")
+    },
+  )
+
+  test(
+    'Functions: "it refuses a function without [deterministic] there; a CHECK constraint takes a function either way, as SQLite allows"',
+    T,
+    async (t) => {
+      const db = await openDb(t)
+      db.function('plain', (x) => x)
+      await db.execute('CREATE TABLE c (x INTEGER CHECK (plain(x) > 0))')
+      await db.execute('INSERT INTO c VALUES (1)')
+      await expectReject(() => db.execute('INSERT INTO c VALUES (-1)'), ResqliteError, 'SQLITE_CONSTRAINT_CHECK')
+      for (const [sql, where] of [
+        ['CREATE INDEX i ON c (plain(x))', /index expressions/],
+        ['CREATE INDEX p ON c (x) WHERE plain(x) > 0', /partial index WHERE clauses/],
+        ['CREATE TABLE g (x, y AS (plain(x)))', /generated columns/],
+      ]) {
+        await expectReject(() => db.execute(sql), ResqliteError, 'SQLITE_ERROR', /non-deterministic/, where)
+      }
+      assert.deepStrictEqual(await db.select('SELECT x FROM c'), [{ x: 1 }])
+    },
+  )
+})

@@ -2,6 +2,7 @@
 // each test naming the promise and the section it comes from.
 
 import assert from 'node:assert/strict'
+import crypto from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
 import { describe, test } from 'node:test'
@@ -193,6 +194,37 @@ describe('encryption.md promises fixed with issue 30', () => {
         )
       }
       assert.deepStrictEqual(fs.readdirSync(dir), [])
+    },
+  )
+})
+
+describe('encryption.md promises fixed with issue 43', () => {
+  test(
+    '"the right key with the wrong cipher settings, rejects open() with ERR_ENCRYPTION_KEY and leaves every file of the database byte for byte as it was": a plaintextHeaderSize database without a WAL',
+    T,
+    async (t) => {
+      const dir = tempDir(t)
+      const file = path.join(dir, 'header.db')
+      const key = crypto.randomBytes(32)
+      const cipher = { name: 'chacha20', plaintextHeaderSize: 32 }
+      const db = await withTable(file, { encryptionKey: key, cipher })
+      await db.close()
+      const files = () =>
+        Object.fromEntries(fs.readdirSync(dir).map((f) => [f, fs.readFileSync(path.join(dir, f)).toString('hex')]))
+      const before = files()
+      assert.deepStrictEqual(Object.keys(before), ['header.db'], 'closed: no -wal or -shm left')
+      for (const options of [
+        { encryptionKey: key }, // the right key, without plaintextHeaderSize
+        { encryptionKey: key, readonly: true },
+        { encryptionKey: crypto.randomBytes(32), cipher }, // a wrong key
+        { encryptionKey: 'a passphrase' }, // a wrong key and cipher settings
+      ]) {
+        await expectReject(() => Database.open(file, options), ResqliteError, 'ERR_ENCRYPTION_KEY')
+        assert.deepStrictEqual(files(), before, `every file as it was after a refused open (${Object.keys(options)})`)
+      }
+      const again = await Database.open(file, { encryptionKey: key, cipher, readonly: true })
+      assert.deepStrictEqual(await again.select('SELECT v FROM t'), [{ v: 1 }])
+      await again.close()
     },
   )
 })

@@ -266,3 +266,32 @@ describe('values-and-errors.md promises fixed with issue 30', () => {
     assert.deepStrictEqual(await db.select('SELECT 1 AS ok'), [{ ok: 1 }])
   })
 })
+
+describe('values-and-errors.md promises fixed with issue 43', () => {
+  test('"An unknown option is named by its key, and the message lists the options the method takes"', T, async (t) => {
+    const db = await table(t)
+    const dir = tempDir(t)
+    const cases = [
+      [
+        () => Database.open(path.join(dir, 'other.db'), { reader: 2 }),
+        /^unknown option 'reader': open takes readers, busyTimeout, .*vfs/,
+      ],
+      [
+        () => db.transaction(async () => {}, { timeout: 1 }),
+        /^unknown transaction option 'timeout': transaction takes mode and signal$/,
+      ],
+      [
+        () => db.backup(path.join(dir, 'copy.db'), { overwrite: true }),
+        /^unknown backup option 'overwrite': backup takes signal and progress$/,
+      ],
+      [() => db.rekey('key', { kdf: 1 }), /^unknown rekey option 'kdf': rekey takes cipher$/],
+      [
+        () => db.select('SELECT 1', [], { limit: 1 }),
+        /^unknown option 'limit': select and selectOne take signal and rowMode$/,
+      ],
+    ]
+    for (const [call, message] of cases) await expectReject(call, TypeError, 'ERR_INVALID_ARG_VALUE', message)
+    assert.equal(fs.existsSync(path.join(dir, 'other.db')), false, 'the refused open touched no file')
+    assert.equal(fs.existsSync(path.join(dir, 'copy.db')), false, 'the refused backup wrote no file')
+  })
+})

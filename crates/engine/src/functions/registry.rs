@@ -65,9 +65,10 @@ impl Functions {
         self.definitions.lock().unwrap().iter().any(|d| d.name.as_bytes().eq_ignore_ascii_case(name.as_bytes()))
     }
 
-    /// Registers on `db` the definitions made since version `seen`. One that fails (SQLite refuses
-    /// to replace a function while a statement of this connection runs) is tried again before the
-    /// next statement is prepared.
+    /// Registers on `db` the definitions made since version `seen`. One SQLite refuses to replace
+    /// while a statement of this connection runs (SQLITE_BUSY) is tried again before the next
+    /// statement is prepared; one refused for any other reason would be refused again, so it is
+    /// not retried (src/functions.ts checks names and argument counts first, so none is).
     ///
     /// # Safety
     /// `db` is open and used by the calling thread only.
@@ -79,7 +80,7 @@ impl Functions {
         let version = self.version.load(Ordering::Acquire);
         let mut registered = true;
         for definition in definitions.iter().filter(|d| d.version > seen.get()) {
-            registered &= callbacks::register(db, definition, &self.host) == ffi::SQLITE_OK;
+            registered &= callbacks::register(db, definition, &self.host) != ffi::SQLITE_BUSY;
         }
         if registered {
             seen.set(version);

@@ -37,6 +37,9 @@ pub struct StatementKind {
     /// A PRAGMA that changes a setting (one given a value, other than the queries that take an
     /// argument).
     pub sets_pragma: bool,
+    /// `PRAGMA journal_mode` without a value: it only reads the mode, but SQLite's
+    /// `sqlite3_stmt_readonly` says no (its opcode, OP_JournalMode, may change the mode).
+    pub reads_journal_mode: bool,
 }
 
 impl StatementKind {
@@ -248,6 +251,7 @@ pub unsafe extern "C" fn authorize(
             capture.kind.leaves_wal |= name.eq_ignore_ascii_case("journal_mode")
                 && !arg2.is_null()
                 && !CStr::from_ptr(arg2).to_bytes().eq_ignore_ascii_case(b"wal");
+            capture.kind.reads_journal_mode |= arg2.is_null() && name.eq_ignore_ascii_case("journal_mode");
         }
         ffi::SQLITE_TRANSACTION => capture.kind.transaction_control = true,
         ffi::SQLITE_SAVEPOINT => capture.kind.savepoint = true,

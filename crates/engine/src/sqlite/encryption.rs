@@ -154,7 +154,7 @@ pub fn explain_first_read_error(error: DbError, path: Option<&str>, key: Option<
 
 /// The reserved bytes per page that `path`'s header names, when the file starts with SQLite's
 /// plaintext header (`None` when it does not, or cannot be read).
-fn plaintext_header_reserve(path: &str) -> Option<u8> {
+pub(crate) fn plaintext_header_reserve(path: &str) -> Option<u8> {
     use std::io::Read;
     if path.is_empty() || path == ":memory:" {
         return None;

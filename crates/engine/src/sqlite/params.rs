@@ -62,6 +62,7 @@ fn malformed() -> DbError {
     DbError::new("ERR_INTERNAL", "malformed parameter buffer")
 }
 
+#[derive(Clone, Copy)]
 enum Value<'a> {
     Null,
     Int(i64),
@@ -124,19 +125,22 @@ pub fn bind_with(stmt: &Statement, r: &mut Reader, bound: &mut Vec<bool>) -> DbR
                 let len = r.u32()? as usize;
                 let name = r.take(len)?;
                 let v = read_value(r)?;
-                let index = stmt
-                    .param_names
-                    .iter()
-                    .position(|n| n.as_deref().map(str::as_bytes) == Some(name))
-                    .ok_or_else(|| {
-                        let name = String::from_utf8_lossy(name);
-                        DbError::new(
-                            "ERR_PARAMETER_NAME",
-                            format!("the statement has no parameter named '{name}' (as :{name}, @{name} or ${name})"),
-                        )
-                    })?;
-                bound[index] = true;
-                bind_value(stmt, index as c_int + 1, v)?;
+                // `{ a }` binds `:a`, `@a` and `$a`: SQLite numbers each spelling apart.
+                let mut found = false;
+                for (index, n) in stmt.param_names.iter().enumerate() {
+                    if n.as_deref().map(str::as_bytes) == Some(name) {
+                        found = true;
+                        bound[index] = true;
+                        bind_value(stmt, index as c_int + 1, v)?;
+                    }
+                }
+                if !found {
+                    let name = String::from_utf8_lossy(name);
+                    return Err(DbError::new(
+                        "ERR_PARAMETER_NAME",
+                        format!("the statement has no parameter named '{name}' (as :{name}, @{name} or ${name})"),
+                    ));
+                }
             }
             if let Some(missing) = bound.iter().position(|b| !b) {
                 return Err(match &stmt.param_names[missing] {
@@ -431,6 +435,15 @@ mod tests {
         assert_eq!(
             run("SELECT :a, @b, $c", &params.0).unwrap(),
             vec![text("one"), V::Real(0.5f64.to_bits()), V::Int(3)]
+        );
+    }
+
+    #[test]
+    fn one_name_binds_every_prefix_it_is_spelled_with() {
+        let params = Buf::named(2).name("a").int(1).name("b").text(b"two");
+        assert_eq!(
+            run("SELECT :a, @a, $a, :b, $b", &params.0).unwrap(),
+            vec![V::Int(1), V::Int(1), V::Int(1), text("two"), text("two")]
         );
     }
 

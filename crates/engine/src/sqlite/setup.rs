@@ -94,18 +94,30 @@ pub fn open(opts: &OpenOptions) -> DbResult<Connection> {
 /// is wrong. So when a WAL is there, page 1 is read first on a connection that opens the main
 /// file as `immutable`: SQLite then takes no lock and never opens the WAL or `-shm`.
 /// `PRAGMA schema_version` reads page 1 alone (the schema is not loaded), which is where a wrong
-/// key fails. Without a WAL, the real open touches nothing before page 1 either. Any other
-/// failure here (no file yet, a main file mid-checkpoint) is left to the real open to report.
+/// key fails. Without a WAL, the real open touches nothing before page 1 either, unless a key is
+/// given for a file whose header is plaintext (`plaintextHeaderSize`, or a plaintext database):
+/// SQLite reads there that the database is in WAL mode and creates the `-wal` and `-shm` before
+/// the key fails on the rest of the page, which the header's fields alone do not reach. So such
+/// a file is probed too, reading the schema (no WAL: the file holds every page); its key is raw
+/// bytes, so the probe derives no key. Any other failure here (no file yet, a main file
+/// mid-checkpoint) is left to the real open to report.
 fn probe_key(opts: &OpenOptions) -> DbResult<()> {
-    if opts.path.is_empty() || opts.path == ":memory:" || !Path::new(&format!("{}-wal", opts.path)).exists() {
+    if opts.path.is_empty() || opts.path == ":memory:" {
         return Ok(());
     }
+    let probe = if Path::new(&format!("{}-wal", opts.path)).exists() {
+        "PRAGMA schema_version"
+    } else if opts.key.is_some() && encryption::plaintext_header_reserve(opts.path).is_some() {
+        "SELECT count(*) FROM sqlite_schema"
+    } else {
+        return Ok(());
+    };
     // Without locks, page 1 read while another process checkpoints may be torn: a NOTADB is
     // believed only if a second read gives it too.
     let mut tries = 0;
     loop {
         tries += 1;
-        match probe_page_one(opts) {
+        match probe_page_one(opts, probe) {
             Err(e) if e.code == "SQLITE_NOTADB" && tries < 2 => continue,
             Err(e) if e.code == "SQLITE_NOTADB" => return Err(e),
             _ => return Ok(()),
@@ -113,7 +125,7 @@ fn probe_key(opts: &OpenOptions) -> DbResult<()> {
     }
 }
 
-fn probe_page_one(opts: &OpenOptions) -> DbResult<()> {
+fn probe_page_one(opts: &OpenOptions, sql: &str) -> DbResult<()> {
     let flags =
         ffi::SQLITE_OPEN_READONLY | ffi::SQLITE_OPEN_URI | ffi::SQLITE_OPEN_NOMUTEX | ffi::SQLITE_OPEN_EXRESCODE;
     let (conn, rc) = Connection::open(&immutable_uri(opts.path), flags, 0)?;
@@ -123,7 +135,8 @@ fn probe_page_one(opts: &OpenOptions) -> DbResult<()> {
     if let Some(key) = opts.key {
         encryption::key_connection(conn.raw(), key)?;
     }
-    conn.query_int("PRAGMA schema_version").map(|_| ())
+    // A mismatch under a plaintext header is named as the real open's first read names it.
+    conn.query_int(sql).map(|_| ()).map_err(|e| encryption::explain_first_read_error(e, Some(opts.path), opts.key))
 }
 
 /// `path` as a URI filename that opens it immutable (percent-encoding what a URI would read

@@ -244,7 +244,8 @@ impl Shared {
         drop(self.reader_connections.lock().unwrap().take_all());
         *self.writer_db.lock().unwrap() = 0;
         drop(self.writer.lock().unwrap().take());
-        self.complete(close_id, Outcome::Done);
+        // Uncounted before `close()` resolves: `processDiagnostics()` read then must not count it.
         self.gone();
+        self.complete(close_id, Outcome::Done);
     }
 }

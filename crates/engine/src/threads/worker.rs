@@ -90,7 +90,7 @@ fn check_read(stmt: &Statement) -> DbResult<()> {
     if stmt.has_tail {
         return Err(multiple_statements("select takes one statement"));
     }
-    if !stmt.readonly {
+    if !stmt.readonly && !stmt.kind.reads_journal_mode {
         return Err(DbError::new(
             "ERR_NOT_READ_ONLY",
             "select runs read-only statements; use execute() for statements that write",
