@@ -26,6 +26,35 @@ const WAL_CHECKPOINT_PAGES: u32 = 1000;
 /// Bytes the WAL file is truncated to when it starts over after a full checkpoint.
 const JOURNAL_SIZE_LIMIT: u64 = 16 << 20;
 
+/// When a commit reaches the disk (docs/api.md "Durability"): `PRAGMA synchronous` on every
+/// connection and every attached schema. In WAL mode, `Normal` syncs the WAL only at
+/// checkpoints, so an OS crash or power cut may lose the last commits; `Full` syncs it at every
+/// commit.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub enum Synchronous {
+    #[default]
+    Normal,
+    Full,
+}
+
+impl Synchronous {
+    /// The option's value as JavaScript gives it (`'normal'`, `'full'`).
+    pub fn parse(value: &str) -> Option<Synchronous> {
+        match value {
+            "normal" => Some(Synchronous::Normal),
+            "full" => Some(Synchronous::Full),
+            _ => None,
+        }
+    }
+
+    fn pragma(self) -> &'static str {
+        match self {
+            Synchronous::Normal => "NORMAL",
+            Synchronous::Full => "FULL",
+        }
+    }
+}
+
 pub struct OpenOptions<'a> {
     pub path: &'a str,
     pub role: Role,
@@ -47,6 +76,8 @@ pub struct OpenOptions<'a> {
     /// Open through this VFS instead of the default (vfs.rs); the path is then read as a URI
     /// filename when it is one, so a `file:` path's query parameters reach the VFS.
     pub vfs: Option<&'a str>,
+    /// `PRAGMA synchronous` of every schema of the connection.
+    pub synchronous: Synchronous,
 }
 
 /// Opens a connection for `opts.role`: keyed first, then set up (see `configure`); the
@@ -161,7 +192,10 @@ fn configure(conn: &Connection, opts: &OpenOptions) -> DbResult<()> {
     conn.exec("SELECT count(*) FROM sqlite_schema")
         .map_err(|e| encryption::explain_first_read_error(e, opts.vfs.is_none().then_some(opts.path), opts.key))?;
     extensions::load_all(conn, opts.extensions)?;
-    conn.exec("PRAGMA foreign_keys = ON; PRAGMA temp_store = MEMORY; PRAGMA cache_size = -8192")?;
+    conn.exec(&format!(
+        "PRAGMA foreign_keys = ON; PRAGMA temp_store = MEMORY; PRAGMA cache_size = -8192; PRAGMA synchronous = {}",
+        opts.synchronous.pragma()
+    ))?;
     let checkpoint_pages = if opts.external_checkpoints { 0 } else { WAL_CHECKPOINT_PAGES };
     conn.exec(&format!("PRAGMA wal_autocheckpoint = {checkpoint_pages}"))?;
     match opts.role {
@@ -177,7 +211,7 @@ fn configure(conn: &Connection, opts: &OpenOptions) -> DbResult<()> {
             // a PASSIVE checkpoint when a commit leaves the WAL above WAL_CHECKPOINT_PAGES (set
             // above; 0 with external checkpoints), and truncates the WAL file to
             // JOURNAL_SIZE_LIMIT when it next starts over after a complete checkpoint.
-            conn.exec(&format!("PRAGMA synchronous = NORMAL; PRAGMA journal_size_limit = {JOURNAL_SIZE_LIMIT}"))?;
+            conn.exec(&format!("PRAGMA journal_size_limit = {JOURNAL_SIZE_LIMIT}"))?;
             // A read in WAL mode builds the WAL index (recovering a leftover WAL if any)
             // before the readers open, so they never meet SQLITE_BUSY_RECOVERY from us.
             conn.exec("SELECT count(*) FROM sqlite_schema")?;
@@ -205,10 +239,30 @@ fn attach(conn: &Connection, opts: &OpenOptions) -> DbResult<()> {
                     format!("attached '{path}' could not be switched to WAL mode (journal_mode is '{mode}')"),
                 ));
             }
-            conn.exec(&format!(
-                "PRAGMA {schema}.synchronous = NORMAL; PRAGMA {schema}.journal_size_limit = {JOURNAL_SIZE_LIMIT}"
-            ))?;
+            conn.exec(&format!("PRAGMA {schema}.journal_size_limit = {JOURNAL_SIZE_LIMIT}"))?;
         }
+        conn.exec(&format!("PRAGMA {schema}.synchronous = {}", opts.synchronous.pragma()))?;
+    }
+    Ok(())
+}
+
+/// `PRAGMA synchronous` of each schema of `conn` (main, then `attach`'s), as a user's
+/// `PRAGMA synchronous = …` may have left them: a connection that replaces this one (the
+/// writer after a rekey) takes them on with `restore_synchronous`, so none is lost.
+pub fn synchronous_levels(conn: &Connection, attach: &[(String, String)]) -> DbResult<Vec<(String, i64)>> {
+    std::iter::once("main")
+        .chain(attach.iter().map(|(name, _)| name.as_str()))
+        .map(|name| {
+            let schema = format!("\"{}\"", name.replace('"', "\"\""));
+            Ok((schema.clone(), conn.query_int(&format!("PRAGMA {schema}.synchronous"))?))
+        })
+        .collect()
+}
+
+/// Sets the levels `synchronous_levels` read.
+pub fn restore_synchronous(conn: &Connection, levels: &[(String, i64)]) -> DbResult<()> {
+    for (schema, level) in levels {
+        conn.exec(&format!("PRAGMA {schema}.synchronous = {level}"))?;
     }
     Ok(())
 }
