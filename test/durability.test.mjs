@@ -1,12 +1,15 @@
 // Durability (docs/api.md "Durability"): the `synchronous` option holds on every connection
 // (writer, readers, the JS thread's own) and whenever one reopens (rekey, idleTimeout), a user's
-// `PRAGMA synchronous` survives a rekey, and a FULL commit stays off the JS thread (issue 43).
+// `PRAGMA synchronous` survives a rekey, and a FULL commit stays off the JS thread. And an
+// encrypted database whose page 1 a power cut tore in the file, with its newest copy in the
+// WAL, opens (docs/encryption.md "Options"; issue 43).
 
 import assert from 'node:assert/strict'
+import crypto from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
 import { test } from 'node:test'
-import { Database } from '../dist/esm/index.mjs'
+import { Database, ResqliteError } from '../dist/esm/index.mjs'
 import { expectReject, tempDir } from './helpers.mjs'
 import { inlineCounts, PLACEMENT } from './inline-helpers.mjs'
 import { deferred, INSERT, outsideContext, sleep } from './tx-helpers.mjs'
@@ -169,3 +172,48 @@ test("synchronous: 'full' keeps writes and COMMITs off the JS thread (they would
     assert.deepStrictEqual(await db.selectOne('SELECT count(*) AS n FROM t'), { n: 2 })
   }
 })
+
+const sha256 = (file) => crypto.createHash('sha256').update(fs.readFileSync(file)).digest('hex')
+const snapshot = (dir) =>
+  Object.fromEntries(
+    fs
+      .readdirSync(dir)
+      .sort()
+      .map((f) => [f, sha256(path.join(dir, f))]),
+  )
+
+test(
+  'an encrypted database whose page 1 a power cut tore in the file, its newest copy in the WAL, opens with every row and passes integrity_check; a wrong key is refused and changes no file',
+  T,
+  async (t) => {
+    const dir = tempDir(t)
+    const file = path.join(dir, 'torn.db')
+    // checkpoints: 'external': no checkpoint ever, none on close either, so page 1's newest
+    // version (the table's schema) stays in the WAL and the file keeps the one WAL mode wrote
+    const db = await Database.open(file, { encryptionKey: SECRET, checkpoints: 'external' })
+    await db.execute('CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)')
+    await db.executeBatch(
+      'INSERT INTO t (v) VALUES (?)',
+      Array.from({ length: 100 }, (_, i) => [`row ${i}`]),
+    )
+    await db.close()
+    assert.ok(fs.statSync(`${file}-wal`).size > 0, 'the WAL is kept')
+    // A torn page 1: its second 512-byte sector is garbage (a write the cut left half done).
+    const fd = fs.openSync(file, 'r+')
+    fs.writeSync(fd, crypto.randomBytes(512), 0, 512, 512)
+    fs.closeSync(fd)
+
+    const before = snapshot(dir)
+    await expectReject(() => Database.open(file, { encryptionKey: 'not the key' }), ResqliteError, 'ERR_ENCRYPTION_KEY')
+    assert.deepStrictEqual(snapshot(dir), before, 'a wrong key leaves every file as it was')
+    assert.deepStrictEqual(
+      fs.readdirSync(path.dirname(dir)).filter((f) => f.startsWith(`resqlite-keycheck-${process.pid}-`)),
+      [],
+      'no private copy is left behind',
+    )
+
+    const reopened = await open(t, file, { encryptionKey: SECRET })
+    assert.deepStrictEqual(await reopened.selectOne('SELECT count(*) AS n FROM t'), { n: 100 })
+    assert.deepStrictEqual(await reopened.select('PRAGMA integrity_check'), [{ integrity_check: 'ok' }])
+  },
+)

@@ -127,6 +127,11 @@ pub fn open(opts: &OpenOptions) -> DbResult<Connection> {
 /// `PRAGMA schema_version` reads page 1 alone (the schema is not loaded), which is where a wrong
 /// key fails. Without a WAL, the real open touches nothing before page 1 either. Any other
 /// failure here (no file yet, a main file mid-checkpoint) is left to the real open to report.
+///
+/// Page 1 of the file alone is not the whole story when a WAL is there: a power cut during a
+/// checkpoint can leave it torn while its newest copy is in the WAL, where SQLite's recovery
+/// finds it (issue 43). So a key that page 1 of the file refuses is tried again on what
+/// recovery gives (`probe_recovered`) before it is called wrong.
 fn probe_key(opts: &OpenOptions) -> DbResult<()> {
     if opts.path.is_empty() || opts.path == ":memory:" || !Path::new(&format!("{}-wal", opts.path)).exists() {
         return Ok(());
@@ -138,10 +143,56 @@ fn probe_key(opts: &OpenOptions) -> DbResult<()> {
         tries += 1;
         match probe_page_one(opts) {
             Err(e) if e.code == "SQLITE_NOTADB" && tries < 2 => continue,
-            Err(e) if e.code == "SQLITE_NOTADB" => return Err(e),
+            Err(e) if e.code == "SQLITE_NOTADB" => {
+                return match opts.key {
+                    Some(key) if probe_recovered(opts.path, key) => Ok(()),
+                    _ => Err(e),
+                };
+            }
             _ => return Ok(()),
         }
     }
+}
+
+/// The largest page SQLite writes: the file's first this many bytes hold page 1.
+const MAX_PAGE_SIZE: u64 = 65536;
+
+/// Whether `key` reads page 1 as SQLite's recovery gives it: from the WAL when its newest copy is
+/// there, else from the file. Recovery writes the WAL index (`-shm`), which a wrong key must not
+/// touch, so it runs on a private copy: the file's first page and the WAL, in a directory of
+/// the process's own (mode 0700: the WAL of a database keeping a plaintext header holds it in
+/// plaintext), removed after. Only a key the file's page 1 refused comes here (after a power
+/// cut, or a wrong key), so copying the WAL costs no healthy open. Any failure to make the copy
+/// is a `false`: the key stays refused, and the database untouched.
+fn probe_recovered(path: &str, key: &KeyConfig) -> bool {
+    use std::io::Read;
+    static COPIES: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = COPIES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("resqlite-keycheck-{}-{n}", std::process::id()));
+    let mut builder = std::fs::DirBuilder::new();
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    if builder.create(&dir).is_err() {
+        return false;
+    }
+    let copy = dir.join("db");
+    let read = (|| {
+        let copy = copy.to_str()?;
+        let mut page_one = Vec::new();
+        std::fs::File::open(path).ok()?.take(MAX_PAGE_SIZE).read_to_end(&mut page_one).ok()?;
+        std::fs::write(copy, page_one).ok()?;
+        std::fs::copy(format!("{path}-wal"), format!("{copy}-wal")).ok()?;
+        let flags = ffi::SQLITE_OPEN_READWRITE | ffi::SQLITE_OPEN_NOMUTEX | ffi::SQLITE_OPEN_EXRESCODE;
+        let (conn, rc) = Connection::open(copy, flags, 0).ok()?;
+        conn.checkpoint_on_close(false);
+        if rc != ffi::SQLITE_OK {
+            return None;
+        }
+        encryption::key_connection(conn.raw(), key).ok()?;
+        conn.query_int("PRAGMA schema_version").ok()
+    })();
+    let _ = std::fs::remove_dir_all(&dir);
+    read.is_some()
 }
 
 fn probe_page_one(opts: &OpenOptions) -> DbResult<()> {
