@@ -134,6 +134,23 @@ for (const [option, level] of [
   )
 }
 
+test('synchronous holds on the connections of a read-only database and of a replica', T, async (t) => {
+  const dir = tempDir(t)
+  const file = path.join(dir, 'primary.db')
+  const primary = await open(t, file, {})
+  await primary.execute('CREATE TABLE t (id INTEGER PRIMARY KEY)')
+  for (const options of [{ readonly: true }, { replica: true }]) {
+    for (const [option, level] of [
+      ['normal', NORMAL],
+      ['full', FULL],
+    ]) {
+      const db = await open(t, file, { ...options, synchronous: option, inlineBudget: 0 })
+      assert.equal(await onReader(db), level, `${JSON.stringify(options)}, synchronous: '${option}'`)
+      await db.close()
+    }
+  }
+})
+
 test("a user's PRAGMA synchronous on the writer survives rekey, both ways", T, async (t) => {
   const dir = tempDir(t)
   for (const [option, pragma, level] of [
