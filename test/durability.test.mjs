@@ -199,38 +199,52 @@ const snapshot = (dir) =>
       .map((f) => [f, sha256(path.join(dir, f))]),
   )
 
-test(
-  'an encrypted database whose page 1 a power cut tore in the file, its newest copy in the WAL, opens with every row and passes integrity_check; a wrong key is refused and changes no file',
-  T,
-  async (t) => {
-    const dir = tempDir(t)
-    const file = path.join(dir, 'torn.db')
-    // checkpoints: 'external': no checkpoint ever, none on close either, so page 1's newest
-    // version (the table's schema) stays in the WAL and the file keeps the one WAL mode wrote
-    const db = await Database.open(file, { encryptionKey: SECRET, checkpoints: 'external' })
-    await db.execute('CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)')
-    await db.executeBatch(
-      'INSERT INTO t (v) VALUES (?)',
-      Array.from({ length: 100 }, (_, i) => [`row ${i}`]),
-    )
-    await db.close()
-    assert.ok(fs.statSync(`${file}-wal`).size > 0, 'the WAL is kept')
-    // A torn page 1: its second 512-byte sector is garbage (a write the cut left half done).
-    const fd = fs.openSync(file, 'r+')
-    fs.writeSync(fd, crypto.randomBytes(512), 0, 512, 512)
-    fs.closeSync(fd)
+const RAW = new Uint8Array(32).fill(7)
+const WRONG_RAW = new Uint8Array(32).fill(9)
 
-    const before = snapshot(dir)
-    await expectReject(() => Database.open(file, { encryptionKey: 'not the key' }), ResqliteError, 'ERR_ENCRYPTION_KEY')
-    assert.deepStrictEqual(snapshot(dir), before, 'a wrong key leaves every file as it was')
-    assert.deepStrictEqual(
-      fs.readdirSync(path.dirname(dir)).filter((f) => f.startsWith(`resqlite-keycheck-${process.pid}-`)),
-      [],
-      'no private copy is left behind',
-    )
+for (const [cipher, key, wrong] of [
+  ['chacha20', SECRET, 'not the key'],
+  ['sqlcipher', SECRET, 'not the key'],
+  ['aegis', SECRET, 'not the key'],
+  [{ name: 'chacha20', plaintextHeaderSize: 32 }, RAW, WRONG_RAW],
+]) {
+  test(
+    `an encrypted database (${JSON.stringify(cipher)}) whose page 1 a power cut tore in the file, its newest copy in the WAL, opens with every row and passes integrity_check; a wrong key is refused and changes no file`,
+    T,
+    async (t) => {
+      const dir = tempDir(t)
+      const file = path.join(dir, 'torn.db')
+      // checkpoints: 'external': no checkpoint ever, none on close either, so page 1's newest
+      // version (the table's schema) stays in the WAL and the file keeps the one WAL mode wrote
+      const db = await Database.open(file, { encryptionKey: key, cipher, checkpoints: 'external' })
+      await db.execute('CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)')
+      await db.executeBatch(
+        'INSERT INTO t (v) VALUES (?)',
+        Array.from({ length: 100 }, (_, i) => [`row ${i}`]),
+      )
+      await db.close()
+      assert.ok(fs.statSync(`${file}-wal`).size > 0, 'the WAL is kept')
+      // A torn page 1: its third 512-byte sector is garbage (a write the cut left half done).
+      const fd = fs.openSync(file, 'r+')
+      fs.writeSync(fd, crypto.randomBytes(512), 0, 512, 1024)
+      fs.closeSync(fd)
 
-    const reopened = await open(t, file, { encryptionKey: SECRET })
-    assert.deepStrictEqual(await reopened.selectOne('SELECT count(*) AS n FROM t'), { n: 100 })
-    assert.deepStrictEqual(await reopened.select('PRAGMA integrity_check'), [{ integrity_check: 'ok' }])
-  },
-)
+      const before = snapshot(dir)
+      await expectReject(
+        () => Database.open(file, { encryptionKey: wrong, cipher }),
+        ResqliteError,
+        'ERR_ENCRYPTION_KEY',
+      )
+      assert.deepStrictEqual(snapshot(dir), before, 'a wrong key leaves every file as it was')
+      assert.deepStrictEqual(
+        fs.readdirSync(path.dirname(dir)).filter((f) => f.startsWith(`resqlite-keycheck-${process.pid}-`)),
+        [],
+        'no private copy is left behind',
+      )
+
+      const reopened = await open(t, file, { encryptionKey: key, cipher })
+      assert.deepStrictEqual(await reopened.selectOne('SELECT count(*) AS n FROM t'), { n: 100 })
+      assert.deepStrictEqual(await reopened.select('PRAGMA integrity_check'), [{ integrity_check: 'ok' }])
+    },
+  )
+}
