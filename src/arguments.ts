@@ -36,6 +36,7 @@ const OPTION_KEYS = new Set([
   'invalidUtf8',
   'idleTimeout',
   'vfs',
+  'synchronous',
 ])
 /** Milliseconds a reader connection stays open unused: reopening one costs about 0.25 ms, or
  * an encrypted database's key derivation (tens of milliseconds), so an encrypted database's
@@ -266,7 +267,15 @@ export function checkOptions(options: unknown): EngineOptions {
     replaceInvalidUtf8: checkInvalidUtf8(o.invalidUtf8),
     idleTimeout: checkIdleTimeout(o),
     vfs: checkVfs(o.vfs, o.encryptionKey),
+    synchronous: checkSynchronous(o.synchronous),
   }
+}
+
+/** `synchronous`: 'normal' (the default) or 'full' (docs/api.md "Durability"). */
+function checkSynchronous(value: unknown): 'normal' | 'full' {
+  if (value === undefined || value === 'normal') return 'normal'
+  if (value === 'full') return 'full'
+  throw typeError(`synchronous must be 'normal' or 'full'${notString(value)}`, 'ERR_INVALID_ARG_VALUE')
 }
 
 /** `vfs`: a VFS name (whether one is registered by it is the engine's check, at open). */

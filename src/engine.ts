@@ -51,6 +51,8 @@ export interface EngineOptions {
   replaceInvalidUtf8: boolean
   /** Milliseconds a reader connection stays open unused. */
   idleTimeout: number
+  /** `PRAGMA synchronous` on every connection (`synchronous`). */
+  synchronous: 'normal' | 'full'
 }
 
 /** A validated cipher with the key bytes to hand to the engine (which copies them; the caller's
@@ -163,6 +165,7 @@ export class Engine {
           replaceInvalidUtf8: options.replaceInvalidUtf8,
           idleTimeout: options.idleTimeout,
           vfs: options.vfs,
+          synchronous: options.synchronous,
         },
         this.#onComplete,
       )

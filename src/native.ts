@@ -212,6 +212,8 @@ export interface OpenOptions {
   idleTimeout: number
   /** Every connection opens through the VFS of this name (crates/engine/src/sqlite/vfs.rs). */
   vfs: string | undefined
+  /** `PRAGMA synchronous` on every connection (crates/engine/src/sqlite/setup.rs). */
+  synchronous: 'normal' | 'full'
 }
 
 /** An extension library and its entry point (undefined: SQLite derives it from the file name). */

@@ -269,6 +269,13 @@ export interface OpenOptions {
    * one (`file:replica.db?poll_interval=10ms`): its query parameters reach the VFS. Not
    * combined with `encryptionKey` (the encryption is SQLite3 Multiple Ciphers' default VFS). */
   vfs?: string
+  /** Durability (docs/api.md "Durability"): when a commit reaches the disk, as SQLite's
+   * `PRAGMA synchronous`, on every connection and kept across every reopen (`rekey`, idle
+   * readers). `'normal'` (default): a killed process loses no acknowledged commit, and an OS
+   * crash or power cut leaves the database consistent but may lose the last commits (the WAL is
+   * synced at checkpoints). `'full'`: the WAL is synced at every commit, so a power cut loses no
+   * acknowledged commit; each commit costs an fsync. */
+  synchronous?: 'normal' | 'full'
 }
 
 /** An extension library for {@link OpenOptions.extensions} and {@link Database.loadExtension}. */

@@ -14,10 +14,17 @@ const { Database } = await import(pathToFileURL(join(root, 'dist/esm/index.mjs')
 // version query on each of many databases, whose open it times).
 // RESQLITE_BENCH_INLINE_BUDGET (ms): the `inlineBudget` option, for runs under callgrind
 // (ab.mjs --callgrind), where everything runs so much slower that small work overruns the default.
+// RESQLITE_BENCH_SYNCHRONOUS: the `synchronous` option ('full'), for what durability costs
+// (docs/api.md "Durability").
 const inlineBudget = process.env.RESQLITE_BENCH_INLINE_BUDGET
+const synchronous = process.env.RESQLITE_BENCH_SYNCHRONOUS
 
 export async function open(path, { versions = true, ...options } = {}) {
-  const db = await Database.open(path, inlineBudget ? { inlineBudget: Number(inlineBudget), ...options } : options)
+  const db = await Database.open(path, {
+    ...(inlineBudget && { inlineBudget: Number(inlineBudget) }),
+    ...(synchronous && { synchronous }),
+    ...options,
+  })
   // The lanes' view of a resqlite transaction: its statements run through tx.execute / tx.selectOne.
   // A statement from db.prepare runs in the transaction through the body's async context.
   const wrap = (t) => ({

@@ -8,7 +8,7 @@ use crate::error::DbResult;
 use crate::live::dependencies::ChangeSet;
 use crate::live::hooks::Hooks;
 use crate::sqlite::connection::Connection;
-use crate::sqlite::setup::{self, OpenOptions, Role};
+use crate::sqlite::setup::{self, OpenOptions, Role, Synchronous};
 use crate::sqlite::statement_cache::StatementCache;
 use crate::sqlite::step::InvalidUtf8;
 
@@ -34,6 +34,7 @@ impl Opened {
             invalid_utf8: InvalidUtf8::Error,
             lead: false,
             vfs: None,
+            synchronous: Synchronous::Normal,
         };
         let conn = setup::open(&opts).unwrap_or_else(|e| panic!("open: {}", e.message));
         // SAFETY: the hooks outlive the connection (field order) and stay on this thread.

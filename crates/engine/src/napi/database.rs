@@ -17,6 +17,7 @@ use crate::handoff::mailbox::{deliver_completions, finalize_context, CallbackCon
 use crate::handoff::poller::Poller;
 use crate::sqlite::encryption::KeyConfig;
 use crate::sqlite::extensions::Extension;
+use crate::sqlite::setup::Synchronous;
 use crate::sqlite::statement_cache::ColumnNames;
 use crate::sqlite::step::InvalidUtf8;
 use crate::threads::job::{IterateStep, Job, Request};
@@ -84,6 +85,9 @@ pub struct OpenOptions<'a> {
     pub idle_timeout: u32,
     /// Every connection opens through the VFS of this name (sqlite/vfs.rs). Default: SQLite's.
     pub vfs: Option<String>,
+    /// `'normal'` or `'full'`: `PRAGMA synchronous` on every connection (sqlite/setup.rs).
+    /// Default `'normal'`.
+    pub synchronous: Option<String>,
 }
 
 /// An extension library and its entry point (none: SQLite derives it from the file name).
@@ -166,9 +170,15 @@ impl NativeDatabase {
             replace_invalid_utf8,
             idle_timeout,
             vfs,
+            synchronous,
         } = options;
         // Checked before anything starts: a bad cipher setting must not touch the file.
         let key = key_config(encryption)?;
+        let synchronous = match synchronous.as_deref() {
+            None => Synchronous::Normal,
+            Some(value) => Synchronous::parse(value)
+                .ok_or_else(|| Error::new(Status::InvalidArg, "synchronous must be 'normal' or 'full'"))?,
+        };
         let raw_env = env.raw();
         set_js_env(raw_env);
         let replace_invalid_utf8 = replace_invalid_utf8.unwrap_or(false);
@@ -222,6 +232,7 @@ impl NativeDatabase {
                     ms => std::time::Duration::from_millis(ms.into()),
                 },
                 vfs,
+                synchronous,
             },
             open_id,
             Box::new(TsfnWaker { tsfn, mailbox }),

@@ -26,6 +26,35 @@ const WAL_CHECKPOINT_PAGES: u32 = 1000;
 /// Bytes the WAL file is truncated to when it starts over after a full checkpoint.
 const JOURNAL_SIZE_LIMIT: u64 = 16 << 20;
 
+/// When a commit reaches the disk (docs/api.md "Durability"): `PRAGMA synchronous` on every
+/// connection and every attached schema. In WAL mode, `Normal` syncs the WAL only at
+/// checkpoints, so an OS crash or power cut may lose the last commits; `Full` syncs it at every
+/// commit.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub enum Synchronous {
+    #[default]
+    Normal,
+    Full,
+}
+
+impl Synchronous {
+    /// The option's value as JavaScript gives it (`'normal'`, `'full'`).
+    pub fn parse(value: &str) -> Option<Synchronous> {
+        match value {
+            "normal" => Some(Synchronous::Normal),
+            "full" => Some(Synchronous::Full),
+            _ => None,
+        }
+    }
+
+    fn pragma(self) -> &'static str {
+        match self {
+            Synchronous::Normal => "NORMAL",
+            Synchronous::Full => "FULL",
+        }
+    }
+}
+
 pub struct OpenOptions<'a> {
     pub path: &'a str,
     pub role: Role,
@@ -47,6 +76,8 @@ pub struct OpenOptions<'a> {
     /// Open through this VFS instead of the default (vfs.rs); the path is then read as a URI
     /// filename when it is one, so a `file:` path's query parameters reach the VFS.
     pub vfs: Option<&'a str>,
+    /// `PRAGMA synchronous` of every schema of the connection.
+    pub synchronous: Synchronous,
 }
 
 /// Opens a connection for `opts.role`: keyed first, then set up (see `configure`); the
@@ -101,11 +132,17 @@ pub fn open(opts: &OpenOptions) -> DbResult<Connection> {
 /// a file is probed too, reading the schema (no WAL: the file holds every page); its key is raw
 /// bytes, so the probe derives no key. Any other failure here (no file yet, a main file
 /// mid-checkpoint) is left to the real open to report.
+///
+/// Page 1 of the file alone is not the whole story when a WAL is there: a power cut during a
+/// checkpoint can leave it torn while its newest copy is in the WAL, where SQLite's recovery
+/// finds it (issue 43). So a key that page 1 of the file refuses is tried again on what
+/// recovery gives (`probe_recovered`) before it is called wrong.
 fn probe_key(opts: &OpenOptions) -> DbResult<()> {
     if opts.path.is_empty() || opts.path == ":memory:" {
         return Ok(());
     }
-    let probe = if Path::new(&format!("{}-wal", opts.path)).exists() {
+    let wal = Path::new(&format!("{}-wal", opts.path)).exists();
+    let probe = if wal {
         "PRAGMA schema_version"
     } else if opts.key.is_some() && encryption::plaintext_header_reserve(opts.path).is_some() {
         "SELECT count(*) FROM sqlite_schema"
@@ -119,10 +156,56 @@ fn probe_key(opts: &OpenOptions) -> DbResult<()> {
         tries += 1;
         match probe_page_one(opts, probe) {
             Err(e) if e.code == "SQLITE_NOTADB" && tries < 2 => continue,
-            Err(e) if e.code == "SQLITE_NOTADB" => return Err(e),
+            Err(e) if e.code == "SQLITE_NOTADB" => {
+                return match opts.key {
+                    Some(key) if wal && probe_recovered(opts.path, key) => Ok(()),
+                    _ => Err(e),
+                };
+            }
             _ => return Ok(()),
         }
     }
+}
+
+/// The largest page SQLite writes: the file's first this many bytes hold page 1.
+const MAX_PAGE_SIZE: u64 = 65536;
+
+/// Whether `key` reads page 1 as SQLite's recovery gives it: from the WAL when its newest copy is
+/// there, else from the file. Recovery writes the WAL index (`-shm`), which a wrong key must not
+/// touch, so it runs on a private copy: the file's first page and the WAL, in a directory of
+/// the process's own (mode 0700: the WAL of a database keeping a plaintext header holds it in
+/// plaintext), removed after. Only a key the file's page 1 refused comes here (after a power
+/// cut, or a wrong key), so copying the WAL costs no healthy open. Any failure to make the copy
+/// is a `false`: the key stays refused, and the database untouched.
+fn probe_recovered(path: &str, key: &KeyConfig) -> bool {
+    use std::io::Read;
+    static COPIES: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = COPIES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("resqlite-keycheck-{}-{n}", std::process::id()));
+    let mut builder = std::fs::DirBuilder::new();
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    if builder.create(&dir).is_err() {
+        return false;
+    }
+    let copy = dir.join("db");
+    let read = (|| {
+        let copy = copy.to_str()?;
+        let mut page_one = Vec::new();
+        std::fs::File::open(path).ok()?.take(MAX_PAGE_SIZE).read_to_end(&mut page_one).ok()?;
+        std::fs::write(copy, page_one).ok()?;
+        std::fs::copy(format!("{path}-wal"), format!("{copy}-wal")).ok()?;
+        let flags = ffi::SQLITE_OPEN_READWRITE | ffi::SQLITE_OPEN_NOMUTEX | ffi::SQLITE_OPEN_EXRESCODE;
+        let (conn, rc) = Connection::open(copy, flags, 0).ok()?;
+        conn.checkpoint_on_close(false);
+        if rc != ffi::SQLITE_OK {
+            return None;
+        }
+        encryption::key_connection(conn.raw(), key).ok()?;
+        conn.query_int("PRAGMA schema_version").ok()
+    })();
+    let _ = std::fs::remove_dir_all(&dir);
+    read.is_some()
 }
 
 fn probe_page_one(opts: &OpenOptions, sql: &str) -> DbResult<()> {
@@ -174,7 +257,10 @@ fn configure(conn: &Connection, opts: &OpenOptions) -> DbResult<()> {
     conn.exec("SELECT count(*) FROM sqlite_schema")
         .map_err(|e| encryption::explain_first_read_error(e, opts.vfs.is_none().then_some(opts.path), opts.key))?;
     extensions::load_all(conn, opts.extensions)?;
-    conn.exec("PRAGMA foreign_keys = ON; PRAGMA temp_store = MEMORY; PRAGMA cache_size = -8192")?;
+    conn.exec(&format!(
+        "PRAGMA foreign_keys = ON; PRAGMA temp_store = MEMORY; PRAGMA cache_size = -8192; PRAGMA synchronous = {}",
+        opts.synchronous.pragma()
+    ))?;
     let checkpoint_pages = if opts.external_checkpoints { 0 } else { WAL_CHECKPOINT_PAGES };
     conn.exec(&format!("PRAGMA wal_autocheckpoint = {checkpoint_pages}"))?;
     match opts.role {
@@ -190,7 +276,7 @@ fn configure(conn: &Connection, opts: &OpenOptions) -> DbResult<()> {
             // a PASSIVE checkpoint when a commit leaves the WAL above WAL_CHECKPOINT_PAGES (set
             // above; 0 with external checkpoints), and truncates the WAL file to
             // JOURNAL_SIZE_LIMIT when it next starts over after a complete checkpoint.
-            conn.exec(&format!("PRAGMA synchronous = NORMAL; PRAGMA journal_size_limit = {JOURNAL_SIZE_LIMIT}"))?;
+            conn.exec(&format!("PRAGMA journal_size_limit = {JOURNAL_SIZE_LIMIT}"))?;
             // A read in WAL mode builds the WAL index (recovering a leftover WAL if any)
             // before the readers open, so they never meet SQLITE_BUSY_RECOVERY from us.
             conn.exec("SELECT count(*) FROM sqlite_schema")?;
@@ -218,10 +304,30 @@ fn attach(conn: &Connection, opts: &OpenOptions) -> DbResult<()> {
                     format!("attached '{path}' could not be switched to WAL mode (journal_mode is '{mode}')"),
                 ));
             }
-            conn.exec(&format!(
-                "PRAGMA {schema}.synchronous = NORMAL; PRAGMA {schema}.journal_size_limit = {JOURNAL_SIZE_LIMIT}"
-            ))?;
+            conn.exec(&format!("PRAGMA {schema}.journal_size_limit = {JOURNAL_SIZE_LIMIT}"))?;
         }
+        conn.exec(&format!("PRAGMA {schema}.synchronous = {}", opts.synchronous.pragma()))?;
+    }
+    Ok(())
+}
+
+/// `PRAGMA synchronous` of each schema of `conn` (main, then `attach`'s), as a user's
+/// `PRAGMA synchronous = …` may have left them: a connection that replaces this one (the
+/// writer after a rekey) takes them on with `restore_synchronous`, so none is lost.
+pub fn synchronous_levels(conn: &Connection, attach: &[(String, String)]) -> DbResult<Vec<(String, i64)>> {
+    std::iter::once("main")
+        .chain(attach.iter().map(|(name, _)| name.as_str()))
+        .map(|name| {
+            let schema = format!("\"{}\"", name.replace('"', "\"\""));
+            Ok((schema.clone(), conn.query_int(&format!("PRAGMA {schema}.synchronous"))?))
+        })
+        .collect()
+}
+
+/// Sets the levels `synchronous_levels` read.
+pub fn restore_synchronous(conn: &Connection, levels: &[(String, i64)]) -> DbResult<()> {
+    for (schema, level) in levels {
+        conn.exec(&format!("PRAGMA {schema}.synchronous = {level}"))?;
     }
     Ok(())
 }

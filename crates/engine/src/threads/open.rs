@@ -10,7 +10,7 @@ use crate::error::DbError;
 use crate::functions::Functions;
 use crate::sqlite::encryption::KeyConfig;
 use crate::sqlite::extensions::Extension;
-use crate::sqlite::setup::{self, OpenOptions, Role};
+use crate::sqlite::setup::{self, OpenOptions, Role, Synchronous};
 use crate::sqlite::step::InvalidUtf8;
 
 pub struct PoolOptions {
@@ -36,6 +36,8 @@ pub struct PoolOptions {
     pub idle_timeout: Duration,
     /// Every connection opens through this VFS (sqlite/vfs.rs); `None`: the default.
     pub vfs: Option<String>,
+    /// `PRAGMA synchronous` on every connection, whenever it opens (setup.rs).
+    pub synchronous: Synchronous,
 }
 
 /// Opens the database, on an engine thread: the lead connection (the writer, which creates the
@@ -91,6 +93,7 @@ fn open_connection(opts: &PoolOptions, role: Role, key: Option<&KeyConfig>, lead
         invalid_utf8: opts.invalid_utf8,
         lead,
         vfs: opts.vfs.as_deref(),
+        synchronous: opts.synchronous,
     })?;
     let mut conn = conn;
     conn.set_functions(opts.functions.clone());

@@ -86,6 +86,7 @@ impl Harness {
             functions: None,
             idle_timeout: std::time::Duration::from_secs(10),
             vfs: None,
+            synchronous: crate::sqlite::setup::Synchronous::Normal,
         };
         let wakes = Arc::new(Wakes::default());
         let pool = Pool::start(opts, OPEN, Box::new(FakeWaker(wakes.clone())));
@@ -262,6 +263,7 @@ fn an_open_that_fails_completes_with_its_error() {
         functions: None,
         idle_timeout: std::time::Duration::from_secs(10),
         vfs: None,
+        synchronous: crate::sqlite::setup::Synchronous::Normal,
     };
     let wakes = Arc::new(Wakes::default());
     let pool = Pool::start(opts, OPEN, Box::new(FakeWaker(wakes.clone())));

@@ -18,7 +18,7 @@ use super::worker::Worker;
 use crate::error::DbError;
 use crate::handoff::spin::SpinPolicy;
 use crate::sqlite::encryption::{self, KeyConfig};
-use crate::sqlite::setup::Role;
+use crate::sqlite::setup::{self, Role};
 
 /// How long the writer session keeps looking for the next job before it ends: an awaited
 /// write sequence sends its next job within microseconds of the completion (experiments/013).
@@ -188,6 +188,11 @@ fn swap_key(
     new: Option<Arc<KeyConfig>>,
 ) -> Outcome {
     let Some(worker) = slot.as_mut() else { return Outcome::Error(writer_lost()) };
+    // The reopened writer keeps the durability in force, a user's `PRAGMA synchronous` included.
+    let synchronous = match setup::synchronous_levels(&worker.conn, &opts.attach) {
+        Ok(levels) => levels,
+        Err(e) => return Outcome::Error(e),
+    };
     // The copy must see a complete, unchanging file:
     // rollback-journal mode (the WAL checkpointed into the file and removed) and a RESERVED lock
     // keep the file complete and unchanging while it is copied.
@@ -207,7 +212,9 @@ fn swap_key(
     }
     *shared.key.lock().unwrap() = new.clone();
     // The old connection still points at the replaced file: open the new one, then close it.
-    let outcome = match open_worker(opts, Role::Writer, new.as_deref()) {
+    let reopened = open_worker(opts, Role::Writer, new.as_deref())
+        .and_then(|fresh| setup::restore_synchronous(&fresh.conn, &synchronous).map(|_| fresh));
+    let outcome = match reopened {
         Ok(fresh) => {
             let mut db = shared.writer_db.lock().unwrap();
             *db = fresh.conn.raw() as usize;
