@@ -7,7 +7,8 @@
 // the transactions present are a prefix of those issued, and at synchronous = FULL every
 // acknowledged one is there (at NORMAL only the last ones may be missing: the prefix rule).
 // It proves it can fail: with synchronous = OFF, or acknowledgements written before the call,
-// it must report losses. Linux only (LD_PRELOAD). POWER_LOSS_SEED=<n> replays other seeds.
+// it must report losses. Linux only (LD_PRELOAD). POWER_LOSS_SEED=<n> replays other seeds;
+// POWER_LOSS_KEEP=<dir> keeps the files of each failing state (the keys: workload.mjs keyFor).
 
 import assert from 'node:assert/strict'
 import { execFileSync, spawnSync } from 'node:child_process'
@@ -22,8 +23,9 @@ import { prng } from './power-loss/workload.mjs'
 
 const HERE = fileURLToPath(new URL('./power-loss/', import.meta.url))
 const SEED = Number(process.env.POWER_LOSS_SEED ?? 43)
-const RUNS = Number(process.env.PL_RUNS ?? 3) // child runs per configuration: a different workload each
-const CUTS = Number(process.env.PL_CUTS ?? 70) // cut points replayed per run
+const RUNS = 3 // child runs per configuration: a different workload each
+const CUTS = 70 // cut points replayed per run
+const KEEP = process.env.POWER_LOSS_KEEP // a directory: each failing state's files are kept there
 const OPS = 90 // operations per child run
 
 const linuxOnly = { skip: process.platform !== 'linux' && 'Linux only: the shim is loaded with LD_PRELOAD' }
@@ -90,6 +92,7 @@ async function trials(t, name, { index, encrypted, synchronous, ackEarly = false
       // at NORMAL the last acknowledged commits may be lost (the WAL is synced at checkpoints)
       if (r.verdict !== 'ok' || r.holes || r.partial || (r.lost && synchronous !== 'normal')) {
         failures.push(`seed ${seed} cut ${cut}/${records.length}: ${JSON.stringify({ ...r, acked: exp.acked })}`)
+        if (KEEP) writeState(path.join(KEEP, `${seed}-${cut}`), files)
       }
     }
     fs.rmSync(work, { recursive: true, force: true })
