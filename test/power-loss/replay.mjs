@@ -242,13 +242,18 @@ export async function check(dir, exp) {
     result.verdict = 'corrupt'
     result.error = `${e.code}: ${e.message}`
   } finally {
-    await opened.close().catch(() => {})
+    // close() checkpoints the WAL into the file: a failure there is a damaged state too
+    await opened.close().catch((e) => {
+      result.verdict = 'corrupt'
+      result.error = `close: ${e.code}: ${e.message}`
+    })
   }
   return result
 }
 
 /** Whether the refused state passes integrity_check with one of its keys when opened through a
- * symlink (a path beside which resqlite's key check finds no -wal: issue 43, item 2). */
+ * symlink (a path beside which resqlite's key check, which reads page 1 of the file alone when
+ * a -wal is there, finds none: issue 43). */
 async function intactThroughSymlink(dir, snapshot, exp) {
   for (const candidate of exp.keys ?? [null]) {
     fs.rmSync(dir, { recursive: true, force: true })
