@@ -9,7 +9,8 @@ export function keyFor(seed, i) {
   return new Uint8Array(crypto.createHash('sha256').update(`power-loss ${seed} ${i}`).digest())
 }
 
-/** How many rows transaction `txn` inserts (known to the checker without the child's PRNG). */
+/** How many rows transaction `txn` inserts, 1 to 16 (a write group's writes insert one each;
+ * the child's `I` marks tell the checker either way). */
 export function rowsFor(txn) {
   return 1 + ((Math.imul(txn, 2654435761) >>> 0) % 16)
 }
