@@ -68,7 +68,7 @@ pub(super) fn over_bound(worker: &mut Worker, bound: &WalBound) -> Option<(u32, 
     }
     let pages = worker.commit_settings().ok()?.checkpoint_pages;
     let frames = worker.conn.wal_index_header()?[4]; // mxFrame (sqlite.org/walformat.html)
-    if pages <= 0 || frames < RESTART_AT * pages as u32 {
+    if pages <= 0 || frames < RESTART_AT.saturating_mul(pages as u32) {
         bound.clear();
         return None;
     }
@@ -99,7 +99,7 @@ pub(super) fn restart(shared: &Shared) {
     } else if waits {
         // SQLITE_BUSY: a snapshot outlived the wait (what it copied back stays copied).
         let misses = bound.misses.fetch_add(1, Ordering::Relaxed).min(4);
-        bound.retry_at.store(frames.saturating_add(pages << misses), Ordering::Relaxed);
+        bound.retry_at.store(frames.saturating_add(pages.saturating_mul(1 << misses)), Ordering::Relaxed);
         let now = shared.started.elapsed().as_millis() as u64 + 1;
         let _ = bound.blocked_since.compare_exchange(0, now, Ordering::Relaxed, Ordering::Relaxed);
     }
