@@ -48,6 +48,9 @@ function extra(c) {
   if (c.rssPerDb) parts.push(`RSS ${fmt(c.rssPerDb.median)} MB per database`)
   if (c.closeAll) parts.push(`closing all ${fmt(c.closeAll.median)} ms`)
   if (c.note && c.id === 'tenants.idle') parts.push(c.note)
+  // the wal-readers lane: the WAL's largest size, and the writer's inserts
+  if (c.walMaxMiB !== undefined) parts.push(`WAL max ${fmt(c.walMaxMiB)} MiB`)
+  if (c.insertsPerSec !== undefined) parts.push(`${fmtInt(c.insertsPerSec)} inserts/s`)
   return parts.join('; ')
 }
 

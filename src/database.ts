@@ -282,6 +282,7 @@ export class Database implements Queryable {
         statementBytes: native.statementBytes,
       },
       walBytes: wal?.size ?? 0,
+      walHeldMs: native.walHeldMs,
       groupCommit: { groups: native.groups, writes: native.groupedWrites },
       steppedAside: native.steppedAside,
       inline: this.#engine.inlineCounters(),

@@ -177,6 +177,8 @@ export interface NativeDiagnostics {
   groupedWrites: number
   /** Times an engine thread stepped aside for the JS thread. */
   steppedAside: number
+  /** How long a snapshot has kept the WAL from starting over (threads/checkpoint.rs), ms. */
+  walHeldMs: number
 }
 
 /** A cipher and its key bytes (engine.ts `Encryption`); the engine copies the key. */

@@ -318,6 +318,11 @@ export interface Diagnostics {
   sqlite: { pageCacheBytes: number; schemaBytes: number; statementBytes: number }
   /** Size of the WAL file now, in bytes (0 when there is none). */
   walBytes: number
+  /** How long a snapshot has kept the WAL from starting over, in ms: since the writer first
+   * found the WAL past its bound and a read, transaction or iteration still in it outlived the
+   * wait (docs/performance.md "Checkpoints"). The oldest snapshot holding the WAL is at least
+   * this old. 0 when none holds it. */
+  walHeldMs: number
   /** Standalone writes queued together and committed in one transaction (ARCHITECTURE.md
    * "Group commit"): how many such groups, and the writes in them. */
   groupCommit: { groups: number; writes: number }

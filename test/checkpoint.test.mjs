@@ -18,7 +18,9 @@ test('the WAL grows under a long read and is truncated to 16 MiB after it', asyn
   const walSize = () => fs.statSync(`${file}-wal`).size
   await db.execute('CREATE TABLE t (id INTEGER PRIMARY KEY, payload TEXT)')
   const sets = Array.from({ length: 2000 }, () => ['x'.repeat(400)])
-  const n = await calibrate(db, 1500)
+  // Long enough for ~48 MiB of writes, and the writer's bounded waits for it (one per
+  // checkpoint's worth of frames, doubling: threads/checkpoint.rs).
+  const n = await calibrate(db, 3000)
   // Reads the table first, so its snapshot is held while the slow part runs.
   const longRead = db.select(
     `WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < ?)
@@ -105,4 +107,80 @@ test('checkpoints takes only auto or external', async (t) => {
     )
   }
   assert.equal(fs.existsSync(file), false)
+})
+
+// Issue 43: with readers reading back to back one of them is always in the WAL, so the PASSIVE
+// checkpoint never lets it start over; past twice the checkpoint size the writer runs a RESTART
+// checkpoint that waits for the reads in flight (threads/checkpoint.rs, experiments/070).
+test('the WAL stays under 16 MiB while six clients read back to back and one inserts row by row', async (t) => {
+  const file = path.join(tempDir(t), 'readers.db')
+  const db = await Database.open(file)
+  t.after(() => db.close())
+  const walSize = () => fs.statSync(`${file}-wal`).size
+  await db.execute('CREATE TABLE r (id INTEGER PRIMARY KEY, name TEXT, value REAL)')
+  await db.execute('CREATE TABLE w (id INTEGER PRIMARY KEY, payload TEXT)')
+  await db.executeBatch(
+    'INSERT INTO r (name, value) VALUES (?, ?)',
+    Array.from({ length: 20000 }, (_, i) => [`name-${i}`, i]),
+  )
+  // Each insert fills a page of its own: 8,000 of them append over 32 MiB to a WAL that never
+  // starts over.
+  const INSERTS = 8000
+  const payload = 'x'.repeat(3000)
+  let writing = true
+  let reads = 0
+  const reader = async () => {
+    while (writing) {
+      await db.select("SELECT count(*) AS n, sum(value) AS s FROM r WHERE name LIKE '%7%'")
+      reads++
+    }
+  }
+  const readers = Array.from({ length: 6 }, reader)
+  let largest = 0
+  try {
+    for (let i = 0; i < INSERTS; i++) {
+      await db.execute('INSERT INTO w (payload) VALUES (?)', [payload])
+      largest = Math.max(largest, walSize())
+    }
+  } finally {
+    writing = false
+    await Promise.all(readers)
+  }
+  const { n } = await db.selectOne('SELECT count(*) AS n FROM w')
+  assert.equal(n, INSERTS)
+  assert.ok(reads > 6 * 10, `the readers read only ${reads} times`)
+  assert.ok(largest <= LIMIT, `the WAL reached ${largest} bytes (bound ${LIMIT})`)
+  assert.equal((await db.diagnostics()).walHeldMs, 0)
+  assert.deepEqual(await db.select('PRAGMA integrity_check'), [{ integrity_check: 'ok' }])
+})
+
+test('an open iteration holds the WAL: diagnostics() says for how long, and writes go on', async (t) => {
+  const file = path.join(tempDir(t), 'held.db')
+  const db = await Database.open(file)
+  t.after(() => db.close())
+  const walSize = () => fs.statSync(`${file}-wal`).size
+  await db.execute('CREATE TABLE t (id INTEGER PRIMARY KEY, payload TEXT)')
+  const sets = Array.from({ length: 2000 }, () => ['x'.repeat(400)])
+  await db.executeBatch('INSERT INTO t (payload) VALUES (?)', sets)
+  assert.equal((await db.diagnostics()).walHeldMs, 0)
+  const rows = db.iterate('SELECT id FROM t', [], { pageRows: 1 })[Symbol.asyncIterator]()
+  assert.deepEqual((await rows.next()).value, { id: 1 }) // its snapshot is held from here
+  // ~24 MiB of commits: past the bound (2,000 frames), which the iteration keeps the WAL above.
+  for (let i = 0; i < 30; i++) await db.executeBatch('INSERT INTO t (payload) VALUES (?)', sets)
+  assert.ok(walSize() > LIMIT, `the WAL is only ${walSize()} bytes`)
+  await new Promise((resolve) => setTimeout(resolve, 20))
+  const held = (await db.diagnostics()).walHeldMs
+  assert.ok(held > 0, `walHeldMs ${held} while an iteration holds the WAL`)
+  await rows.return()
+  // The iteration's connection ends its read as it frees the statement, which may come just
+  // after return() settles: within a few commits the writer's checkpoint starts the WAL over.
+  let commits = 0
+  while ((await db.diagnostics()).walHeldMs > 0 && commits < 5) {
+    await db.executeBatch('INSERT INTO t (payload) VALUES (?)', sets)
+    commits++
+  }
+  assert.equal((await db.diagnostics()).walHeldMs, 0, `still held after ${commits} commits`)
+  await db.executeBatch('INSERT INTO t (payload) VALUES (?)', sets)
+  assert.ok(walSize() <= LIMIT, `the WAL is still ${walSize()} bytes after the iteration ended`)
+  assert.deepEqual(await db.selectOne('SELECT count(*) AS n FROM t'), { n: (32 + commits) * 2000 })
 })

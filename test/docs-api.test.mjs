@@ -578,7 +578,7 @@ describe('api.md diagnostics, serialize, close', () => {
         inline: ['runs', 'moved', 'skipped', 'control', 'writes', 'commits', 'groups', 'groupReads', 'live', 'sliced'],
       }
       const flat = (d) => {
-        const out = { walBytes: d.walBytes, steppedAside: d.steppedAside }
+        const out = { walBytes: d.walBytes, walHeldMs: d.walHeldMs, steppedAside: d.steppedAside }
         for (const [k, fields] of Object.entries(shape)) for (const f of fields) out[`${k}.${f}`] = d[k][f]
         return out
       }
@@ -590,6 +590,7 @@ describe('api.md diagnostics, serialize, close', () => {
         'steppedAside',
         'streams',
         'walBytes',
+        'walHeldMs',
       ])
       for (const [k, fields] of Object.entries(shape))
         assert.deepStrictEqual(Object.keys(before[k]).sort(), [...fields].sort(), k)
@@ -612,6 +613,7 @@ describe('api.md diagnostics, serialize, close', () => {
       assert.equal(after.streams.queries, 1)
       assert.equal(after.walBytes, fs.statSync(`${file}-wal`).size)
       assert.ok(after.walBytes > 0)
+      assert.equal(after.walHeldMs, 0, 'no snapshot holds a WAL far under its bound')
     },
   )
 

@@ -12,6 +12,7 @@ import { RESULTS_LANES, RESULTS_LIBRARIES } from './results.mjs'
 import { SCENARIO_LANES } from './scenarios.mjs'
 import { STATEMENT_LANES } from './statements.mjs'
 import { OWN_DATABASE_LANES, TENANT_LANES } from './tenants.mjs'
+import { WAL_LANES, WAL_LIBRARIES } from './wal.mjs'
 import { WEB_LANES } from './web.mjs'
 import { WRITE_LANES } from './writes.mjs'
 
@@ -27,6 +28,7 @@ export const LANES = {
   ...WEB_LANES,
   ...FUNCTION_LANES,
   ...TENANT_LANES,
+  ...WAL_LANES,
 }
 
 // lane → the libraries it runs for; lanes not listed run for every library.
@@ -35,6 +37,7 @@ export const LANE_LIBRARIES = {
   ...LIVE_QUERY_LIBRARIES,
   ...RESULTS_LIBRARIES,
   ...FUNCTION_LIBRARIES,
+  ...WAL_LIBRARIES,
 }
 export const supports = (lane, lib) => !LANE_LIBRARIES[lane] || LANE_LIBRARIES[lane].includes(lib)
 

@@ -359,7 +359,18 @@ extern "C" {
     pub fn sqlite3_wal_hook(db: *mut sqlite3, callback: sqlite3_wal_callback, arg: *mut c_void) -> *mut c_void;
     pub fn sqlite3_wal_autocheckpoint(db: *mut sqlite3, pages: c_int) -> c_int;
     pub fn sqlite3_wal_checkpoint(db: *mut sqlite3, db_name: *const c_char) -> c_int;
+    pub fn sqlite3_wal_checkpoint_v2(
+        db: *mut sqlite3,
+        db_name: *const c_char,
+        mode: c_int,
+        log_frames: *mut c_int,
+        checkpointed_frames: *mut c_int,
+    ) -> c_int;
 }
+
+// The writer's checkpoint that starts the WAL over once every reader has left it
+// (threads/checkpoint.rs).
+pub const SQLITE_CHECKPOINT_RESTART: c_int = 2;
 
 // Whether a commit would start the WAL over (the engine's Connection::wal_starts_over): the
 // database file's VFS object, to map its wal-index, whose header format is documented

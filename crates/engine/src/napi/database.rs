@@ -130,6 +130,8 @@ pub struct EngineDiagnostics {
     pub grouped_writes: f64,
     /// Times an engine thread stepped aside for the JS thread (threads/step_aside.rs).
     pub stepped_aside: f64,
+    /// How long a snapshot has kept the WAL from starting over (threads/checkpoint.rs), ms.
+    pub wal_held_ms: f64,
 }
 
 /// The key settings to open or rekey with (`None`: none, unencrypted).
@@ -391,6 +393,7 @@ impl NativeDatabase {
             groups: d.group_commits.groups as f64,
             grouped_writes: d.group_commits.writes as f64,
             stepped_aside: d.stepped_aside as f64,
+            wal_held_ms: d.wal_held_ms as f64,
         }
     }
 

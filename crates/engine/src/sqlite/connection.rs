@@ -175,8 +175,13 @@ impl Connection {
     /// Runs `f` with the busy timeout off: a lock another process holds fails at once with
     /// SQLITE_BUSY instead of waiting (on the JS thread, inline.rs).
     pub fn without_busy_wait<T>(&self, f: impl FnOnce() -> T) -> T {
+        self.with_busy_wait(0, f)
+    }
+
+    /// Runs `f` with the busy timeout `ms` instead of the connection's own.
+    pub fn with_busy_wait<T>(&self, ms: u32, f: impl FnOnce() -> T) -> T {
         // SAFETY: valid handle.
-        unsafe { ffi::sqlite3_busy_timeout(self.db, 0) };
+        unsafe { ffi::sqlite3_busy_timeout(self.db, ms.min(i32::MAX as u32) as c_int) };
         let result = f();
         // SAFETY: valid handle.
         unsafe { ffi::sqlite3_busy_timeout(self.db, self.busy_timeout_ms.min(i32::MAX as u32) as c_int) };

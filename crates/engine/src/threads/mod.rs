@@ -3,6 +3,7 @@
 //! outcomes go to. A job runs on one of its database's connections (`worker`) through `sqlite`
 //! and `encode`; its completion goes on to `handoff`.
 
+mod checkpoint;
 mod completions;
 pub mod cursors;
 pub mod executor;

@@ -35,6 +35,8 @@ pub struct Diagnostics {
     pub group_commits: group_commit::Committed,
     /// Times an engine thread stepped aside for the JS thread (step_aside.rs).
     pub stepped_aside: u64,
+    /// How long a snapshot has kept the WAL from starting over (checkpoint.rs), ms.
+    pub wal_held_ms: u64,
 }
 
 pub struct Pool {
@@ -79,6 +81,7 @@ impl Pool {
             memory_due: (0..=readers).map(|_| Default::default()).collect(),
             started: std::time::Instant::now(),
             group_commits: Default::default(),
+            wal_bound: Default::default(),
             inline: Mutex::new(None),
             inline_used_ms: Default::default(),
             writer: Mutex::new(None),
@@ -186,6 +189,7 @@ impl Pool {
             statement_bytes: sum(2),
             group_commits: *self.shared.group_commits.lock().unwrap(),
             stepped_aside: self.shared.js.stepped_aside.load(Relaxed),
+            wal_held_ms: self.shared.wal_bound.held_ms(self.shared.started),
         }
     }
 

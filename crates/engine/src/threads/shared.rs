@@ -10,6 +10,7 @@ use std::thread::JoinHandle;
 use crossbeam_channel::Receiver;
 use sqlite3mc_sys as ffi;
 
+use super::checkpoint::WalBound;
 use super::completions::Completions;
 use super::cursors::Cursors;
 use super::group_commit;
@@ -81,6 +82,8 @@ pub struct Shared {
     pub(super) started: std::time::Instant,
     /// Standalone writes committed together (group_commit.rs), for diagnostics.
     pub(super) group_commits: Mutex<group_commit::Committed>,
+    /// The writer's tries to start the WAL over (checkpoint.rs).
+    pub(super) wal_bound: WalBound,
     /// The JS thread's read-only connection (inline.rs), when reads may run inline: opened on
     /// an engine thread when a read there first finds it closed (sessions.rs
     /// `open_inline_later`; with the database when it is encrypted), closed when idle as the

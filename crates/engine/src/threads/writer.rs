@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::Receiver;
 
+use super::checkpoint;
 use super::group_commit;
 use super::job::{Job, Outcome, Request};
 use super::open::{open_worker, PoolOptions};
@@ -63,6 +64,8 @@ pub(super) fn session(shared: Arc<Shared>) {
 /// from the queue that could not join the group (it runs next).
 fn run_job(shared: &Shared, rx: &Receiver<Job>, job: Job) -> Option<Job> {
     let mut held = None;
+    // The WAL passed its bound: checkpoint.rs starts it over once the jobs completed.
+    let restart_wal;
     {
         // Held for the whole job; released before its completion goes out, so that the
         // transaction's next read may run on the connection from the JS thread (inline.rs).
@@ -113,10 +116,14 @@ fn run_job(shared: &Shared, rx: &Receiver<Job>, job: Job) -> Option<Job> {
         }
         // Before the writes complete: by the time JS sees them, the re-runs they cause are queued.
         shared.publish_committed(worker, tracking);
+        restart_wal = checkpoint::over_bound(worker, &shared.wal_bound).is_some();
         drop(slot);
         for (job, outcome) in jobs.iter().zip(outcomes) {
             shared.complete_writer_job(job.id, outcome);
         }
+    }
+    if restart_wal {
+        checkpoint::restart(shared);
     }
     held
 }
