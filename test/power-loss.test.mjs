@@ -18,7 +18,7 @@ import path from 'node:path'
 import { after, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { tempDir } from './helpers.mjs'
-import { check, cutStates, expected, marks, parseLog, writeState } from './power-loss/replay.mjs'
+import { check, cutStates, expected, marks, parseLog, unsyncedJournalCounts, writeState } from './power-loss/replay.mjs'
 import { prng } from './power-loss/workload.mjs'
 
 const HERE = fileURLToPath(new URL('./power-loss/', import.meta.url))
@@ -65,12 +65,14 @@ async function trials(t, name, { index, encrypted, synchronous, ackEarly = false
     lost: 0,
     statesWithLoss: 0,
     mostLost: 0,
+    journalsUnsynced: 0,
   }
   const failures = []
   for (let run = 0; run < runs; run++) {
     const seed = SEED * 1000 + index * 10 + run
     const config = { seed, ops: OPS, encrypted, synchronous, ackEarly }
     const { work, records, marks: all } = runChild(dir, config)
+    counts.journalsUnsynced += unsyncedJournalCounts(records)
     assert.equal(all.at(-1)?.line, 'E', 'the child closed the database and said so')
     const rand = prng(seed)
     const points = Array.from({ length: cuts }, () => 1 + Math.floor(rand() * records.length)).sort((a, b) => a - b)
@@ -100,7 +102,8 @@ async function trials(t, name, { index, encrypted, synchronous, ackEarly = false
   const line =
     `power-loss ${name} (seed ${SEED}): ${counts.trials} trials, ${counts.corrupt} corrupt, ` +
     `${counts.intactRefused} intact refused, ${counts.holes} holes, ${counts.partial} partial, ` +
-    `${counts.lost} acknowledged commits lost (in ${counts.statesWithLoss} states, at most ${counts.mostLost} in one)`
+    `${counts.lost} acknowledged commits lost (in ${counts.statesWithLoss} states, at most ${counts.mostLost} in one), ` +
+    `${counts.journalsUnsynced} journal record counts written before their records were synced`
   t.diagnostic(line)
   for (const f of failures.slice(0, 5)) t.diagnostic(f)
   return { counts, failures }
@@ -173,10 +176,10 @@ for (const [index, { encrypted, synchronous }] of CONFIGS.entries()) {
       synchronous,
     })
     assert.ok(counts.trials >= 200, `${counts.trials} trials`)
-    const { corrupt, intactRefused, holes, partial } = counts
+    const { corrupt, intactRefused, holes, partial, journalsUnsynced } = counts
     assert.deepEqual(
-      { corrupt, intactRefused, holes, partial },
-      { corrupt: 0, intactRefused: 0, holes: 0, partial: 0 },
+      { corrupt, intactRefused, holes, partial, journalsUnsynced },
+      { corrupt: 0, intactRefused: 0, holes: 0, partial: 0, journalsUnsynced: 0 },
       failures.slice(0, 5).join('\n'),
     )
     if (synchronous === 'full') assert.equal(counts.lost, 0, failures.slice(0, 5).join('\n'))

@@ -128,6 +128,36 @@ export function* cutStates(records, cuts, rand, { keepAll = false } = {}) {
   }
 }
 
+const JOURNAL_MAGIC = Buffer.from('d9d505f920a163d7', 'hex')
+
+/**
+ * How many times a rollback journal's header was given its record count while records it counts
+ * were not yet synced. SQLite does that at synchronous = NORMAL (records and count reach the disk
+ * in one sync), and a cut can then leave a hot journal whose count covers a torn record: plain
+ * SQLite's checksum skips it, SQLite3 Multiple Ciphers refuses the database instead. The engine's
+ * own journal transactions (the switch to WAL at open, and away from it for a rekey) run at FULL,
+ * which syncs the records first (sqlite/setup.rs ROLLBACK_JOURNAL_SYNC): this counts 0 then.
+ */
+export function unsyncedJournalCounts(records) {
+  const handles = new Map() // handle -> file name
+  const unsynced = new Set() // journals with records written since their last fsync
+  let count = 0
+  for (const r of records) {
+    const name = handles.get(r.handle)
+    if (r.op === OP.OPEN) handles.set(r.handle, path.basename(r.data.toString()))
+    else if (r.op === OP.UNLINK) unsynced.delete(path.basename(r.data.toString()))
+    else if (!name?.endsWith('-journal')) continue
+    else if (r.op === OP.FSYNC) unsynced.delete(name)
+    else if (r.op !== OP.WRITE) continue
+    else if (r.offset > 0) unsynced.add(name)
+    else if (r.data.length >= 12 && r.data.subarray(0, 8).equals(JOURNAL_MAGIC)) {
+      const n = r.data.readUInt32BE(8)
+      if (n !== 0 && n !== 0xffffffff && unsynced.has(name)) count++
+    }
+  }
+  return count
+}
+
 /** Keeps each 512-byte sector of a write (aligned in the file) or not, at random. */
 function tear(bytes, r, rand) {
   for (let at = r.offset; at < r.offset + r.data.length; ) {

@@ -215,6 +215,7 @@ fn swap_key(
     });
     if let Err(e) = swapped {
         let _ = worker.conn.query_text("PRAGMA journal_mode = WAL");
+        let _ = setup::restore_synchronous(&worker.conn, &synchronous);
         return Outcome::Error(e);
     }
     *shared.key.lock().unwrap() = new.clone();
@@ -242,6 +243,9 @@ fn swap_key(
 /// read transaction all the time it replicates): retried here for up to the busy timeout.
 fn leave_wal(worker: &Worker, busy_timeout_ms: u32) -> Result<(), DbError> {
     let deadline = Instant::now() + Duration::from_millis(busy_timeout_ms.into());
+    // Synced as the library's rollback-journal transactions are (setup::ROLLBACK_JOURNAL_SYNC);
+    // the writer is replaced after the rekey, or its levels restored if the rekey fails.
+    worker.exec(&format!("PRAGMA main.synchronous = {}", setup::ROLLBACK_JOURNAL_SYNC))?;
     loop {
         match worker.conn.query_text("PRAGMA journal_mode = DELETE") {
             Ok(mode) if mode.eq_ignore_ascii_case("delete") => return Ok(()),
