@@ -11,8 +11,8 @@ import path from 'node:path'
 import { test } from 'node:test'
 import { Database, ResqliteError } from '../dist/esm/index.mjs'
 import { expectReject, tempDir } from './helpers.mjs'
-import { inlineCounts, PLACEMENT } from './inline-helpers.mjs'
-import { deferred, INSERT, outsideContext, sleep } from './tx-helpers.mjs'
+import { inlineCounts, openOwnConnection, PLACEMENT } from './inline-helpers.mjs'
+import { INSERT, sleep } from './tx-helpers.mjs'
 
 const T = { timeout: 60_000 }
 const NORMAL = 1
@@ -31,31 +31,10 @@ async function onReader(db) {
   return (await db.selectOne('PRAGMA synchronous')).synchronous
 }
 
-/** `PRAGMA synchronous` on the JS thread's own connection: read from outside a transaction that
- * holds the writer's (so it cannot run there), until a read ran inline; one that did not ran on a
- * reader, while the own connection opened (test/inline-helpers.mjs `openOwnConnection`). */
+/** `PRAGMA synchronous` on the JS thread's own connection (a read from outside a transaction that
+ * holds the writer's, until one ran there). */
 async function onOwnConnection(db) {
-  const runOutside = outsideContext()
-  const begun = deferred()
-  const release = deferred()
-  const tx = db.transaction(async (tx) => {
-    await tx.selectOne('SELECT 1 AS one')
-    begun.resolve()
-    await release.promise
-  })
-  try {
-    await begun.promise
-    for (let i = 0; i < 500; i++) {
-      const before = (await inlineCounts(db)).runs
-      const level = (await runOutside(() => db.selectOne('PRAGMA synchronous'))).synchronous
-      if ((await inlineCounts(db)).runs > before) return level
-      await sleep(2)
-    }
-    assert.fail("the JS thread's own connection did not open")
-  } finally {
-    release.resolve()
-    await tx
-  }
+  return (await openOwnConnection(db, 'PRAGMA synchronous')).synchronous
 }
 
 async function waitFor(done, what) {

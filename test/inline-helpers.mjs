@@ -20,8 +20,8 @@ export const inlineCounts = async (db) => (await db.diagnostics()).inline
  * serves reads while the writer's is busy, and opens on an engine thread when such a read first
  * finds it closed (docs/api.md "Where a call runs"; that read goes to a reader). Here the
  * writer's is held by a transaction while reads from outside it are made until one runs
- * inline. Call it outside any transaction. */
-export async function openOwnConnection(db) {
+ * inline. Call it outside any transaction. Returns the row of `sql` as read there. */
+export async function openOwnConnection(db, sql = 'SELECT 1 AS one') {
   const runOutside = outsideContext()
   const begun = deferred()
   const release = deferred()
@@ -34,8 +34,8 @@ export async function openOwnConnection(db) {
     await begun.promise
     for (let i = 0; i < 500; i++) {
       const before = (await inlineCounts(db)).runs
-      await runOutside(() => db.selectOne('SELECT 1 AS one'))
-      if ((await inlineCounts(db)).runs > before) return
+      const row = await runOutside(() => db.selectOne(sql))
+      if ((await inlineCounts(db)).runs > before) return row
       await sleep(2)
     }
     assert.fail("the JS thread's own connection did not open")
