@@ -110,8 +110,9 @@ test('checkpoints takes only auto or external', async (t) => {
 })
 
 // Issue 43: with readers reading back to back one of them is always in the WAL, so the PASSIVE
-// checkpoint never lets it start over; past twice the checkpoint size the writer runs a RESTART
-// checkpoint that waits for the reads in flight (threads/checkpoint.rs, experiments/070).
+// checkpoint never lets it start over; past the checkpoint size the writer runs a RESTART
+// checkpoint that waits (at most 100 ms) for the reads in flight (threads/checkpoint.rs,
+// experiments/070).
 test('the WAL stays under 16 MiB while six clients read back to back and one inserts row by row', async (t) => {
   const file = path.join(tempDir(t), 'readers.db')
   const db = await Database.open(file)
@@ -165,7 +166,7 @@ test('an open iteration holds the WAL: diagnostics() says for how long, and writ
   assert.equal((await db.diagnostics()).walHeldMs, 0)
   const rows = db.iterate('SELECT id FROM t', [], { pageRows: 1 })[Symbol.asyncIterator]()
   assert.deepEqual((await rows.next()).value, { id: 1 }) // its snapshot is held from here
-  // ~24 MiB of commits: past the bound (2,000 frames), which the iteration keeps the WAL above.
+  // ~24 MiB of commits: past the bound (1,000 frames), which the iteration keeps the WAL above.
   for (let i = 0; i < 30; i++) await db.executeBatch('INSERT INTO t (payload) VALUES (?)', sets)
   assert.ok(walSize() > LIMIT, `the WAL is only ${walSize()} bytes`)
   await new Promise((resolve) => setTimeout(resolve, 20))
