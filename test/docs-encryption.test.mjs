@@ -218,6 +218,8 @@ describe('encryption.md promises fixed with issue 43', () => {
         { encryptionKey: key, readonly: true },
         { encryptionKey: crypto.randomBytes(32), cipher }, // a wrong key
         { encryptionKey: 'a passphrase' }, // a wrong key and cipher settings
+        { encryptionKey: key, cipher: { ...cipher, plaintextHeaderSize: 16 } }, // another header size
+        { encryptionKey: key, cipher: { ...cipher, plaintextHeaderSize: 24 }, readonly: true },
       ]) {
         await expectReject(() => Database.open(file, options), ResqliteError, 'ERR_ENCRYPTION_KEY')
         assert.deepStrictEqual(files(), before, `every file as it was after a refused open (${Object.keys(options)})`)

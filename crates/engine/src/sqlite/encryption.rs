@@ -124,7 +124,8 @@ pub fn key_connection(db: *mut ffi::sqlite3, config: &KeyConfig) -> DbResult<()>
 ///   file was written without encryption or with `plaintextHeaderSize`;
 /// - without a key, a plaintext header whose pages keep reserved bytes is what an encrypted
 ///   database with a plaintext header looks like;
-/// - with a key whose cipher keeps a plaintext header, "unsupported file format" means the
+/// - with a key whose cipher keeps a plaintext header, "unsupported file format" (or, for about
+///   1 file in 50, `SQLITE_CORRUPT`) means the
 ///   header fields read past the plaintext part were decrypted into garbage: a
 ///   `plaintextHeaderSize` other than the one the file was written with (issue 43: 16 for a file
 ///   written with 32 was a bare `SQLITE_ERROR`, after the real open had made `-wal` and `-shm`).
@@ -143,7 +144,10 @@ pub fn explain_first_read_error(error: DbError, path: Option<&str>, key: Option<
             "its header is plaintext, so it was written without encryption or with cipher plaintextHeaderSize"
                 .to_string()
         }
-        Some(key) if error.message.contains("unsupported file format") && key.has_plaintext_header() => {
+        Some(key)
+            if key.has_plaintext_header()
+                && (error.message.contains("unsupported file format") || error.code.starts_with("SQLITE_CORRUPT")) =>
+        {
             "its header's fields do not read as a database's under this plaintextHeaderSize, so it was written with \
              other cipher settings"
                 .to_string()
