@@ -309,7 +309,7 @@ fn configure(conn: &Connection, opts: &OpenOptions) -> DbResult<()> {
 /// without KEY).
 fn attach(conn: &Connection, opts: &OpenOptions) -> DbResult<()> {
     for (name, path) in opts.attach {
-        let schema = format!("\"{}\"", name.replace('"', "\"\""));
+        let schema = quoted_schema(name);
         conn.exec(&format!("ATTACH DATABASE '{}' AS {schema}", path.replace('\'', "''")))
             .map_err(|e| DbError { message: format!("cannot attach '{path}' as {name}: {}", e.message), ..e })?;
         if opts.role == Role::Writer {
@@ -334,10 +334,15 @@ pub fn synchronous_levels(conn: &Connection, attach: &[(String, String)]) -> DbR
     std::iter::once("main")
         .chain(attach.iter().map(|(name, _)| name.as_str()))
         .map(|name| {
-            let schema = format!("\"{}\"", name.replace('"', "\"\""));
+            let schema = quoted_schema(name);
             Ok((schema.clone(), conn.query_int(&format!("PRAGMA {schema}.synchronous"))?))
         })
         .collect()
+}
+
+/// A schema name as SQL reads it in `PRAGMA <schema>.…` and `ATTACH … AS <schema>`.
+fn quoted_schema(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
 }
 
 /// Sets the levels `synchronous_levels` read.
