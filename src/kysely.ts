@@ -120,7 +120,7 @@ class MigrationLock {
   }
 }
 
-/** Kysely's SQLite adapter with a real migration lock (see {@link MigrationLock}), and each
+/** Kysely's SQLite adapter with many connections at once, a real migration lock (see {@link MigrationLock}), and each
  * migration run as one transaction (`supportsTransactionalDdl`: SQLite's DDL is transactional),
  * so a run that fails leaves no part of itself behind. Kysely's Migrator takes the lock, then
  * begins the transaction (unless the Migrator's `disableTransactions` is set). */
@@ -133,6 +133,15 @@ class ResqliteAdapter extends SqliteAdapter {
   }
 
   override get supportsTransactionalDdl(): boolean {
+    return true
+  }
+
+  /** Many connections at once: each is only a handle, reads from many run in parallel and
+   * writes queue on the writer (`ResqliteDriver.acquireConnection`). Kysely 0.29 reads this
+   * and, for SQLite's `false`, lets one connection out at a time, so a read outside an open
+   * transaction would wait for its commit. (No `override`: Kysely 0.28's SQLite adapter, whose
+   * types this is built against, does not declare it.) */
+  get supportsMultipleConnections(): boolean {
     return true
   }
 

@@ -6,10 +6,11 @@
 import assert from 'node:assert/strict'
 import path from 'node:path'
 import { test } from 'node:test'
-import { Kysely, Migrator, sql } from 'kysely'
+import { Kysely, sql } from 'kysely'
 import { Database } from '../dist/esm/index.mjs'
 import { ResqliteDialect } from '../dist/esm/kysely.mjs'
 import { openDb, tempDir } from './helpers.mjs'
+import { Migrator } from './kysely-version/migrator.mjs'
 
 /** Migrations that count their runs; the second waits a little, so runs started together overlap. */
 function countingMigrations() {

@@ -9,10 +9,11 @@
 
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { Kysely, Migrator, SqliteDialect, sql } from 'kysely'
+import { Kysely, SqliteDialect, sql } from 'kysely'
 import { ResqliteError } from '../dist/esm/index.mjs'
 import { ResqliteDialect } from '../dist/esm/kysely.mjs'
 import { expectReject, openDb } from './helpers.mjs'
+import { Migrator } from './kysely-version/migrator.mjs'
 
 const migrations = {
   '001_person': {
