@@ -286,7 +286,11 @@ test('inline text values are strings of their own: kept values keep only themsel
     const rows = await db.select('SELECT body FROM x WHERE id > ? ORDER BY id', [i % 2])
     kept.push(rows[i % rows.length].body)
   }
-  assert.equal((await inlineCounts(db)).runs, before + 200, 'every result was built inline')
+  // Most, not all: on a slow machine (arm64 under qemu in CI) a read may overrun the budget and
+  // move to a reader. 100 values each holding its ~80 KB result would keep ~8 MB, so the bound
+  // below still fails if inline values keep their results alive.
+  const inline = (await inlineCounts(db)).runs - before
+  assert.ok(inline >= 100, `most results were built inline (${inline} of 200)`)
   gc()
   const retained = process.memoryUsage().heapUsed - heapBefore
   // 200 kept values of 2 KB are ~0.4 MB; a value holding its whole result would keep ~16 MB.
