@@ -79,7 +79,7 @@ class DriverAdapterError extends Error {
   override readonly cause: Prisma.Error
 
   constructor(payload: Prisma.Error) {
-    super(typeof payload.originalMessage === 'string' ? payload.originalMessage : payload.kind)
+    super('message' in payload && typeof payload.message === 'string' ? payload.message : payload.kind)
     this.cause = payload
   }
 }
