@@ -302,6 +302,11 @@ export async function program(prisma, { seed, Prisma, lock }) {
     'executeRaw',
     () => prisma.$executeRaw`UPDATE "User" SET "name" = ${string()}, "big" = ${bigint()} WHERE "id" <= ${ids[6]}`,
   )
+  await step('DateTime stored as milliseconds', async () => {
+    // What timestampFormat 'unixepoch-ms' writes: Prisma reads an integer DateTime as the instant.
+    await prisma.$executeRawUnsafe('UPDATE "User" SET "born" = ? WHERE "id" = ?', date().getTime(), ids[8])
+    return prisma.user.findUnique({ where: { id: ids[8] }, select: { born: true } })
+  })
   await step('executeRawUnsafe', () => prisma.$executeRawUnsafe('DELETE FROM "Tag" WHERE "name" = ?', 'fresh'))
 
   // Errors.
