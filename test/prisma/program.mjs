@@ -259,6 +259,26 @@ export async function program(prisma, { seed, Prisma, lock }) {
       await tx.tag.create({ data: { name: 'inside' } })
     }),
   )
+  await step('nested transactions', async () => {
+    const inner = []
+    await prisma.$transaction(async (tx) => {
+      await tx.tag.create({ data: { name: 'outer' } })
+      await tx.$transaction(async (t2) => t2.tag.create({ data: { name: 'inner kept' } }))
+      inner.push(
+        await tx
+          .$transaction(async (t2) => {
+            await t2.tag.create({ data: { name: 'inner thrown' } })
+            throw new Error('the inner body threw')
+          })
+          .catch((error) => error.message),
+      )
+      inner.push(await tx.tag.count())
+    })
+    return {
+      inner,
+      tags: await prisma.tag.findMany({ where: { name: { in: ['outer', 'inner kept', 'inner thrown'] } } }),
+    }
+  })
   await step('after rolled back', () =>
     Promise.all([prisma.tag.count({ where: { name: { in: ['thrown', 'inside'] } } }), prisma.user.count()]),
   )
