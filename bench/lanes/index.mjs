@@ -7,6 +7,7 @@ import { ENCRYPTION_LANES, ENCRYPTION_LIBRARIES } from './encryption.mjs'
 import { FUNCTION_LANES, FUNCTION_LIBRARIES } from './functions.mjs'
 import { LIVE_QUERY_LANES, LIVE_QUERY_LIBRARIES } from './live-queries.mjs'
 import { MEMORY_LANES } from './memory.mjs'
+import { PRISMA_LANE_LIBRARIES, PRISMA_LANES } from './prisma.mjs'
 import { READ_LANES } from './reads.mjs'
 import { RESULTS_LANES, RESULTS_LIBRARIES } from './results.mjs'
 import { SCENARIO_LANES } from './scenarios.mjs'
@@ -29,6 +30,7 @@ export const LANES = {
   ...FUNCTION_LANES,
   ...TENANT_LANES,
   ...WAL_LANES,
+  ...PRISMA_LANES,
 }
 
 // lane → the libraries it runs for; lanes not listed run for every library.
@@ -38,6 +40,7 @@ export const LANE_LIBRARIES = {
   ...RESULTS_LIBRARIES,
   ...FUNCTION_LIBRARIES,
   ...WAL_LIBRARIES,
+  ...PRISMA_LANE_LIBRARIES,
 }
 export const supports = (lane, lib) => !LANE_LIBRARIES[lane] || LANE_LIBRARIES[lane].includes(lib)
 

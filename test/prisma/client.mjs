@@ -1,69 +1,8 @@
-// The Prisma client of schema.prisma, generated offline: `prisma generate` needs no engine
-// (PRISMA_SCHEMA_ENGINE_BINARY stands in for the schema engine it would otherwise download and
-// never runs), and its TypeScript output is transpiled to ES modules beside it. Generated once
-// per schema into node_modules/.cache (never committed), where the client resolves
-// @prisma/client from the repository's node_modules.
-
-import { execFileSync } from 'node:child_process'
-import { createHash } from 'node:crypto'
-import {
-  copyFileSync,
-  existsSync,
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs'
-import { dirname, join } from 'node:path'
+// The Prisma client of schema.prisma (generated offline: scripts/prisma-client.mjs) and the SQL
+// of its tables.
+import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
-import ts from 'typescript'
+import { prismaClient as generated } from '../../scripts/prisma-client.mjs'
 
-const HERE = dirname(fileURLToPath(import.meta.url))
-const ROOT = join(HERE, '..', '..')
-export const SCHEMA_SQL = readFileSync(join(HERE, 'schema.sql'), 'utf8')
-
-/** The path of the generated client's entry (client.js), generating it first if needed. */
-export function prismaClient() {
-  const schema = readFileSync(join(HERE, 'schema.prisma'))
-  const hash = createHash('sha256').update(schema).digest('hex').slice(0, 12)
-  const dir = join(ROOT, 'node_modules', '.cache', 'resqlite-prisma-test', hash)
-  const entry = join(dir, 'client', 'client.js')
-  if (existsSync(entry)) return entry
-  const work = `${dir}.${process.pid}`
-  rmSync(work, { recursive: true, force: true })
-  mkdirSync(work, { recursive: true })
-  copyFileSync(join(HERE, 'schema.prisma'), join(work, 'schema.prisma'))
-  const env = {
-    ...process.env,
-    PRISMA_SCHEMA_ENGINE_BINARY: process.execPath,
-    PRISMA_HIDE_UPDATE_MESSAGE: '1',
-    CHECKPOINT_DISABLE: '1',
-  }
-  const cli = join(ROOT, 'node_modules', 'prisma', 'build', 'index.js')
-  execFileSync(process.execPath, [cli, 'generate', '--schema', join(work, 'schema.prisma')], {
-    cwd: work,
-    env,
-    stdio: ['ignore', 'ignore', 'inherit'],
-  })
-  transpile(join(work, 'client'))
-  rmSync(dir, { recursive: true, force: true })
-  renameSync(work, dir)
-  return entry
-}
-
-function transpile(dir) {
-  writeFileSync(join(dir, 'package.json'), '{ "type": "module" }\n')
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const file = join(dir, entry.name)
-    if (entry.isDirectory()) transpile(file)
-    else if (entry.name.endsWith('.ts')) {
-      const { outputText } = ts.transpileModule(readFileSync(file, 'utf8'), {
-        fileName: file,
-        compilerOptions: { module: ts.ModuleKind.ES2022, target: ts.ScriptTarget.ES2022 },
-      })
-      writeFileSync(file.replace(/\.ts$/, '.js'), outputText)
-    }
-  }
-}
+export const SCHEMA_SQL = readFileSync(new URL('./schema.sql', import.meta.url), 'utf8')
+export const prismaClient = () => generated(fileURLToPath(new URL('./schema.prisma', import.meta.url)))
