@@ -14,7 +14,7 @@ import { SCENARIO_LANES } from './scenarios.mjs'
 import { STATEMENT_LANES } from './statements.mjs'
 import { OWN_DATABASE_LANES, TENANT_LANES } from './tenants.mjs'
 import { WAL_LANES, WAL_LIBRARIES } from './wal.mjs'
-import { WEB_LANES } from './web.mjs'
+import { WEB_LANES, WEB_LIBRARIES } from './web.mjs'
 import { WRITE_LANES } from './writes.mjs'
 
 export const LANES = {
@@ -41,6 +41,7 @@ export const LANE_LIBRARIES = {
   ...FUNCTION_LIBRARIES,
   ...WAL_LIBRARIES,
   ...PRISMA_LANE_LIBRARIES,
+  ...WEB_LIBRARIES,
 }
 export const supports = (lane, lib) => !LANE_LIBRARIES[lane] || LANE_LIBRARIES[lane].includes(lib)
 
