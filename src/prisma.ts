@@ -134,6 +134,7 @@ function bindArg(arg: unknown, type: Prisma.ArgType | undefined, format: string)
   if (arg === null) return null
   const scalar = type?.scalarType
   if (typeof arg === 'string') {
+    // biome-ignore lint/correctness/useParseIntRadix: parsed as Prisma's SQLite adapters parse it
     if (scalar === 'int') return Number.parseInt(arg)
     if (scalar === 'float' || scalar === 'decimal') return Number.parseFloat(arg)
     if (scalar === 'bigint') return BigInt(arg)
