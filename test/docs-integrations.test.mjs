@@ -9,7 +9,9 @@ import { Kysely, sql } from 'kysely'
 import { drizzle } from '../dist/esm/drizzle.mjs'
 import { Database, ResqliteError } from '../dist/esm/index.mjs'
 import { ResqliteDialect } from '../dist/esm/kysely.mjs'
+import { PrismaResqlite } from '../dist/esm/prisma.mjs'
 import { expectReject, openDb, tempDir } from './helpers.mjs'
+import { SCHEMA_SQL as PRISMA_SCHEMA_SQL, prismaClient } from './prisma/client.mjs'
 import { deferred, withTimeout } from './tx-helpers.mjs'
 
 const T = { timeout: 20_000 }
@@ -109,4 +111,108 @@ describe('integrations.md Drizzle', () => {
       assert.deepStrictEqual(await orm.all(drizzleSql`SELECT v FROM t ORDER BY v`), [{ v: 'a' }, { v: 'b' }])
     },
   )
+})
+
+describe('integrations.md Prisma', async () => {
+  const { PrismaClient } = await import(prismaClient())
+  /** A Prisma client over an open Database holding test/prisma/schema.sql's tables. */
+  async function prismaOver(t, options) {
+    const db = await openDb(t, { safeIntegers: true })
+    await db.execute(PRISMA_SCHEMA_SQL)
+    const prisma = new PrismaClient({ adapter: new PrismaResqlite(db, options) })
+    t.after(() => prisma.$disconnect())
+    return { db, prisma }
+  }
+
+  test('"Reads outside it go on meanwhile; other writes wait for it on the writer"', T, async (t) => {
+    const { prisma } = await prismaOver(t)
+    let outsideWrite
+    let writeSettled = false
+    await prisma.$transaction(async (tx) => {
+      await tx.tag.create({ data: { name: 'inside' } })
+      // A read outside runs on a reader beside the open transaction (on the writer it would
+      // wait for the transaction, which waits for it: a deadlock).
+      assert.equal(await withTimeout(prisma.tag.count(), 15_000, 'a read outside the transaction'), 0)
+      outsideWrite = prisma.tag.create({ data: { name: 'outside' } }).finally(() => (writeSettled = true))
+      assert.equal(await withTimeout(prisma.tag.count(), 15_000, 'a second read outside'), 0)
+      assert.equal(writeSettled, false, 'the write outside waits for the transaction')
+    })
+    await outsideWrite
+    assert.deepStrictEqual(
+      (await prisma.tag.findMany({ orderBy: { id: 'asc' } })).map((tag) => tag.name),
+      ['inside', 'outside'],
+    )
+  })
+
+  test('"Isolation levels other than Serializable are refused (P2023)"', T, async (t) => {
+    const { db, prisma } = await prismaOver(t)
+    let ran = false
+    await assert.rejects(
+      prisma.$transaction(
+        async () => {
+          ran = true
+        },
+        { isolationLevel: 'ReadCommitted' },
+      ),
+      (error) => error.code === 'P2023',
+    )
+    assert.equal(ran, false)
+    await prisma.$transaction((tx) => tx.tag.create({ data: { name: 'a' } }), { isolationLevel: 'Serializable' })
+    assert.deepStrictEqual(await db.select('SELECT "name" FROM "Tag"'), [{ name: 'a' }])
+  })
+
+  test('"raw SQL ($queryRaw) is tried as a read first and, when it writes, sent to the writer"', T, async (t) => {
+    const { db, prisma } = await prismaOver(t)
+    assert.deepStrictEqual(
+      await prisma.$queryRaw`INSERT INTO "Tag" ("name") VALUES (${'raw'}) RETURNING "id", "name"`,
+      [{ id: 1, name: 'raw' }],
+    )
+    assert.deepStrictEqual(await prisma.$queryRaw`SELECT "name" FROM "Tag"`, [{ name: 'raw' }])
+    assert.deepStrictEqual(await db.select('SELECT "name" FROM "Tag"'), [{ name: 'raw' }])
+  })
+
+  test('"resqlite\'s own errors reach the app with their code and message": a raw BEGIN', T, async (t) => {
+    const { prisma } = await prismaOver(t)
+    await assert.rejects(prisma.$executeRawUnsafe('BEGIN'), (error) => {
+      assert.equal(error.code, 'ERR_OPEN_TRANSACTION')
+      assert.match(error.message, /left a transaction open/)
+      return true
+    })
+  })
+
+  test('"timestampFormat: \'unixepoch-ms\'" stores DateTime values as milliseconds', T, async (t) => {
+    const { db, prisma } = await prismaOver(t, { timestampFormat: 'unixepoch-ms' })
+    const born = new Date('2001-02-03T04:05:06.789Z')
+    const { id } = await prisma.user.create({ data: { email: 'a@example.com', born } })
+    assert.deepStrictEqual(await db.select('SELECT "born", typeof("born") AS t FROM "User"'), [
+      { born: BigInt(born.getTime()), t: 'integer' },
+    ])
+    assert.deepStrictEqual((await prisma.user.findUnique({ where: { id } })).born, born)
+  })
+
+  test('"shadowDatabaseUrl … default \':memory:\'": connectToShadowDb opens a database of its own', T, async (t) => {
+    const { db } = await prismaOver(t)
+    const shadow = await new PrismaResqlite(db).connectToShadowDb()
+    await shadow.executeScript('CREATE TABLE "Shadow" ("v" INTEGER)')
+    await shadow.executeRaw({
+      sql: 'INSERT INTO "Shadow" VALUES (?)',
+      args: [7],
+      argTypes: [{ scalarType: 'int', arity: 'scalar' }],
+    })
+    const result = await shadow.queryRaw({ sql: 'SELECT "v" FROM "Shadow"', args: [], argTypes: [] })
+    assert.deepStrictEqual(result, { columnNames: ['v'], columnTypes: [0], rows: [[7]] })
+    await shadow.dispose()
+    assert.deepStrictEqual(await db.select("SELECT name FROM sqlite_master WHERE name = 'Shadow'"), [])
+  })
+
+  test('"forgetting them when it runs DDL itself": a table made again with other column types', T, async (t) => {
+    const { prisma } = await prismaOver(t)
+    await prisma.$executeRawUnsafe('CREATE TABLE "t" ("v" INTEGER)')
+    await prisma.$executeRawUnsafe('INSERT INTO "t" VALUES (5)')
+    assert.deepStrictEqual(await prisma.$queryRawUnsafe('SELECT "v" FROM "t"'), [{ v: 5 }])
+    await prisma.$executeRawUnsafe('DROP TABLE "t"')
+    await prisma.$executeRawUnsafe('CREATE TABLE "t" ("v" TEXT)')
+    await prisma.$executeRawUnsafe(`INSERT INTO "t" VALUES ('5')`)
+    assert.deepStrictEqual(await prisma.$queryRawUnsafe('SELECT "v" FROM "t"'), [{ v: '5' }])
+  })
 })

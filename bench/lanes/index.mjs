@@ -7,13 +7,14 @@ import { ENCRYPTION_LANES, ENCRYPTION_LIBRARIES } from './encryption.mjs'
 import { FUNCTION_LANES, FUNCTION_LIBRARIES } from './functions.mjs'
 import { LIVE_QUERY_LANES, LIVE_QUERY_LIBRARIES } from './live-queries.mjs'
 import { MEMORY_LANES } from './memory.mjs'
+import { PRISMA_LANE_LIBRARIES, PRISMA_LANES } from './prisma.mjs'
 import { READ_LANES } from './reads.mjs'
 import { RESULTS_LANES, RESULTS_LIBRARIES } from './results.mjs'
 import { SCENARIO_LANES } from './scenarios.mjs'
 import { STATEMENT_LANES } from './statements.mjs'
 import { OWN_DATABASE_LANES, TENANT_LANES } from './tenants.mjs'
 import { WAL_LANES, WAL_LIBRARIES } from './wal.mjs'
-import { WEB_LANES } from './web.mjs'
+import { WEB_LANES, WEB_LIBRARIES } from './web.mjs'
 import { WRITE_LANES } from './writes.mjs'
 
 export const LANES = {
@@ -29,6 +30,7 @@ export const LANES = {
   ...FUNCTION_LANES,
   ...TENANT_LANES,
   ...WAL_LANES,
+  ...PRISMA_LANES,
 }
 
 // lane → the libraries it runs for; lanes not listed run for every library.
@@ -38,6 +40,8 @@ export const LANE_LIBRARIES = {
   ...RESULTS_LIBRARIES,
   ...FUNCTION_LIBRARIES,
   ...WAL_LIBRARIES,
+  ...PRISMA_LANE_LIBRARIES,
+  ...WEB_LIBRARIES,
 }
 export const supports = (lane, lib) => !LANE_LIBRARIES[lane] || LANE_LIBRARIES[lane].includes(lib)
 
