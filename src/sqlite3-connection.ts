@@ -46,7 +46,7 @@ export function parse(sql: string): Parsed {
   if (parsed !== undefined) return parsed
   const pieces = splitStatements(sql)
   const tokens = pieces.length === 1 ? pieces[0]!.tokens : []
-  const first = tokens[0] ?? ''
+  const first = tokens[0]?.toUpperCase() ?? ''
   parsed = {
     pieces,
     control: pieces.length === 1 ? control(tokens) : undefined,

@@ -2,8 +2,8 @@
 // which statements begin or end a transaction or a savepoint (run as resqlite transactions, not
 // sent to SQLite), and which PRAGMAs would change one connection only.
 
-/** One statement of a script: its text, and its first tokens (words upper-cased; a quoted
- * name unquoted), enough to tell what kind of statement it is. */
+/** One statement of a script: its text, and its first tokens (as written; a quoted name
+ * unquoted), enough to tell what kind of statement it is. */
 export interface Piece {
   readonly text: string
   readonly tokens: readonly string[]
@@ -57,9 +57,9 @@ export function splitStatements(sql: string): Piece[] {
     } else if (WORD.test(c)) {
       let j = i + 1
       while (j < sql.length && WORD.test(sql[j]!)) j++
-      const word = sql.slice(i, j).toUpperCase()
+      const word = sql.slice(i, j)
       if (tokens.length < KEPT) tokens.push(word)
-      last = word
+      last = word.toUpperCase()
       i = j
     } else if (c === ';') {
       i++
@@ -78,8 +78,9 @@ export function splitStatements(sql: string): Piece[] {
 }
 
 function inTrigger(tokens: readonly string[]): boolean {
-  if (tokens[0] !== 'CREATE') return false
-  return tokens[1] === 'TRIGGER' || ((tokens[1] === 'TEMP' || tokens[1] === 'TEMPORARY') && tokens[2] === 'TRIGGER')
+  const [create, temp, trigger] = tokens.slice(0, 3).map((t) => t.toUpperCase())
+  if (create !== 'CREATE') return false
+  return temp === 'TRIGGER' || ((temp === 'TEMP' || temp === 'TEMPORARY') && trigger === 'TRIGGER')
 }
 
 /** `"a""b"` → `a"b`, `[x]` → `x`. */
@@ -101,7 +102,8 @@ export type Control =
 /** What `tokens` (a statement's) say it is, when it begins or ends a transaction or a
  * savepoint; `undefined` for any other statement. */
 export function control(tokens: readonly string[]): Control | undefined {
-  const [first, second] = tokens
+  const words = tokens.map((t) => t.toUpperCase())
+  const [first, second] = words
   switch (first) {
     case 'BEGIN': {
       const mode = second === 'IMMEDIATE' ? 'immediate' : second === 'EXCLUSIVE' ? 'exclusive' : 'deferred'
@@ -111,15 +113,15 @@ export function control(tokens: readonly string[]): Control | undefined {
     case 'END':
       return { kind: 'commit' }
     case 'ROLLBACK': {
-      const to = tokens.indexOf('TO')
+      const to = words.indexOf('TO')
       if (to === -1) return { kind: 'rollback' }
-      const name = tokens[to + 1] === 'SAVEPOINT' ? tokens[to + 2] : tokens[to + 1]
+      const name = words[to + 1] === 'SAVEPOINT' ? tokens[to + 2] : tokens[to + 1]
       return { kind: 'rollbackTo', name: name ?? '' }
     }
     case 'SAVEPOINT':
-      return { kind: 'savepoint', name: second ?? '' }
+      return { kind: 'savepoint', name: tokens[1] ?? '' }
     case 'RELEASE':
-      return { kind: 'release', name: (second === 'SAVEPOINT' ? tokens[2] : second) ?? '' }
+      return { kind: 'release', name: (second === 'SAVEPOINT' ? tokens[2] : tokens[1]) ?? '' }
     default:
       return undefined
   }
@@ -165,7 +167,7 @@ const QUERIES = new Set([
 /** For a PRAGMA statement that sets a value of one connection, the PRAGMA's name; else
  * `undefined` (a PRAGMA that reads, or one {@link SETTABLE}). */
 export function connectionPragma(tokens: readonly string[]): string | undefined {
-  if (tokens[0] !== 'PRAGMA') return undefined
+  if (tokens[0]?.toUpperCase() !== 'PRAGMA') return undefined
   const named = tokens[2] === '.' ? 3 : 1
   const name = tokens[named]?.toLowerCase()
   const next = tokens[named + 1]

@@ -11,6 +11,7 @@ import { EventEmitter } from 'node:events'
 import { existsSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { Database as Resqlite } from './database'
+import { ResqliteError } from './errors'
 import type { Params, Value } from './params'
 import { Connection, parse } from './sqlite3-connection'
 import { LIMITS, OPEN_FLAGS, RESULT_CODES, refusal, type Sqlite3Error, toSqlite3Error } from './sqlite3-errors'
@@ -181,7 +182,9 @@ export class Database extends EventEmitter {
       throw refusal('ERR_INVALID_ARG_VALUE', 'open flags: resqlite/sqlite3 takes no OPEN_SHAREDCACHE or unknown flags')
     }
     if ((this.mode & OPEN_FLAGS.OPEN_CREATE) === 0 && !existsSync(resolve(name))) {
-      throw toSqlite3Error({ code: 'SQLITE_CANTOPEN', message: 'unable to open database file' } as never)
+      throw toSqlite3Error(
+        new ResqliteError('SQLITE_CANTOPEN', `unable to open database file: ${name} does not exist (no OPEN_CREATE)`),
+      )
     }
     return name
   }
@@ -697,14 +700,19 @@ export class Statement extends EventEmitter {
 }
 
 /** sqlite3's `cached.Database`: one Database per resolved file name (`''` and `':memory:'`
- * are never shared). */
+ * are never shared). A plain function, as sqlite3's: called with or without `new`. */
 export const cached = {
   objects: {} as Record<string, Database>,
-  Database(filename: string, mode?: number | Callback, callback?: Callback): Database {
+  // biome-ignore lint/complexity/useArrowFunction: `new cached.Database(…)` needs a constructible function
+  Database: function (filename: string, mode?: number | Callback, callback?: Callback): Database {
     if (filename === '' || filename === ':memory:') return new Database(filename, mode, callback)
     const file = resolve(filename)
     const known = cached.objects[file]
-    if (known === undefined) return (cached.objects[file] = new Database(filename, mode, callback))
+    if (known === undefined) {
+      const db = new Database(filename, mode, callback)
+      cached.objects[file] = db
+      return db
+    }
     const done = typeof mode === 'function' ? mode : callback
     if (typeof done === 'function') {
       if (known.open) process.nextTick(() => call(done, known, null))
