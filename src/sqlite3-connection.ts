@@ -29,6 +29,7 @@ export interface Parsed {
 }
 
 const PARSED_KEPT = 512
+const OWN_COUNTERS = /\b(last_insert_rowid|changes|total_changes)\s*\(/i
 const READS = new Set(['SELECT', 'VALUES'])
 const WRITES = new Set(['INSERT', 'UPDATE', 'DELETE', 'REPLACE', 'CREATE', 'DROP', 'ALTER', 'PRAGMA'])
 
@@ -50,7 +51,8 @@ export function parse(sql: string): Parsed {
   parsed = {
     pieces,
     control: pieces.length === 1 ? control(tokens) : undefined,
-    kind: READS.has(first) ? 'read' : WRITES.has(first) ? 'write' : 'unknown',
+    // The connection's own counters are the writer's: a read of them runs there.
+    kind: WRITES.has(first) || OWN_COUNTERS.test(sql) ? 'write' : READS.has(first) ? 'read' : 'unknown',
     pragma: pieces.length === 1 ? connectionPragma(tokens) : undefined,
   }
   // Bounded: SQL built with its values inline would otherwise grow this without end.

@@ -7,6 +7,9 @@
 export interface Piece {
   readonly text: string
   readonly tokens: readonly string[]
+  /** Its parameters as SQLite numbers them: how many (`sqlite3_bind_parameter_count`), and
+   * the named ones without their prefix. */
+  readonly parameters: { readonly count: number; readonly names: readonly string[] }
 }
 
 const WORD = /[A-Za-z_0-9$\u0080-\uffff]/
@@ -22,11 +25,15 @@ export function splitStatements(sql: string): Piece[] {
   let start = 0
   let tokens: string[] = []
   let last = ''
+  let count = 0
+  let names: string[] = []
   let i = 0
   const end = (to: number): void => {
-    if (tokens.length > 0) pieces.push({ text: sql.slice(start, to).trim(), tokens })
+    if (tokens.length > 0) pieces.push({ text: sql.slice(start, to).trim(), tokens, parameters: { count, names } })
     tokens = []
     last = ''
+    count = 0
+    names = []
     start = to
   }
   while (i < sql.length) {
@@ -54,12 +61,24 @@ export function splitStatements(sql: string): Piece[] {
       if (tokens.length < KEPT) tokens.push(c === "'" ? raw : unquote(raw))
       last = 'name'
       i = j + 1
-    } else if (WORD.test(c)) {
+    } else if (WORD.test(c) && c !== '$') {
       let j = i + 1
       while (j < sql.length && WORD.test(sql[j]!)) j++
       const word = sql.slice(i, j)
       if (tokens.length < KEPT) tokens.push(word)
       last = word.toUpperCase()
+      i = j
+    } else if (c === '?' || ((c === ':' || c === '@' || c === '$') && WORD.test(sql[i + 1] ?? ''))) {
+      // `?` takes the next number, `?NNN` that one; a name its own the first time it appears.
+      let j = i + 1
+      while (j < sql.length && WORD.test(sql[j]!)) j++
+      const rest = sql.slice(i + 1, j)
+      if (c === '?') count = rest === '' ? count + 1 : Math.max(count, Number(rest))
+      else if (!names.includes(rest)) {
+        names.push(rest)
+        count++
+      }
+      last = c
       i = j
     } else if (c === ';') {
       i++

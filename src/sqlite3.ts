@@ -77,11 +77,33 @@ function parseArgs(args: readonly unknown[], callbacks = 1): { params: Params | 
  * NULL, a boolean 1 or 0, a `Date` its milliseconds, a `RegExp` its text. Anything else goes to
  * resqlite as it is (so `NaN` and plain objects are refused, not stored as NULL or text). */
 function bindValue(value: unknown): Value {
-  if (value === undefined) return null
+  // Kept undefined until the statement's parameters are known (see unboundAsNull).
+  if (value === undefined) return value as unknown as Value
   if (typeof value === 'boolean') return value ? 1 : 0
   if (value instanceof Date) return value.getTime()
   if (value instanceof RegExp) return String(value)
   return value as Value
+}
+
+/** sqlite3 leaves a parameter it was given no value for NULL (resqlite refuses the call):
+ * positional values are padded, named ones the object lacks are given as null, and an
+ * `undefined` is NULL (one past the statement's parameters is not bound at all, as in sqlite3). */
+function unboundAsNull(
+  params: Params | undefined,
+  parameters: { readonly count: number; readonly names: readonly string[] } | undefined,
+): Params | undefined {
+  const count = parameters?.count ?? 0
+  if (params === undefined || Array.isArray(params)) {
+    const given = (params ?? []) as (Value | undefined)[]
+    if (given.length === count && !given.includes(undefined)) return params
+    const values = given.filter((value, at) => at < count || value !== undefined).map((value) => value ?? null)
+    while (values.length < count) values.push(null)
+    return values
+  }
+  const filled: Record<string, Value> = {}
+  for (const name of parameters?.names ?? []) filled[name] = null
+  for (const [name, value] of Object.entries(params as Record<string, Value | undefined>)) filled[name] = value ?? null
+  return filled
 }
 
 /** The stack of the application's call, to give the error of the work it queued. */
@@ -106,6 +128,8 @@ export class Database extends EventEmitter {
   readonly #extensions: string[] = []
   readonly #extensionCallbacks: Callback[] = []
   #interrupt = new AbortController()
+  /** Statements prepared and not finalized: sqlite3 refuses to close while there are some. */
+  readonly prepared = new Set<Statement>()
   readonly filename: string
   readonly mode: number
 
@@ -251,9 +275,10 @@ export class Database extends EventEmitter {
           'ERROR',
         )
       }
+      const bound = unboundAsNull(params, parsed.pieces[0]?.parameters)
       const rows =
         parsed.control === undefined
-          ? await this.#traced(sql, () => connection.run(parsed, sql, params, one, this.#interrupt.signal))
+          ? await this.#traced(sql, () => connection.run(parsed, sql, bound, one, this.#interrupt.signal))
           : await this.#traced(sql, async () => (await connection.control(parsed.control!, sql), []))
       statement.lastID = connection.last.lastID
       statement.changes = connection.last.changes
@@ -459,6 +484,8 @@ export class Database extends EventEmitter {
 
   /** Interrupts the reads running now (they fail with `SQLITE_INTERRUPT`); writes run to their end. */
   interrupt(): void {
+    if (this.#closing) throw refusal('SQLITE_MISUSE', 'Database is closing')
+    if (this.#connection === undefined) throw refusal('SQLITE_MISUSE', 'Database is not open')
     this.#interrupt.abort()
     this.#interrupt = new AbortController()
   }
@@ -476,6 +503,9 @@ export class Database extends EventEmitter {
       let error: Sqlite3Error | null = null
       try {
         const connection = this.connection()
+        if (this.prepared.size > 0) {
+          throw new ResqliteError('SQLITE_BUSY', 'unable to close due to unfinalized statements or unfinished backups')
+        }
         this.#closing = true
         try {
           await connection.abandon()
@@ -534,6 +564,7 @@ export class Statement extends EventEmitter {
     this.#db = db
     this.sql = sql
     if (callback === ONE_SHOT) return
+    db.prepared.add(this)
     // Compiled once (on a reader, or in the open transaction, to see its schema): its errors go
     // to the callback; the statement's later calls get them too.
     const where = site(Statement)
@@ -550,6 +581,7 @@ export class Statement extends EventEmitter {
         },
         (error) => {
           if (error !== null) {
+            db.prepared.delete(this)
             this.#prepareError = toSqlite3Error(error.cause ?? error, where)
             if (typeof callback === 'function') call(callback, this, this.#prepareError)
             else db.unhandled(this.#prepareError, this)
@@ -695,6 +727,7 @@ export class Statement extends EventEmitter {
       call(done, this, null)
     })
     this.#finalized = true
+    this.#db.prepared.delete(this)
     return this.#db
   }
 }

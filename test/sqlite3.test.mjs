@@ -147,8 +147,11 @@ test('a run callback has the Statement as this; get, all, each with its count, m
   await close(db)
 })
 
-test('values bound as sqlite3 binds them: booleans, Dates, undefined', async () => {
+test('values bound as sqlite3 binds them: booleans, Dates, undefined, parameters not given are NULL', async () => {
   const db = await open()
+  assert.deepEqual((await call(db, 'get', 'SELECT ? AS a, ? AS b, :c AS c', 1)).result, { a: 1, b: null, c: null })
+  assert.deepEqual((await call(db, 'get', 'SELECT $x AS x, $y AS y', { $y: 2 })).result, { x: null, y: 2 })
+  assert.deepEqual((await call(db, 'get', 'SELECT 1 AS one', undefined)).result, { one: 1 })
   const when = new Date(1_700_000_000_000)
   const { result } = await call(db, 'get', 'SELECT ? AS yes, ? AS no, ? AS at, ? AS none', true, false, when, undefined)
   assert.deepEqual(result, { yes: 1, no: 0, at: when.getTime(), none: null })
@@ -182,6 +185,8 @@ test('a prepared statement: bind, get steps on until reset, run, all, finalize',
     }),
     { code: 'SQLITE_ERROR', errno: 1, message: /no such table: missing/ },
   )
+  await assert.rejects(close(db), { code: 'SQLITE_BUSY', message: /unfinalized statements/ })
+  insert.finalize()
   await close(db)
 })
 
@@ -205,6 +210,8 @@ test("errors carry errno, code, SQLite's message and the caller's frames", async
   await assert.rejects(call(db, 'run', 'PRAGMA cache_size = 5'), {
     message: /PRAGMA cache_size would be set on the writer's connection only/,
   })
+  await call(db, 'run', 'INSERT INTO t VALUES (5)')
+  assert.deepEqual((await call(db, 'get', 'SELECT last_insert_rowid() AS id')).result, { id: 2 }, "the writer's")
   await call(db, 'run', 'PRAGMA foreign_keys = ON')
   assert.deepEqual((await call(db, 'get', 'PRAGMA foreign_keys')).result, { foreign_keys: 1 })
   await close(db)
