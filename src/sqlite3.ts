@@ -166,6 +166,9 @@ export class Database extends EventEmitter {
       this.#options.readonly = (this.mode & OPEN_FLAGS.OPEN_READONLY) !== 0 || this.#options.readonly === true
       if (this.#extensions.length > 0) this.#options.extensions = this.#extensions
       const db = await Resqlite.open(path, this.#options)
+      // sqlite3's connections start with foreign keys off (resqlite's with them on): the tools
+      // on top turn them on when they want them. Writes run on the writer alone.
+      if (this.#options.readonly !== true) await db.execute('PRAGMA foreign_keys = OFF')
       this.#connection = new Connection(db)
     } catch (error) {
       this.#failure = toSqlite3Error(error)

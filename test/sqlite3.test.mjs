@@ -212,6 +212,7 @@ test("errors carry errno, code, SQLite's message and the caller's frames", async
   })
   await call(db, 'run', 'INSERT INTO t VALUES (5)')
   assert.deepEqual((await call(db, 'get', 'SELECT last_insert_rowid() AS id')).result, { id: 2 }, "the writer's")
+  assert.deepEqual((await call(db, 'get', 'PRAGMA foreign_keys')).result, { foreign_keys: 0 }, "sqlite3's default")
   await call(db, 'run', 'PRAGMA foreign_keys = ON')
   assert.deepEqual((await call(db, 'get', 'PRAGMA foreign_keys')).result, { foreign_keys: 1 })
   await close(db)
