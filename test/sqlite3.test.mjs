@@ -297,3 +297,42 @@ test('an INTEGER beyond 2^53 is refused, not rounded', async () => {
   await assert.rejects(call(db, 'get', 'SELECT 9007199254740993 AS big'), { code: 'ERR_OUT_OF_RANGE' })
   await close(db)
 })
+
+test("'' and file: URIs; URI parameters it does not take are refused", async () => {
+  const db = await open('')
+  assert.equal(db.resqlite.path, ':memory:', "'' is a private database, as ':memory:'")
+  await close(db)
+  const path = file()
+  await close(await open(path))
+  const ro = await open(`file:${path}?mode=ro`)
+  await assert.rejects(call(ro, 'run', 'CREATE TABLE t (v)'), { code: 'SQLITE_READONLY' })
+  await close(ro)
+  await assert.rejects(open(`file:${path}?cache=shared`), { message: /URI parameter cache/ })
+})
+
+test('interrupt() stops a running read with SQLITE_INTERRUPT; loadExtension after the open is refused', async () => {
+  const db = await open()
+  const pending = call(
+    db,
+    'get',
+    'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c',
+  )
+  setTimeout(() => db.interrupt(), 50)
+  await assert.rejects(pending, { code: 'SQLITE_INTERRUPT', errno: 9 })
+  await assert.rejects(call(db, 'loadExtension', '/nonexistent.so'), {
+    code: 'ERR_EXTENSION',
+    message: /right after new Database/,
+  })
+  await close(db)
+  assert.throws(() => db.interrupt(), { code: 'SQLITE_MISUSE' })
+})
+
+test("an error with no callback goes to the Statement's 'error' listeners when it has some", async () => {
+  const db = await open()
+  const stmt = db.prepare('SELECT 1')
+  const emitted = new Promise((resolve) => stmt.once('error', resolve))
+  stmt.run(1, 2)
+  assert.equal((await emitted).code, 'SQLITE_RANGE')
+  stmt.finalize()
+  await close(db)
+})
