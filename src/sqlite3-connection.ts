@@ -97,33 +97,27 @@ export class Connection {
     }
   }
 
-  /** Runs one statement: its rows (a read, or a write's RETURNING) and what it changed. */
-  async run(
-    parsed: Parsed,
-    sql: string,
-    params: Params | undefined,
-    one: boolean,
-    signal: AbortSignal,
-  ): Promise<Row[]> {
+  /** Runs one statement: its rows (a read, or a write's RETURNING) and what it changed. Not an
+   * async function: a small read settles with no promise of this module's around resqlite's. */
+  run(parsed: Parsed, sql: string, params: Params | undefined, one: boolean, signal: AbortSignal): Promise<Row[]> {
     this.check(parsed, sql)
     const target = this.target
-    const read = async (): Promise<Row[]> => {
-      if (!one) return target.select(sql, params, { signal })
-      const row = await target.selectOne(sql, params, { signal })
-      return row === undefined ? [] : [row]
-    }
-    const write = async (): Promise<Row[]> => {
+    const read = (): Promise<Row[]> =>
+      one ? target.selectOne(sql, params, { signal }).then(asRows) : target.select(sql, params, { signal })
+    const write = (): Promise<Row[]> => {
       parsed.kind = 'write'
-      const result = await target.execute(sql, params)
-      this.last.lastID = result.lastInsertRowid
-      this.last.changes = result.changes
-      return result.rows ?? []
+      return target.execute(sql, params).then((result) => {
+        this.last.lastID = result.lastInsertRowid
+        this.last.changes = result.changes
+        return result.rows ?? []
+      })
     }
     if (parsed.kind === 'write') return write()
     if (parsed.kind === 'read') return read()
-    const rows = await readThenWrite(read, write)
-    if (parsed.kind === 'unknown') parsed.kind = 'read'
-    return rows
+    return readThenWrite(read, write).then((rows) => {
+      if (parsed.kind === 'unknown') parsed.kind = 'read'
+      return rows
+    })
   }
 
   /** Runs a script: its statements in order, those that begin or end a transaction as such. */
@@ -228,6 +222,8 @@ export class Connection {
     if (failure !== undefined) throw failure
   }
 }
+
+const asRows = (row: Row | undefined): Row[] => (row === undefined ? [] : [row])
 
 function sqliteError(message: string, sql: string): ResqliteError {
   return new ResqliteError('SQLITE_ERROR', message, sql)

@@ -27,8 +27,14 @@ export const { LIMIT_LENGTH, LIMIT_SQL_LENGTH, LIMIT_COLUMN, LIMIT_EXPR_DEPTH, L
 export const { LIMIT_VDBE_OP, LIMIT_FUNCTION_ARG, LIMIT_ATTACHED, LIMIT_LIKE_PATTERN_LENGTH } = LIMITS
 export const { LIMIT_VARIABLE_NUMBER, LIMIT_TRIGGER_DEPTH, LIMIT_WORKER_THREADS } = LIMITS
 
+const ignore = (): void => {}
+const DONE = Promise.resolve()
+
 type Callback = (this: unknown, err: Error | null, ...results: unknown[]) => void
-type Work = () => Promise<void>
+/** A call's work. It calls `finish` (or its promise settles) once the call's result is in,
+ * before the user's callback runs: the next call then starts in the same microtask, so awaited
+ * reads in a row keep sharing resqlite's snapshot (experiments/061). */
+type Work = (finish: () => void) => Promise<void>
 
 const DEFAULT_MODE = OPEN_FLAGS.OPEN_READWRITE | OPEN_FLAGS.OPEN_CREATE | OPEN_FLAGS.OPEN_FULLMUTEX
 /** Flags resqlite has no use for: it keeps its connections thread-safe and private itself. */
@@ -106,9 +112,16 @@ function unboundAsNull(
   return filled
 }
 
-/** The stack of the application's call, to give the error of the work it queued. */
+/** Set by {@link verbose}: errors then carry the stack of the call that queued their work. */
+let verbosity = false
+const NO_SITE: { stack?: string } = {}
+
+/** The stack of the application's call, to give the error of the work it queued; taken in
+ * verbose mode only, as sqlite3 does: it costs more than a small read (about 30 µs under
+ * async hooks, measured with bench/lanes point-awaited). */
 // biome-ignore lint/complexity/noBannedTypes: any function or class, as Error.captureStackTrace takes
 function site(fn: Function): { stack?: string } {
+  if (!verbosity) return NO_SITE
   const holder: { stack?: string } = {}
   Error.captureStackTrace(holder, fn)
   return holder
@@ -122,7 +135,7 @@ export class Database extends EventEmitter {
   /** sqlite3's scheduler: calls running, calls waiting, and whether an exclusive one runs. */
   #pending = 0
   #locked = false
-  readonly #queue: { work: Work; exclusive: boolean }[] = []
+  readonly #queue: { work: Work; exclusive: boolean; after: (() => void) | undefined }[] = []
   /** Settings given before the open started (configure, loadExtension right after `new`). */
   readonly #options: OpenOptions = {}
   readonly #extensions: string[] = []
@@ -218,26 +231,33 @@ export class Database extends EventEmitter {
 
   // ---- sqlite3's scheduler ----
 
-  #schedule(work: Work, exclusive = false): void {
+  #schedule(work: Work, exclusive = false, after?: () => void): void {
     if (this.#closing) {
-      void work().catch(() => {})
+      work(ignore).then(after, after)
       return
     }
     exclusive ||= this.#serialized
-    if (this.#connection === undefined || ((this.#locked || exclusive) && this.#pending > 0)) {
-      this.#queue.push({ work, exclusive })
+    // Behind a call still waiting (a close, a transaction step) a call waits too: FIFO.
+    const waits = this.#queue.length > 0 || ((this.#locked || exclusive) && this.#pending > 0)
+    if (this.#connection === undefined || waits) {
+      this.#queue.push({ work, exclusive, after })
     } else {
       this.#locked = exclusive
-      this.#start(work)
+      this.#start(work, after)
     }
   }
 
-  #start(work: Work): void {
+  #start(work: Work, after?: () => void): void {
     this.#pending++
-    void work().finally(() => {
+    let finished = false
+    const finish = (): void => {
+      if (finished) return
+      finished = true
       this.#pending--
+      after?.()
       this.#process()
-    })
+    }
+    work(finish).then(finish, finish)
   }
 
   #process(): void {
@@ -247,7 +267,7 @@ export class Database extends EventEmitter {
       if (next.exclusive && this.#pending > 0) break
       this.#queue.shift()
       this.#locked = next.exclusive
-      this.#start(next.work)
+      this.#start(next.work, next.after)
       if (this.#locked) break
     }
   }
@@ -260,15 +280,10 @@ export class Database extends EventEmitter {
 
   // ---- statements ----
 
-  /** Runs one statement for `run`, `get`, `all` or `each` (`statement` is its callback's `this`). */
-  statement(
-    statement: Statement,
-    sql: string,
-    params: Params | undefined,
-    one: boolean,
-    where: { stack?: string },
-  ): Promise<Row[]> {
-    const run = async (): Promise<Row[]> => {
+  /** Runs one statement for `run`, `get`, `all` or `each`: its rows. Rejects with resqlite's
+   * error (the caller converts it). */
+  statement(sql: string, params: Params | undefined, one: boolean): Promise<Row[]> {
+    try {
       const connection = this.connection()
       const parsed = parse(sql)
       if (parsed.pieces.length > 1) {
@@ -279,17 +294,24 @@ export class Database extends EventEmitter {
         )
       }
       const bound = unboundAsNull(params, parsed.pieces[0]?.parameters)
-      const rows =
-        parsed.control === undefined
-          ? await this.#traced(sql, () => connection.run(parsed, sql, bound, one, this.#interrupt.signal))
-          : await this.#traced(sql, async () => (await connection.control(parsed.control!, sql), []))
-      statement.lastID = connection.last.lastID
-      statement.changes = connection.last.changes
-      return rows
+      const step = parsed.control
+      // Handed back as resqlite's own promise: the caller's one `then` delivers the result.
+      return this.#traced(sql, () =>
+        step === undefined
+          ? connection.run(parsed, sql, bound, one, this.#interrupt.signal)
+          : connection.control(step, sql).then(() => []),
+      )
+    } catch (error) {
+      return Promise.reject(error)
     }
-    return run().catch((error) => {
-      throw toSqlite3Error(error, where)
-    })
+  }
+
+  /** `statement.lastID` and `changes` as the connection's last write left them. */
+  changes(statement: Statement): void {
+    const last = this.#connection?.last
+    if (last === undefined) return
+    statement.lastID = last.lastID
+    statement.changes = last.changes
   }
 
   /** Whether `sql` runs alone (a transaction step): calls after it wait until it is done. */
@@ -297,27 +319,17 @@ export class Database extends EventEmitter {
     return parse(sql).control !== undefined
   }
 
-  /** Runs `work` in the scheduler's turn, then `done` with its error or result. */
-  enqueue<T>(work: () => Promise<T>, done: (error: Sqlite3Error | null, result?: T) => void, exclusive = false): void {
-    this.#schedule(
-      () =>
-        work().then(
-          (result) => done(null, result),
-          (error) => done(toSqlite3Error(error)),
-        ),
-      exclusive,
-    )
+  /** Runs `work` (which never rejects) in the scheduler's turn, then `after`. */
+  enqueue(work: Work, exclusive = false, after?: () => void): void {
+    this.#schedule(work, exclusive, after)
   }
 
-  async #traced<T>(sql: string, work: () => Promise<T>): Promise<T> {
+  #traced<T>(sql: string, work: () => Promise<T>): Promise<T> {
     if (this.listenerCount('trace') > 0) this.emit('trace', sql)
     if (this.listenerCount('profile') === 0) return work()
     const start = performance.now()
-    try {
-      return await work()
-    } finally {
-      this.emit('profile', sql, Math.round(performance.now() - start))
-    }
+    const profile = (): void => void this.emit('profile', sql, Math.round(performance.now() - start))
+    return work().finally(profile)
   }
 
   /** An error no callback takes: sqlite3 emits it on the statement, else on the database. */
@@ -338,17 +350,25 @@ export class Database extends EventEmitter {
     }
     const { params, fns } = parsedArgs
     const [callback] = fns
-    this.#schedule(async () => {
-      try {
-        const rows = await this.statement(statement, sql, params, method === 'get', where)
-        if (method === 'run') call(callback, statement, null)
-        else if (method === 'get') call(callback, statement, null, rows[0])
-        else call(callback, statement, null, rows)
-      } catch (error) {
-        if (callback !== undefined) call(callback, statement, error)
-        else this.unhandled(error as Error)
-      }
-    }, this.exclusive(sql))
+    const done = (rows: Row[]): void => {
+      this.changes(statement)
+      if (method === 'run') call(callback, statement, null)
+      else if (method === 'get') call(callback, statement, null, rows[0])
+      else call(callback, statement, null, rows)
+    }
+    const failed = (error: unknown): void => {
+      const converted = toSqlite3Error(error, where)
+      if (callback !== undefined) call(callback, statement, converted)
+      else this.unhandled(converted)
+    }
+    this.#schedule(
+      (finish) =>
+        this.statement(sql, params, method === 'get').then(
+          (rows) => (finish(), done(rows)),
+          (error) => (finish(), failed(error)),
+        ),
+      this.exclusive(sql),
+    )
     return this
   }
 
@@ -450,11 +470,7 @@ export class Database extends EventEmitter {
       // Before the open: every connection's; after: the writer's, which waits for other
       // processes' locks (a WAL reader does not).
       if (this.#connection === undefined) this.#options.busyTimeout = value as number
-      else
-        this.enqueue(
-          () => this.connection().db.execute(`PRAGMA busy_timeout = ${value}`),
-          () => {},
-        )
+      else this.enqueue(() => this.connection().db.execute(`PRAGMA busy_timeout = ${value}`).then(ignore, ignore))
       return
     }
     throw refusal(
@@ -524,7 +540,7 @@ export class Database extends EventEmitter {
         this.emit('close')
       } else if (callback !== undefined) call(callback, this, error)
       else this.emit('error', error)
-      for (const queued of this.#queue.splice(0)) this.#start(queued.work)
+      for (const queued of this.#queue.splice(0)) this.#start(queued.work, queued.after)
     }, true)
   }
 
@@ -558,8 +574,10 @@ export class Statement extends EventEmitter {
   /** sqlite3's `get` steps on from the row it returned last until the statement is reset. */
   #cursor: { at: number; rows: Row[] | undefined } | undefined
   #finalized = false
-  /** The statement's calls run in order: each after the one before. */
-  #tail: Promise<unknown> = Promise.resolve()
+  /** The statement's calls waiting, in order: each is handed to the Database's scheduler once
+   * the one before has completed (the prepare first). */
+  readonly #ops: Work[] = []
+  #running = false
   #prepareError: Sqlite3Error | undefined
 
   constructor(db: Database, sql: string, callback?: Callback | typeof ONE_SHOT) {
@@ -571,29 +589,23 @@ export class Statement extends EventEmitter {
     // Compiled once (on a reader, or in the open transaction, to see its schema): its errors go
     // to the callback; the statement's later calls get them too.
     const where = site(Statement)
-    const prepared = new Promise<void>((done) =>
-      db.enqueue(
-        async () => {
-          const connection = db.connection()
-          const parsed = parse(sql)
-          if (parsed.pieces.length > 1) {
-            throw refusal('ERR_MULTIPLE_STATEMENTS', 'several statements in one prepare: use exec', 'ERROR')
-          }
-          connection.check(parsed, sql)
-          if (parsed.control === undefined) await connection.target.columns(sql)
-        },
-        (error) => {
-          if (error !== null) {
-            db.prepared.delete(this)
-            this.#prepareError = toSqlite3Error(error.cause ?? error, where)
-            if (typeof callback === 'function') call(callback, this, this.#prepareError)
-            else db.unhandled(this.#prepareError, this)
-          } else if (typeof callback === 'function') call(callback, this, null)
-          done()
-        },
-      ),
-    )
-    this.#tail = prepared
+    this.#push(async () => {
+      try {
+        const connection = db.connection()
+        const parsed = parse(sql)
+        if (parsed.pieces.length > 1) {
+          throw refusal('ERR_MULTIPLE_STATEMENTS', 'several statements in one prepare: use exec', 'ERROR')
+        }
+        connection.check(parsed, sql)
+        if (parsed.control === undefined) await connection.target.columns(sql)
+        if (typeof callback === 'function') call(callback, this, null)
+      } catch (error) {
+        db.prepared.delete(this)
+        this.#prepareError = toSqlite3Error(error, where)
+        if (typeof callback === 'function') call(callback, this, this.#prepareError)
+        else db.unhandled(this.#prepareError, this)
+      }
+    })
   }
 
   /** Queues `work` after the statement's earlier calls, in the Database's scheduler. */
@@ -601,7 +613,7 @@ export class Statement extends EventEmitter {
     fn: (...args: never[]) => unknown,
     args: unknown[],
     callbacks: number,
-    work: (params: Params | undefined, fns: Callback[], where: { stack?: string }) => Promise<void>,
+    work: (params: Params | undefined, fns: Callback[], finish: () => void) => Promise<void>,
   ): this {
     const where = site(fn)
     let parsed: ReturnType<typeof parseArgs>
@@ -613,24 +625,34 @@ export class Statement extends EventEmitter {
       return this
     }
     const { params, fns } = parsed
-    const previous = this.#tail
     const finalized = this.#finalized
-    this.#tail = new Promise<void>((done) => {
-      const run = async (): Promise<void> => {
-        await previous
-        try {
-          if (finalized) throw refusal('SQLITE_MISUSE', 'Statement is already finalized', 'MISUSE')
-          if (this.#prepareError !== undefined) throw this.#prepareError
-          await work(params, fns, where)
-        } catch (error) {
-          this.#errorTo(toSqlite3Error(error, where), fns.at(-1))
-        } finally {
-          done()
-        }
+    const failed = (error: unknown): void => this.#errorTo(toSqlite3Error(error, where), fns.at(-1))
+    // Not an async function: each promise costs a small read's worth under async hooks.
+    this.#push((finish) => {
+      try {
+        if (finalized) throw refusal('SQLITE_MISUSE', 'Statement is already finalized', 'MISUSE')
+        if (this.#prepareError !== undefined) throw this.#prepareError
+        return work(params, fns, finish).then(undefined, (error) => (finish(), failed(error)))
+      } catch (error) {
+        finish()
+        failed(error)
+        return DONE
       }
-      this.#db.enqueue(run, () => {}, this.#db.exclusive(this.sql))
     })
     return this
+  }
+
+  /** Queues `op` (which never rejects) after the statement's earlier calls. */
+  #push(op: Work): void {
+    this.#ops.push(op)
+    if (!this.#running) this.#next()
+  }
+
+  #next(): void {
+    const op = this.#ops.shift()
+    this.#running = op !== undefined
+    if (op === undefined) return
+    this.#db.enqueue(op, this.#db.exclusive(this.sql), () => this.#next())
   }
 
   #errorTo(error: Sqlite3Error, callback: Callback | undefined): void {
@@ -647,8 +669,9 @@ export class Statement extends EventEmitter {
     return this.#params
   }
 
-  #rows(params: Params | undefined, one: boolean, where: { stack?: string }): Promise<Row[]> {
-    return this.#db.statement(this, this.sql, params, one, where)
+  /** Runs the statement; its `lastID` and `changes` are set once the rows are in. */
+  #rows(params: Params | undefined, one: boolean): Promise<Row[]> {
+    return this.#db.statement(this.sql, params, one)
   }
 
   bind(...args: unknown[]): this {
@@ -667,24 +690,27 @@ export class Statement extends EventEmitter {
   }
 
   run(...args: unknown[]): this {
-    return this.#queue(this.run, args, 1, async (params, [callback], where) => {
-      const rows = await this.#rows(this.#bound(params), true, where)
-      // A read stepped once: a `get` after it goes on from its first row.
-      this.#cursor = rows.length > 0 ? { at: 1, rows: undefined } : { at: Infinity, rows: undefined }
-      call(callback, this, null)
-    })
+    return this.#queue(this.run, args, 1, (params, [callback], finish) =>
+      this.#rows(this.#bound(params), true).then((rows) => {
+        this.#db.changes(this)
+        finish()
+        // A read stepped once: a `get` after it goes on from its first row.
+        this.#cursor = rows.length > 0 ? { at: 1, rows: undefined } : { at: Infinity, rows: undefined }
+        call(callback, this, null)
+      }),
+    )
   }
 
   get(...args: unknown[]): this {
-    return this.#queue(this.get, args, 1, async (params, [callback], where) => {
+    return this.#queue(this.get, args, 1, async (params, [callback], finish) => {
       const bound = this.#bound(params)
       const cursor = this.#cursor
       let row: Row | undefined
       if (cursor === undefined) {
-        row = (await this.#rows(bound, true, where))[0]
+        row = (await this.#rows(bound, true))[0]
         this.#cursor = { at: row === undefined ? Infinity : 1, rows: undefined }
       } else if (cursor.at !== Infinity) {
-        cursor.rows ??= await this.#rows(bound, false, where)
+        cursor.rows ??= await this.#rows(bound, false)
         row = cursor.rows[cursor.at]
         cursor.at = row === undefined ? Infinity : cursor.at + 1
       }
@@ -693,17 +719,20 @@ export class Statement extends EventEmitter {
   }
 
   all(...args: unknown[]): this {
-    return this.#queue(this.all, args, 1, async (params, [callback], where) => {
-      const rows = await this.#rows(this.#bound(params), false, where)
-      this.#cursor = { at: Infinity, rows: undefined }
-      call(callback, this, null, rows)
-    })
+    return this.#queue(this.all, args, 1, (params, [callback], finish) =>
+      this.#rows(this.#bound(params), false).then((rows) => {
+        this.#db.changes(this)
+        this.#cursor = { at: Infinity, rows: undefined }
+        finish()
+        call(callback, this, null, rows)
+      }),
+    )
   }
 
   each(...args: unknown[]): this {
-    return this.#queue(this.each, args, 2, async (params, fns, where) => {
+    return this.#queue(this.each, args, 2, async (params, fns) => {
       const [row, complete] = fns.length === 2 ? fns : [fns[0], undefined]
-      const rows = await this.#rows(this.#bound(params), false, where)
+      const rows = await this.#rows(this.#bound(params), false)
       this.#cursor = { at: Infinity, rows: undefined }
       for (const each of rows) call(row, this, null, each)
       call(complete, this, null, rows.length)
@@ -711,8 +740,8 @@ export class Statement extends EventEmitter {
   }
 
   map(...args: unknown[]): this {
-    return this.#queue(this.map, args, 1, async (params, [callback], where) => {
-      const rows = await this.#rows(this.#bound(params), false, where)
+    return this.#queue(this.map, args, 1, async (params, [callback], finish) => {
+      const rows = await this.#rows(this.#bound(params), false)
       this.#cursor = { at: Infinity, rows: undefined }
       const result: Record<string, unknown> = {}
       if (rows.length > 0) {
@@ -758,8 +787,9 @@ export const cached = {
   },
 }
 
-/** sqlite3's `verbose()`: errors here always carry the stack of the call that queued their
- * work, so it only returns the module. */
+/** sqlite3's `verbose()`: from now on, errors carry the stack of the call that queued their
+ * work (else the stack of where the work ran). Returns the module. */
 export function verbose(): typeof import('./sqlite3') {
+  verbosity = true
   return module.exports
 }
