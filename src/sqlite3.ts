@@ -12,12 +12,26 @@ import { existsSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { Database as Resqlite } from './database'
 import { ResqliteError } from './errors'
-import type { Params, Value } from './params'
+import type { Params } from './params'
+import {
+  beVerbose,
+  type Callback,
+  call,
+  DEFAULT_MODE,
+  ignore,
+  KNOWN_FLAGS,
+  parseArgs,
+  site,
+  unboundAsNull,
+  type Work,
+} from './sqlite3-args'
 import { Connection, parse } from './sqlite3-connection'
 import { LIMITS, OPEN_FLAGS, RESULT_CODES, refusal, type Sqlite3Error, toSqlite3Error } from './sqlite3-errors'
+import { ONE_SHOT, Statement } from './sqlite3-statement'
 import type { OpenOptions, Row } from './types'
 
 export type { Sqlite3Error } from './sqlite3-errors'
+export { Statement }
 export const { OPEN_READONLY, OPEN_READWRITE, OPEN_CREATE, OPEN_URI, OPEN_FULLMUTEX, OPEN_SHAREDCACHE } = OPEN_FLAGS
 export const { OPEN_PRIVATECACHE } = OPEN_FLAGS
 export const { OK, ERROR, INTERNAL, PERM, ABORT, BUSY, LOCKED, NOMEM, READONLY, INTERRUPT } = RESULT_CODES
@@ -26,106 +40,6 @@ export const { CONSTRAINT, MISMATCH, MISUSE, NOLFS, AUTH, FORMAT, RANGE, NOTADB 
 export const { LIMIT_LENGTH, LIMIT_SQL_LENGTH, LIMIT_COLUMN, LIMIT_EXPR_DEPTH, LIMIT_COMPOUND_SELECT } = LIMITS
 export const { LIMIT_VDBE_OP, LIMIT_FUNCTION_ARG, LIMIT_ATTACHED, LIMIT_LIKE_PATTERN_LENGTH } = LIMITS
 export const { LIMIT_VARIABLE_NUMBER, LIMIT_TRIGGER_DEPTH, LIMIT_WORKER_THREADS } = LIMITS
-
-const ignore = (): void => {}
-const DONE = Promise.resolve()
-
-type Callback = (this: unknown, err: Error | null, ...results: unknown[]) => void
-/** A call's work. It calls `finish` (or its promise settles) once the call's result is in,
- * before the user's callback runs: the next call then starts in the same microtask, so awaited
- * reads in a row keep sharing resqlite's snapshot (experiments/061). */
-type Work = (finish: () => void) => Promise<void>
-
-const DEFAULT_MODE = OPEN_FLAGS.OPEN_READWRITE | OPEN_FLAGS.OPEN_CREATE | OPEN_FLAGS.OPEN_FULLMUTEX
-/** Flags resqlite has no use for: it keeps its connections thread-safe and private itself. */
-const KNOWN_FLAGS = DEFAULT_MODE | OPEN_FLAGS.OPEN_READONLY | OPEN_FLAGS.OPEN_URI | OPEN_FLAGS.OPEN_PRIVATECACHE
-
-/** Calls a user's callback; what it throws surfaces as an uncaught exception (as from sqlite3's
- * native callbacks), not inside the queue, which goes on. */
-function call(callback: Callback | undefined, self: unknown, ...args: unknown[]): void {
-  if (callback === undefined) return
-  try {
-    callback.apply(self, args as [Error | null, ...unknown[]])
-  } catch (error) {
-    process.nextTick(() => {
-      throw error
-    })
-  }
-}
-
-/** sqlite3's parameters after the SQL: an array (by position), an object (by name: `$a`, `:a`,
- * `@a` or an index), or the values themselves; a function last is the callback. */
-function parseArgs(args: readonly unknown[], callbacks = 1): { params: Params | undefined; fns: Callback[] } {
-  let end = args.length
-  const fns: Callback[] = []
-  while (fns.length < callbacks && end > 0 && typeof args[end - 1] === 'function') fns.unshift(args[--end] as Callback)
-  if (end === 0) return { params: undefined, fns }
-  const first = args[0]
-  if (Array.isArray(first)) return { params: first.map(bindValue), fns }
-  if (first === null || typeof first !== 'object' || first instanceof Date || first instanceof RegExp) {
-    return { params: args.slice(0, end).map(bindValue), fns }
-  }
-  if (ArrayBuffer.isView(first)) return { params: args.slice(0, end).map(bindValue), fns }
-  const named: Record<string, Value> = {}
-  const positional: Value[] = []
-  for (const [key, value] of Object.entries(first)) {
-    if (/^[1-9][0-9]*$/.test(key)) positional[Number(key) - 1] = bindValue(value)
-    else named[/^[$:@]/.test(key) ? key.slice(1) : key] = bindValue(value)
-  }
-  if (positional.length === 0) return { params: named, fns }
-  if (Object.keys(named).length > 0) {
-    throw refusal('ERR_INVALID_ARG_VALUE', 'parameters by index and by name in one object', 'RANGE')
-  }
-  return { params: Array.from(positional, (v) => v ?? null), fns }
-}
-
-/** A value as sqlite3 binds it, where resqlite's own binding would refuse it: `undefined` is
- * NULL, a boolean 1 or 0, a `Date` its milliseconds, a `RegExp` its text. Anything else goes to
- * resqlite as it is (so `NaN` and plain objects are refused, not stored as NULL or text). */
-function bindValue(value: unknown): Value {
-  // Kept undefined until the statement's parameters are known (see unboundAsNull).
-  if (value === undefined) return value as unknown as Value
-  if (typeof value === 'boolean') return value ? 1 : 0
-  if (value instanceof Date) return value.getTime()
-  if (value instanceof RegExp) return String(value)
-  return value as Value
-}
-
-/** sqlite3 leaves a parameter it was given no value for NULL (resqlite refuses the call):
- * positional values are padded, named ones the object lacks are given as null, and an
- * `undefined` is NULL (one past the statement's parameters is not bound at all, as in sqlite3). */
-function unboundAsNull(
-  params: Params | undefined,
-  parameters: { readonly count: number; readonly names: readonly string[] } | undefined,
-): Params | undefined {
-  const count = parameters?.count ?? 0
-  if (params === undefined || Array.isArray(params)) {
-    const given = (params ?? []) as (Value | undefined)[]
-    if (given.length === count && !given.includes(undefined)) return params
-    const values = given.filter((value, at) => at < count || value !== undefined).map((value) => value ?? null)
-    while (values.length < count) values.push(null)
-    return values
-  }
-  const filled: Record<string, Value> = {}
-  for (const name of parameters?.names ?? []) filled[name] = null
-  for (const [name, value] of Object.entries(params as Record<string, Value | undefined>)) filled[name] = value ?? null
-  return filled
-}
-
-/** Set by {@link verbose}: errors then carry the stack of the call that queued their work. */
-let verbosity = false
-const NO_SITE: { stack?: string } = {}
-
-/** The stack of the application's call, to give the error of the work it queued; taken in
- * verbose mode only, as sqlite3 does: it costs more than a small read (about 30 µs under
- * async hooks, measured with bench/lanes point-awaited). */
-// biome-ignore lint/complexity/noBannedTypes: any function or class, as Error.captureStackTrace takes
-function site(fn: Function): { stack?: string } {
-  if (!verbosity) return NO_SITE
-  const holder: { stack?: string } = {}
-  Error.captureStackTrace(holder, fn)
-  return holder
-}
 
 export class Database extends EventEmitter {
   #connection: Connection | undefined
@@ -561,209 +475,6 @@ export class Database extends EventEmitter {
   }
 }
 
-/** Marks a Statement made by the Database's own one-shot calls: it prepares nothing. */
-const ONE_SHOT = Symbol('one-shot')
-
-export class Statement extends EventEmitter {
-  readonly #db: Database
-  readonly sql: string
-  lastID: number | bigint | undefined
-  changes: number | undefined
-  /** The parameters bound last (`bind`, or given to a call). */
-  #params: Params | undefined
-  /** sqlite3's `get` steps on from the row it returned last until the statement is reset. */
-  #cursor: { at: number; rows: Row[] | undefined } | undefined
-  #finalized = false
-  /** The statement's calls waiting, in order: each is handed to the Database's scheduler once
-   * the one before has completed (the prepare first). */
-  readonly #ops: Work[] = []
-  #running = false
-  #prepareError: Sqlite3Error | undefined
-
-  constructor(db: Database, sql: string, callback?: Callback | typeof ONE_SHOT) {
-    super()
-    this.#db = db
-    this.sql = sql
-    if (callback === ONE_SHOT) return
-    db.prepared.add(this)
-    // Compiled once (on a reader, or in the open transaction, to see its schema): its errors go
-    // to the callback; the statement's later calls get them too.
-    const where = site(Statement)
-    this.#push(async () => {
-      try {
-        const connection = db.connection()
-        const parsed = parse(sql)
-        if (parsed.pieces.length > 1) {
-          throw refusal('ERR_MULTIPLE_STATEMENTS', 'several statements in one prepare: use exec', 'ERROR')
-        }
-        connection.check(parsed, sql)
-        if (parsed.control === undefined) await connection.target.columns(sql)
-        if (typeof callback === 'function') call(callback, this, null)
-      } catch (error) {
-        db.prepared.delete(this)
-        this.#prepareError = toSqlite3Error(error, where)
-        if (typeof callback === 'function') call(callback, this, this.#prepareError)
-        else db.unhandled(this.#prepareError, this)
-      }
-    })
-  }
-
-  /** Queues `work` after the statement's earlier calls, in the Database's scheduler. */
-  #queue(
-    fn: (...args: never[]) => unknown,
-    args: unknown[],
-    callbacks: number,
-    work: (params: Params | undefined, fns: Callback[], finish: () => void) => Promise<void>,
-  ): this {
-    const where = site(fn)
-    let parsed: ReturnType<typeof parseArgs>
-    try {
-      parsed = parseArgs(args, callbacks)
-    } catch (error) {
-      const last = args.at(-1)
-      this.#errorTo(toSqlite3Error(error, where), typeof last === 'function' ? (last as Callback) : undefined)
-      return this
-    }
-    const { params, fns } = parsed
-    const finalized = this.#finalized
-    const failed = (error: unknown): void => this.#errorTo(toSqlite3Error(error, where), fns.at(-1))
-    // Not an async function: each promise costs a small read's worth under async hooks.
-    this.#push((finish) => {
-      try {
-        if (finalized) throw refusal('SQLITE_MISUSE', 'Statement is already finalized', 'MISUSE')
-        if (this.#prepareError !== undefined) throw this.#prepareError
-        return work(params, fns, finish).then(undefined, (error) => (finish(), failed(error)))
-      } catch (error) {
-        finish()
-        failed(error)
-        return DONE
-      }
-    })
-    return this
-  }
-
-  /** Queues `op` (which never rejects) after the statement's earlier calls. */
-  #push(op: Work): void {
-    this.#ops.push(op)
-    if (!this.#running) this.#next()
-  }
-
-  #next(): void {
-    const op = this.#ops.shift()
-    this.#running = op !== undefined
-    if (op === undefined) return
-    this.#db.enqueue(op, this.#db.exclusive(this.sql), () => this.#next())
-  }
-
-  #errorTo(error: Sqlite3Error, callback: Callback | undefined): void {
-    if (callback !== undefined) call(callback, this, error)
-    else this.#db.unhandled(error, this)
-  }
-
-  /** Parameters given to a call replace those bound before, and start the statement over. */
-  #bound(params: Params | undefined): Params | undefined {
-    if (params !== undefined) {
-      this.#params = params
-      this.#cursor = undefined
-    }
-    return this.#params
-  }
-
-  /** Runs the statement; its `lastID` and `changes` are set once the rows are in. */
-  #rows(params: Params | undefined, one: boolean): Promise<Row[]> {
-    return this.#db.statement(this.sql, params, one)
-  }
-
-  bind(...args: unknown[]): this {
-    return this.#queue(this.bind, args, 1, async (params, [callback]) => {
-      this.#params = params
-      this.#cursor = undefined
-      call(callback, this, null)
-    })
-  }
-
-  reset(callback?: Callback): this {
-    return this.#queue(this.reset, callback === undefined ? [] : [callback], 1, async (_params, [done]) => {
-      this.#cursor = undefined
-      call(done, this, null)
-    })
-  }
-
-  run(...args: unknown[]): this {
-    return this.#queue(this.run, args, 1, (params, [callback], finish) =>
-      this.#rows(this.#bound(params), true).then((rows) => {
-        this.#db.changes(this)
-        finish()
-        // A read stepped once: a `get` after it goes on from its first row.
-        this.#cursor = rows.length > 0 ? { at: 1, rows: undefined } : { at: Infinity, rows: undefined }
-        call(callback, this, null)
-      }),
-    )
-  }
-
-  get(...args: unknown[]): this {
-    return this.#queue(this.get, args, 1, async (params, [callback], finish) => {
-      const bound = this.#bound(params)
-      const cursor = this.#cursor
-      let row: Row | undefined
-      if (cursor === undefined) {
-        row = (await this.#rows(bound, true))[0]
-        this.#cursor = { at: row === undefined ? Infinity : 1, rows: undefined }
-      } else if (cursor.at !== Infinity) {
-        cursor.rows ??= await this.#rows(bound, false)
-        row = cursor.rows[cursor.at]
-        cursor.at = row === undefined ? Infinity : cursor.at + 1
-      }
-      call(callback, this, null, row)
-    })
-  }
-
-  all(...args: unknown[]): this {
-    return this.#queue(this.all, args, 1, (params, [callback], finish) =>
-      this.#rows(this.#bound(params), false).then((rows) => {
-        this.#db.changes(this)
-        this.#cursor = { at: Infinity, rows: undefined }
-        finish()
-        call(callback, this, null, rows)
-      }),
-    )
-  }
-
-  each(...args: unknown[]): this {
-    return this.#queue(this.each, args, 2, async (params, fns) => {
-      const [row, complete] = fns.length === 2 ? fns : [fns[0], undefined]
-      const rows = await this.#rows(this.#bound(params), false)
-      this.#cursor = { at: Infinity, rows: undefined }
-      for (const each of rows) call(row, this, null, each)
-      call(complete, this, null, rows.length)
-    })
-  }
-
-  map(...args: unknown[]): this {
-    return this.#queue(this.map, args, 1, async (params, [callback], finish) => {
-      const rows = await this.#rows(this.#bound(params), false)
-      this.#cursor = { at: Infinity, rows: undefined }
-      const result: Record<string, unknown> = {}
-      if (rows.length > 0) {
-        const keys = Object.keys(rows[0]!)
-        const [key, value] = keys as [string, string]
-        for (const row of rows) result[String(row[key])] = keys.length > 2 ? row : row[value]
-      }
-      call(callback, this, null, result)
-    })
-  }
-
-  /** Finalizes after the calls queued before; later calls fail. Returns the Database. */
-  finalize(callback?: Callback): Database {
-    this.#queue(this.finalize, callback === undefined ? [] : [callback], 1, async (_params, [done]) => {
-      call(done, this, null)
-    })
-    this.#finalized = true
-    this.#db.prepared.delete(this)
-    return this.#db
-  }
-}
-
 /** sqlite3's `cached.Database`: one Database per resolved file name (`''` and `':memory:'`
  * are never shared). A plain function, as sqlite3's: called with or without `new`. */
 export const cached = {
@@ -790,6 +501,6 @@ export const cached = {
 /** sqlite3's `verbose()`: from now on, errors carry the stack of the call that queued their
  * work (else the stack of where the work ran). Returns the module. */
 export function verbose(): typeof import('./sqlite3') {
-  verbosity = true
+  beVerbose()
   return module.exports
 }
