@@ -7,10 +7,8 @@ export const ignore = (): void => {}
 export const DONE = Promise.resolve()
 
 export type Callback = (this: unknown, err: Error | null, ...results: unknown[]) => void
-/** A call's work. It calls `finish` (or its promise settles) once the call's result is in,
- * before the user's callback runs: the next call then starts in the same microtask, so awaited
- * reads in a row keep sharing resqlite's snapshot (experiments/061). */
-export type Work = (finish: () => void) => Promise<void>
+/** A call's work: its promise settles once the call's callback has run; it never rejects. */
+export type Work = () => Promise<void>
 
 export const DEFAULT_MODE = OPEN_FLAGS.OPEN_READWRITE | OPEN_FLAGS.OPEN_CREATE | OPEN_FLAGS.OPEN_FULLMUTEX
 /** Flags resqlite has no use for: it keeps its connections thread-safe and private itself. */

@@ -109,7 +109,10 @@ export class Connection {
       return target.execute(sql, params).then((result) => {
         this.last.lastID = result.lastInsertRowid
         this.last.changes = result.changes
-        return result.rows ?? []
+        const rows = result.rows ?? []
+        // Its own, whatever other writes completed before its callback runs (parallel mode).
+        written.set(rows, { lastID: result.lastInsertRowid, changes: result.changes })
+        return rows
       })
     }
     if (parsed.kind === 'write') return write()
@@ -221,6 +224,13 @@ export class Connection {
     }
     if (failure !== undefined) throw failure
   }
+}
+
+const written = new WeakMap<Row[], Changes>()
+
+/** What the write that returned `rows` changed; `undefined` for a read's rows. */
+export function changesOf(rows: Row[]): Changes | undefined {
+  return written.get(rows)
 }
 
 const asRows = (row: Row | undefined): Row[] => (row === undefined ? [] : [row])

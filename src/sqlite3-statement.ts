@@ -60,7 +60,7 @@ export class Statement extends EventEmitter {
     fn: (...args: never[]) => unknown,
     args: unknown[],
     callbacks: number,
-    work: (params: Params | undefined, fns: Callback[], finish: () => void) => Promise<void>,
+    work: (params: Params | undefined, fns: Callback[]) => Promise<void>,
   ): this {
     const where = site(fn)
     let parsed: ReturnType<typeof parseArgs>
@@ -75,13 +75,12 @@ export class Statement extends EventEmitter {
     const finalized = this.#finalized
     const failed = (error: unknown): void => this.#errorTo(toSqlite3Error(error, where), fns.at(-1))
     // Not an async function: each promise costs a small read's worth under async hooks.
-    this.#push((finish) => {
+    this.#push(() => {
       try {
         if (finalized) throw refusal('SQLITE_MISUSE', 'Statement is already finalized', 'MISUSE')
         if (this.#prepareError !== undefined) throw this.#prepareError
-        return work(params, fns, finish).then(undefined, (error) => (finish(), failed(error)))
+        return work(params, fns).then(undefined, failed)
       } catch (error) {
-        finish()
         failed(error)
         return DONE
       }
@@ -137,10 +136,9 @@ export class Statement extends EventEmitter {
   }
 
   run(...args: unknown[]): this {
-    return this.#queue(this.run, args, 1, (params, [callback], finish) =>
+    return this.#queue(this.run, args, 1, (params, [callback]) =>
       this.#rows(this.#bound(params), true).then((rows) => {
-        this.#db.changes(this)
-        finish()
+        this.#db.changes(this, rows)
         // A read stepped once: a `get` after it goes on from its first row.
         this.#cursor = rows.length > 0 ? { at: 1, rows: undefined } : { at: Infinity, rows: undefined }
         call(callback, this, null)
@@ -166,11 +164,10 @@ export class Statement extends EventEmitter {
   }
 
   all(...args: unknown[]): this {
-    return this.#queue(this.all, args, 1, (params, [callback], finish) =>
+    return this.#queue(this.all, args, 1, (params, [callback]) =>
       this.#rows(this.#bound(params), false).then((rows) => {
-        this.#db.changes(this)
+        this.#db.changes(this, rows)
         this.#cursor = { at: Infinity, rows: undefined }
-        finish()
         call(callback, this, null, rows)
       }),
     )

@@ -25,7 +25,7 @@ import {
   unboundAsNull,
   type Work,
 } from './sqlite3-args'
-import { Connection, parse } from './sqlite3-connection'
+import { Connection, changesOf, parse } from './sqlite3-connection'
 import { LIMITS, OPEN_FLAGS, RESULT_CODES, refusal, type Sqlite3Error, toSqlite3Error } from './sqlite3-errors'
 import { ONE_SHOT, Statement } from './sqlite3-statement'
 import type { OpenOptions, Row } from './types'
@@ -147,7 +147,7 @@ export class Database extends EventEmitter {
 
   #schedule(work: Work, exclusive = false, after?: () => void): void {
     if (this.#closing) {
-      work(ignore).then(after, after)
+      work().then(after, after)
       return
     }
     exclusive ||= this.#serialized
@@ -163,15 +163,12 @@ export class Database extends EventEmitter {
 
   #start(work: Work, after?: () => void): void {
     this.#pending++
-    let finished = false
     const finish = (): void => {
-      if (finished) return
-      finished = true
       this.#pending--
       after?.()
       this.#process()
     }
-    work(finish).then(finish, finish)
+    work().then(finish, finish)
   }
 
   #process(): void {
@@ -220,9 +217,10 @@ export class Database extends EventEmitter {
     }
   }
 
-  /** `statement.lastID` and `changes` as the connection's last write left them. */
-  changes(statement: Statement): void {
-    const last = this.#connection?.last
+  /** `statement.lastID` and `changes`: its own write's, or (a read) as the connection's last
+   * write left them. */
+  changes(statement: Statement, rows: Row[]): void {
+    const last = changesOf(rows) ?? this.#connection?.last
     if (last === undefined) return
     statement.lastID = last.lastID
     statement.changes = last.changes
@@ -265,7 +263,7 @@ export class Database extends EventEmitter {
     const { params, fns } = parsedArgs
     const [callback] = fns
     const done = (rows: Row[]): void => {
-      this.changes(statement)
+      this.changes(statement, rows)
       if (method === 'run') call(callback, statement, null)
       else if (method === 'get') call(callback, statement, null, rows[0])
       else call(callback, statement, null, rows)
@@ -276,10 +274,10 @@ export class Database extends EventEmitter {
       else this.unhandled(converted)
     }
     this.#schedule(
-      (finish) =>
+      () =>
         this.statement(sql, params, method === 'get').then(
-          (rows) => (finish(), done(rows)),
-          (error) => (finish(), failed(error)),
+          (rows) => done(rows),
+          (error) => failed(error),
         ),
       this.exclusive(sql),
     )
