@@ -21,10 +21,10 @@ export class Statement extends EventEmitter {
   /** sqlite3's `get` steps on from the row it returned last until the statement is reset. */
   #cursor: { at: number; rows: Row[] | undefined } | undefined
   #finalized = false
-  /** The statement's calls waiting, in order: each is handed to the Database's scheduler once
-   * the one before has completed (the prepare first). */
-  readonly #ops: Work[] = []
-  #running = false
+  /** The statement's last call: each call is handed to the Database's scheduler when it is
+   * made (so calls keep their order among the Database's), and runs once the one before it
+   * (the prepare first) has completed. */
+  #tail: Promise<void> = DONE
   #prepareError: Sqlite3Error | undefined
 
   constructor(db: Database, sql: string, callback?: Callback | typeof ONE_SHOT) {
@@ -90,15 +90,10 @@ export class Statement extends EventEmitter {
 
   /** Queues `op` (which never rejects) after the statement's earlier calls. */
   #push(op: Work): void {
-    this.#ops.push(op)
-    if (!this.#running) this.#next()
-  }
-
-  #next(): void {
-    const op = this.#ops.shift()
-    this.#running = op !== undefined
-    if (op === undefined) return
-    this.#db.enqueue(op, this.#db.exclusive(this.sql), () => this.#next())
+    const previous = this.#tail
+    this.#tail = new Promise<void>((done) =>
+      this.#db.enqueue(() => previous.then(op).then(done), this.#db.exclusive(this.sql)),
+    )
   }
 
   #errorTo(error: Sqlite3Error, callback: Callback | undefined): void {

@@ -231,9 +231,9 @@ export class Database extends EventEmitter {
     return parse(sql).control !== undefined
   }
 
-  /** Runs `work` (which never rejects) in the scheduler's turn, then `after`. */
-  enqueue(work: Work, exclusive = false, after?: () => void): void {
-    this.#schedule(work, exclusive, after)
+  /** Runs `work` (which never rejects) in the scheduler's turn. */
+  enqueue(work: Work, exclusive = false): void {
+    this.#schedule(work, exclusive)
   }
 
   #traced<T>(sql: string, work: () => Promise<T>): Promise<T> {

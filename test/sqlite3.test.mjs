@@ -336,3 +336,14 @@ test("an error with no callback goes to the Statement's 'error' listeners when i
   stmt.finalize()
   await close(db)
 })
+
+test('callbacks never run before the call returns (a transaction statement prepared included)', async () => {
+  const db = await open()
+  const stmt = await new Promise((resolve, reject) => {
+    // `s` is not yet initialised while prepare() runs: a callback run then would throw.
+    const s = db.prepare('BEGIN', (err) => (err ? reject(err) : resolve(s)))
+  })
+  assert.equal(stmt.sql, 'BEGIN')
+  stmt.finalize()
+  await close(db)
+})
