@@ -106,14 +106,21 @@ export class Connection {
       one ? target.selectOne(sql, params, { signal }).then(asRows) : target.select(sql, params, { signal })
     const write = (): Promise<Row[]> => {
       parsed.kind = 'write'
-      return target.execute(sql, params).then((result) => {
-        this.last.lastID = result.lastInsertRowid
-        this.last.changes = result.changes
-        const rows = result.rows ?? []
-        // Its own, whatever other writes completed before its callback runs (parallel mode).
-        written.set(rows, { lastID: result.lastInsertRowid, changes: result.changes })
-        return rows
-      })
+      return target.execute(sql, params).then(
+        (result) => {
+          this.last.lastID = result.lastInsertRowid
+          this.last.changes = result.changes
+          const rows = result.rows ?? []
+          // Its own, whatever other writes completed before its callback runs (parallel mode).
+          written.set(rows, { lastID: result.lastInsertRowid, changes: result.changes })
+          return rows
+        },
+        (error) => {
+          // A statement that failed leaves SQLite's changes() at 0.
+          this.last.changes = 0
+          throw error
+        },
+      )
     }
     if (parsed.kind === 'write') return write()
     if (parsed.kind === 'read') return read()

@@ -186,7 +186,7 @@ export class Database extends EventEmitter {
   /** The connection, or the reason there is none (a failed open, a closed database). */
   connection(): Connection {
     if (this.#connection !== undefined && !this.#closing) return this.#connection
-    throw this.#failure ?? refusal('SQLITE_MISUSE', 'Database is closed', 'MISUSE')
+    throw this.#failure ?? refusal('SQLITE_MISUSE', 'Database handle is closed', 'MISUSE')
   }
 
   // ---- statements ----
@@ -415,8 +415,11 @@ export class Database extends EventEmitter {
 
   /** Interrupts the reads running now (they fail with `SQLITE_INTERRUPT`); writes run to their end. */
   interrupt(): void {
+    // sqlite3's messages: not open (before the open, after the close), then closing.
+    if (this.#connection === undefined || this.#failure !== undefined) {
+      throw refusal('SQLITE_MISUSE', 'Database is not open')
+    }
     if (this.#closing) throw refusal('SQLITE_MISUSE', 'Database is closing')
-    if (this.#connection === undefined) throw refusal('SQLITE_MISUSE', 'Database is not open')
     this.#interrupt.abort()
     this.#interrupt = new AbortController()
   }
@@ -447,7 +450,7 @@ export class Database extends EventEmitter {
         error = toSqlite3Error(failure, where)
       }
       if (error === null) {
-        this.#failure = refusal('SQLITE_MISUSE', 'Database is closed', 'MISUSE')
+        this.#failure = refusal('SQLITE_MISUSE', 'Database handle is closed', 'MISUSE')
         call(callback, this, null)
         this.emit('close')
       } else if (callback !== undefined) call(callback, this, error)

@@ -257,7 +257,7 @@ test('close waits for the calls before it, rolls back an open transaction; later
   await closed
   await new Promise((resolve) => setImmediate(resolve))
   assert.deepEqual(results, ['inserted', 'SQLITE_MISUSE'])
-  await assert.rejects(call(db, 'close'), { code: 'SQLITE_MISUSE', message: /Database is closed/ })
+  await assert.rejects(call(db, 'close'), { code: 'SQLITE_MISUSE', message: /Database handle is closed/ })
   const again = await open(path)
   assert.deepEqual(await rows(again, 'SELECT v FROM t'), [], 'the open transaction was rolled back')
   await close(again)
@@ -323,8 +323,10 @@ test('interrupt() stops a running read with SQLITE_INTERRUPT; loadExtension afte
     code: 'ERR_EXTENSION',
     message: /right after new Database/,
   })
-  await close(db)
-  assert.throws(() => db.interrupt(), { code: 'SQLITE_MISUSE' })
+  const closing = close(db)
+  assert.throws(() => db.interrupt(), { code: 'SQLITE_MISUSE', message: /Database is closing/ })
+  await closing
+  assert.throws(() => db.interrupt(), { code: 'SQLITE_MISUSE', message: /Database is not open/ })
 })
 
 test("an error with no callback goes to the Statement's 'error' listeners when it has some", async () => {
