@@ -27,6 +27,20 @@ export function call(callback: Callback | undefined, self: unknown, ...args: unk
   }
 }
 
+/** Runs `deliver` (a call's callbacks) in a tick of its own, as sqlite3's arrive from libuv:
+ * resolves after it ran. Callbacks delivered in the microtask that settled the read would keep
+ * the next read in resqlite's turn, where reads in a row open a shared snapshot that closes
+ * again after one idle microtask round, before a callback's promise lets the caller go on:
+ * each read then paid a BEGIN and a COMMIT (experiments/061's rule). */
+export function inTick(deliver: () => void): Promise<void> {
+  return new Promise((resolve) =>
+    process.nextTick(() => {
+      deliver()
+      resolve()
+    }),
+  )
+}
+
 /** sqlite3's parameters after the SQL: an array (by position), an object (by name: `$a`, `:a`,
  * `@a` or an index), or the values themselves; a function last is the callback. */
 export function parseArgs(args: readonly unknown[], callbacks = 1): { params: Params | undefined; fns: Callback[] } {

@@ -3,7 +3,7 @@
 import { EventEmitter } from 'node:events'
 import type { Params } from './params'
 import type { Database } from './sqlite3'
-import { type Callback, call, DONE, parseArgs, site, type Work } from './sqlite3-args'
+import { type Callback, call, DONE, inTick, parseArgs, site, type Work } from './sqlite3-args'
 import { parse } from './sqlite3-connection'
 import { refusal, type Sqlite3Error, toSqlite3Error } from './sqlite3-errors'
 import type { Row } from './types'
@@ -132,12 +132,14 @@ export class Statement extends EventEmitter {
 
   run(...args: unknown[]): this {
     return this.#queue(this.run, args, 1, (params, [callback]) =>
-      this.#rows(this.#bound(params), true).then((rows) => {
-        this.#db.changes(this, rows)
-        // A read stepped once: a `get` after it goes on from its first row.
-        this.#cursor = rows.length > 0 ? { at: 1, rows: undefined } : { at: Infinity, rows: undefined }
-        call(callback, this, null)
-      }),
+      this.#rows(this.#bound(params), true).then((rows) =>
+        inTick(() => {
+          this.#db.changes(this, rows)
+          // A read stepped once: a `get` after it goes on from its first row.
+          this.#cursor = rows.length > 0 ? { at: 1, rows: undefined } : { at: Infinity, rows: undefined }
+          call(callback, this, null)
+        }),
+      ),
     )
   }
 
@@ -160,11 +162,13 @@ export class Statement extends EventEmitter {
 
   all(...args: unknown[]): this {
     return this.#queue(this.all, args, 1, (params, [callback]) =>
-      this.#rows(this.#bound(params), false).then((rows) => {
-        this.#db.changes(this, rows)
-        this.#cursor = { at: Infinity, rows: undefined }
-        call(callback, this, null, rows)
-      }),
+      this.#rows(this.#bound(params), false).then((rows) =>
+        inTick(() => {
+          this.#db.changes(this, rows)
+          this.#cursor = { at: Infinity, rows: undefined }
+          call(callback, this, null, rows)
+        }),
+      ),
     )
   }
 

@@ -19,6 +19,7 @@ import {
   call,
   DEFAULT_MODE,
   ignore,
+  inTick,
   KNOWN_FLAGS,
   parseArgs,
   site,
@@ -276,8 +277,8 @@ export class Database extends EventEmitter {
     this.#schedule(
       () =>
         this.statement(sql, params, method === 'get').then(
-          (rows) => done(rows),
-          (error) => failed(error),
+          (rows) => inTick(() => done(rows)),
+          (error) => inTick(() => failed(error)),
         ),
       this.exclusive(sql),
     )
