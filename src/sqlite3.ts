@@ -56,6 +56,8 @@ export class Database extends EventEmitter {
   readonly #extensions: string[] = []
   readonly #extensionCallbacks: Callback[] = []
   #interrupt = new AbortController()
+  #tracing = false
+  #profiling = false
   /** Statements prepared and not finalized: sqlite3 refuses to close while there are some. */
   readonly prepared = new Set<Statement>()
   readonly filename: string
@@ -238,8 +240,8 @@ export class Database extends EventEmitter {
   }
 
   #traced<T>(sql: string, work: () => Promise<T>): Promise<T> {
-    if (this.listenerCount('trace') > 0) this.emit('trace', sql)
-    if (this.listenerCount('profile') === 0) return work()
+    if (this.#tracing) this.emit('trace', sql)
+    if (!this.#profiling) return work()
     const start = performance.now()
     const profile = (): void => void this.emit('profile', sql, Math.round(performance.now() - start))
     return work().finally(profile)
@@ -326,7 +328,7 @@ export class Database extends EventEmitter {
       async () => {
         try {
           await this.connection().exec(parse(sql), sql, (text) => {
-            if (this.listenerCount('trace') > 0) this.emit('trace', text)
+            if (this.#tracing) this.emit('trace', text)
           })
           call(callback, this, null)
         } catch (error) {
@@ -468,12 +470,39 @@ export class Database extends EventEmitter {
         "resqlite/sqlite3 emits no 'change' events (no per-row update hook): subscribe to a live query with db.resqlite.stream()",
       )
     }
-    return super.on(event, listener)
+    super.on(event, listener)
+    this.#hooks()
+    return this
   }
 
   // biome-ignore lint/suspicious/noExplicitAny: EventEmitter's own signature
   override addListener(event: string | symbol, listener: (...args: any[]) => void): this {
     return this.on(event, listener)
+  }
+
+  // biome-ignore lint/suspicious/noExplicitAny: EventEmitter's own signature
+  override removeListener(event: string | symbol, listener: (...args: any[]) => void): this {
+    super.removeListener(event, listener)
+    this.#hooks()
+    return this
+  }
+
+  // biome-ignore lint/suspicious/noExplicitAny: EventEmitter's own signature
+  override off(event: string | symbol, listener: (...args: any[]) => void): this {
+    return this.removeListener(event, listener)
+  }
+
+  override removeAllListeners(event?: string | symbol): this {
+    super.removeAllListeners(event)
+    this.#hooks()
+    return this
+  }
+
+  /** Whether 'trace' and 'profile' are emitted: set as listeners are added and removed, as
+   * sqlite3 switches its hooks on and off (`configure('trace', …)`). */
+  #hooks(): void {
+    this.#tracing = this.listenerCount('trace') > 0
+    this.#profiling = this.listenerCount('profile') > 0
   }
 }
 

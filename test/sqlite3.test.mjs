@@ -239,6 +239,9 @@ test("events: open, trace, profile, close; 'change' is refused with its reason",
   assert.deepEqual(traced, ['CREATE TABLE t (v);', 'INSERT INTO t VALUES (1)', 'SELECT v FROM t'])
   assert.deepEqual(profiled, [['SELECT v FROM t', 'number']])
   assert.throws(() => db.on('change', () => {}), { message: /no 'change' events/ })
+  db.removeAllListeners('trace')
+  await call(db, 'get', 'SELECT 2')
+  assert.equal(traced.length, 3, 'no trace once its listeners are removed')
   const closed = new Promise((resolve) => db.once('close', resolve))
   db.close()
   await closed
