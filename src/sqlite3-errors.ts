@@ -102,7 +102,9 @@ export function toSqlite3Error(error: unknown, site?: { stack?: string }): Sqlit
     name = LIBRARY_TO_SQLITE[original] ?? 'ERROR'
     code = LIBRARY_TO_SQLITE[original] === undefined ? original : `SQLITE_${name}`
   }
-  const converted = new Error(`${code}: ${error.message}`, { cause: error }) as Sqlite3Error
+  // sqlite3's own words for an interrupted statement.
+  const message = original === 'ABORT_ERR' ? 'interrupted' : error.message
+  const converted = new Error(`${code}: ${message}`, { cause: error }) as Sqlite3Error
   converted.errno = RESULT_CODES[name as keyof typeof RESULT_CODES] ?? RESULT_CODES.ERROR
   converted.code = code
   if (original !== code) converted.resqliteCode = original

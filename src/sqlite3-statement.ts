@@ -175,10 +175,9 @@ export class Statement extends EventEmitter {
   each(...args: unknown[]): this {
     return this.#queue(this.each, args, 2, async (params, fns) => {
       const [row, complete] = fns.length === 2 ? fns : [fns[0], undefined]
-      const rows = await this.#rows(this.#bound(params), false)
+      const count = await this.#db.eachRow(this.sql, this.#bound(params), (each) => call(row, this, null, each))
       this.#cursor = { at: Infinity, rows: undefined }
-      for (const each of rows) call(row, this, null, each)
-      call(complete, this, null, rows.length)
+      call(complete, this, null, count)
     })
   }
 

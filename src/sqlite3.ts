@@ -33,6 +33,9 @@ import type { OpenOptions, Row } from './types'
 
 export type { Sqlite3Error } from './sqlite3-errors'
 export { Statement }
+
+/** Rows of an `each` read fetched at a time: a page per event-loop turn, so memory stays flat. */
+const EACH_PAGE = 256
 export const { OPEN_READONLY, OPEN_READWRITE, OPEN_CREATE, OPEN_URI, OPEN_FULLMUTEX, OPEN_SHAREDCACHE } = OPEN_FLAGS
 export const { OPEN_PRIVATECACHE } = OPEN_FLAGS
 export const { OK, ERROR, INTERNAL, PERM, ABORT, BUSY, LOCKED, NOMEM, READONLY, INTERRUPT } = RESULT_CODES
@@ -218,6 +221,36 @@ export class Database extends EventEmitter {
     } catch (error) {
       return Promise.reject(error)
     }
+  }
+
+  /** Runs `sql` for `each`: a read a page at a time (memory stays flat whatever the result's
+   * size, and `interrupt()` reaches it between pages), `onRow` called for each row; anything
+   * else as `statement`. Resolves with the count. */
+  async eachRow(sql: string, params: Params | undefined, onRow: (row: Row) => void): Promise<number> {
+    const connection = this.connection()
+    const parsed = parse(sql)
+    let count = 0
+    if (parsed.pieces.length === 1 && parsed.control === undefined && parsed.kind !== 'write') {
+      connection.check(parsed, sql)
+      const bound = unboundAsNull(params, parsed.pieces[0]?.parameters)
+      if (this.#tracing) this.emit('trace', sql)
+      try {
+        const pages = connection.target.iterate(sql, bound, { signal: this.#interrupt.signal, pageRows: EACH_PAGE })
+        for await (const page of pages.pages()) {
+          for (const row of page as Row[]) {
+            count++
+            onRow(row)
+          }
+        }
+        return count
+      } catch (error) {
+        // A statement that writes is refused at the first step, before it ran: run it below.
+        if ((error as { code?: unknown }).code !== 'ERR_NOT_READ_ONLY' || count > 0) throw error
+      }
+    }
+    const rows = await this.statement(sql, params, false)
+    for (const row of rows) onRow(row)
+    return rows.length
   }
 
   /** `statement.lastID` and `changes`: its own write's, or (a read) as the connection's last

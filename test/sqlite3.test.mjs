@@ -352,3 +352,27 @@ test('callbacks never run before the call returns (a transaction statement prepa
   stmt.finalize()
   await close(db)
 })
+
+test('each reads a page at a time: rows arrive while a huge read runs, and interrupt() stops it', {
+  timeout: 20_000,
+}, async () => {
+  const db = await open()
+  await call(db, 'exec', 'CREATE TABLE t (n INTEGER); INSERT INTO t VALUES (0), (1), (2), (3), (4), (5), (6), (7)')
+  // 8^12 rows: far too many to gather before the first callback.
+  const sql = 'SELECT last.n FROM t, t, t, t, t, t, t, t, t, t, t, t AS last'
+  let seen = 0
+  const error = await new Promise((resolve) =>
+    db.each(
+      sql,
+      (err) => {
+        if (err) return resolve(err)
+        if (++seen === 1) db.interrupt()
+      },
+      (err) => resolve(err ?? new Error('completed without the interrupt')),
+    ),
+  )
+  assert.ok(seen >= 1)
+  assert.equal(error.message, 'SQLITE_INTERRUPT: interrupted')
+  assert.equal(error.errno, sqlite3.INTERRUPT)
+  await close(db)
+})
