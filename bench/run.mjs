@@ -33,6 +33,8 @@ const LIBRARIES = {
   'better-sqlite3': 'better-sqlite3',
   'node-sqlite': null,
   sqlite3: 'sqlite3',
+  // The sqlite3 program over resqlite/sqlite3 (drivers/resqlite-sqlite3.mjs), beside sqlite3's.
+  'resqlite-sqlite3': null,
   libsql: 'libsql',
   powersync: '@powersync/node',
 }

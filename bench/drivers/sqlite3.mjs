@@ -14,7 +14,12 @@ const call = (target, method, ...args) =>
   new Promise((resolve, reject) => target[method](...args, (err, res) => (err ? reject(err) : resolve(res))))
 
 // { versions: false }: no version query (lanes/tenants.mjs times the open of many databases).
-export async function open(path, { versions = true } = {}) {
+export function open(path, options) {
+  return openWith(sqlite3, require('sqlite3/package.json').version, path, options)
+}
+
+// The same driver over another module with sqlite3's API (drivers/resqlite-sqlite3.mjs).
+export async function openWith(sqlite3, version, path, { versions = true } = {}) {
   const db = await new Promise((resolve, reject) => {
     const d = new sqlite3.Database(path, (err) => (err ? reject(err) : resolve(d)))
   })
@@ -43,7 +48,7 @@ export async function open(path, { versions = true } = {}) {
     sync: false,
     versions: versions
       ? {
-          library: require('sqlite3/package.json').version,
+          library: version,
           sqlite: (await call(db, 'get', 'SELECT sqlite_version() AS v')).v,
         }
       : undefined,
@@ -89,7 +94,8 @@ export async function open(path, { versions = true } = {}) {
     },
     // Live queries, done yourself: the update hook ('change' event, once per changed row)
     // marks the watched queries on that table; they re-run once per event-loop turn.
-    live: diyLive(db, prepareStmt),
+    // (resqlite/sqlite3 emits no 'change' events: its live queries are resqlite's own.)
+    live: sqlite3 === require('sqlite3') ? diyLive(db, prepareStmt) : undefined,
     async close() {
       for (const s of statements) await call(s, 'finalize')
       await call(db, 'close')

@@ -1,0 +1,207 @@
+// resqlite/sqlite3's Statement: sqlite3's prepared statement, its calls run in order through
+// the Database's scheduler (src/sqlite3.ts).
+import { EventEmitter } from 'node:events'
+import type { Params } from './params'
+import type { Database } from './sqlite3'
+import { type Callback, call, DONE, inTick, parseArgs, site, type Work } from './sqlite3-args'
+import { parse } from './sqlite3-connection'
+import { refusal, type Sqlite3Error, toSqlite3Error } from './sqlite3-errors'
+import type { Row } from './types'
+
+/** Marks a Statement made by the Database's own one-shot calls: it prepares nothing. */
+export const ONE_SHOT = Symbol('one-shot')
+
+export class Statement extends EventEmitter {
+  readonly #db: Database
+  readonly sql: string
+  lastID: number | bigint | undefined
+  changes: number | undefined
+  /** The parameters bound last (`bind`, or given to a call). */
+  #params: Params | undefined
+  /** sqlite3's `get` steps on from the row it returned last until the statement is reset. */
+  #cursor: { at: number; rows: Row[] | undefined } | undefined
+  #finalized = false
+  /** The statement's last call: each call is handed to the Database's scheduler when it is
+   * made (so calls keep their order among the Database's), and runs once the one before it
+   * (the prepare first) has completed. */
+  #tail: Promise<void> = DONE
+  #prepareError: Sqlite3Error | undefined
+
+  constructor(db: Database, sql: string, callback?: Callback | typeof ONE_SHOT) {
+    super()
+    this.#db = db
+    this.sql = sql
+    if (callback === ONE_SHOT) return
+    db.prepared.add(this)
+    // Compiled once (on a reader, or in the open transaction, to see its schema): its errors go
+    // to the callback; the statement's later calls get them too.
+    const where = site(Statement)
+    this.#push(async () => {
+      try {
+        const connection = db.connection()
+        const parsed = parse(sql)
+        if (parsed.pieces.length > 1) {
+          throw refusal('ERR_MULTIPLE_STATEMENTS', 'several statements in one prepare: use exec', 'ERROR')
+        }
+        connection.check(parsed, sql)
+        if (parsed.control === undefined) await connection.target.columns(sql)
+        if (typeof callback === 'function') call(callback, this, null)
+      } catch (error) {
+        db.prepared.delete(this)
+        this.#prepareError = toSqlite3Error(error, where)
+        if (typeof callback === 'function') call(callback, this, this.#prepareError)
+        else db.unhandled(this.#prepareError, this)
+      }
+    })
+  }
+
+  /** Queues `work` after the statement's earlier calls, in the Database's scheduler. */
+  #queue(
+    fn: (...args: never[]) => unknown,
+    args: unknown[],
+    callbacks: number,
+    work: (params: Params | undefined, fns: Callback[]) => Promise<void>,
+  ): this {
+    const where = site(fn)
+    let parsed: ReturnType<typeof parseArgs>
+    try {
+      parsed = parseArgs(args, callbacks)
+    } catch (error) {
+      const last = args.at(-1)
+      this.#errorTo(toSqlite3Error(error, where), typeof last === 'function' ? (last as Callback) : undefined)
+      return this
+    }
+    const { params, fns } = parsed
+    const finalized = this.#finalized
+    const failed = (error: unknown): void => this.#errorTo(toSqlite3Error(error, where), fns.at(-1))
+    // Not an async function: each promise costs a small read's worth under async hooks.
+    this.#push(() => {
+      try {
+        if (finalized) throw refusal('SQLITE_MISUSE', 'Statement is already finalized', 'MISUSE')
+        if (this.#prepareError !== undefined) throw this.#prepareError
+        return work(params, fns).then(undefined, failed)
+      } catch (error) {
+        failed(error)
+        return DONE
+      }
+    })
+    return this
+  }
+
+  /** Queues `op` (which never rejects) after the statement's earlier calls. */
+  #push(op: Work): void {
+    const previous = this.#tail
+    this.#tail = new Promise<void>((done) =>
+      this.#db.enqueue(() => previous.then(op).then(done), this.#db.exclusive(this.sql)),
+    )
+  }
+
+  #errorTo(error: Sqlite3Error, callback: Callback | undefined): void {
+    if (callback !== undefined) call(callback, this, error)
+    else this.#db.unhandled(error, this)
+  }
+
+  /** Parameters given to a call replace those bound before, and start the statement over. */
+  #bound(params: Params | undefined): Params | undefined {
+    if (params !== undefined) {
+      this.#params = params
+      this.#cursor = undefined
+    }
+    return this.#params
+  }
+
+  /** Runs the statement; its `lastID` and `changes` are set once the rows are in. */
+  #rows(params: Params | undefined, one: boolean): Promise<Row[]> {
+    return this.#db.statement(this.sql, params, one)
+  }
+
+  bind(...args: unknown[]): this {
+    return this.#queue(this.bind, args, 1, async (params, [callback]) => {
+      this.#params = params
+      this.#cursor = undefined
+      call(callback, this, null)
+    })
+  }
+
+  reset(callback?: Callback): this {
+    return this.#queue(this.reset, callback === undefined ? [] : [callback], 1, async (_params, [done]) => {
+      this.#cursor = undefined
+      call(done, this, null)
+    })
+  }
+
+  run(...args: unknown[]): this {
+    return this.#queue(this.run, args, 1, (params, [callback]) =>
+      this.#rows(this.#bound(params), true).then((rows) =>
+        inTick(() => {
+          this.#db.changes(this, rows)
+          // A read stepped once: a `get` after it goes on from its first row.
+          this.#cursor = rows.length > 0 ? { at: 1, rows: undefined } : { at: Infinity, rows: undefined }
+          call(callback, this, null)
+        }),
+      ),
+    )
+  }
+
+  get(...args: unknown[]): this {
+    return this.#queue(this.get, args, 1, async (params, [callback]) => {
+      const bound = this.#bound(params)
+      const cursor = this.#cursor
+      let row: Row | undefined
+      if (cursor === undefined) {
+        row = (await this.#rows(bound, true))[0]
+        this.#cursor = { at: row === undefined ? Infinity : 1, rows: undefined }
+      } else if (cursor.at !== Infinity) {
+        cursor.rows ??= await this.#rows(bound, false)
+        row = cursor.rows[cursor.at]
+        cursor.at = row === undefined ? Infinity : cursor.at + 1
+      }
+      call(callback, this, null, row)
+    })
+  }
+
+  all(...args: unknown[]): this {
+    return this.#queue(this.all, args, 1, (params, [callback]) =>
+      this.#rows(this.#bound(params), false).then((rows) =>
+        inTick(() => {
+          this.#db.changes(this, rows)
+          this.#cursor = { at: Infinity, rows: undefined }
+          call(callback, this, null, rows)
+        }),
+      ),
+    )
+  }
+
+  each(...args: unknown[]): this {
+    return this.#queue(this.each, args, 2, async (params, fns) => {
+      const [row, complete] = fns.length === 2 ? fns : [fns[0], undefined]
+      const count = await this.#db.eachRow(this.sql, this.#bound(params), (each) => call(row, this, null, each))
+      this.#cursor = { at: Infinity, rows: undefined }
+      call(complete, this, null, count)
+    })
+  }
+
+  map(...args: unknown[]): this {
+    return this.#queue(this.map, args, 1, async (params, [callback]) => {
+      const rows = await this.#rows(this.#bound(params), false)
+      this.#cursor = { at: Infinity, rows: undefined }
+      const result: Record<string, unknown> = {}
+      if (rows.length > 0) {
+        const keys = Object.keys(rows[0]!)
+        const [key, value] = keys as [string, string]
+        for (const row of rows) result[String(row[key])] = keys.length > 2 ? row : row[value]
+      }
+      call(callback, this, null, result)
+    })
+  }
+
+  /** Finalizes after the calls queued before; later calls fail. Returns the Database. */
+  finalize(callback?: Callback): Database {
+    this.#queue(this.finalize, callback === undefined ? [] : [callback], 1, async (_params, [done]) => {
+      call(done, this, null)
+    })
+    this.#finalized = true
+    this.#db.prepared.delete(this)
+    return this.#db
+  }
+}

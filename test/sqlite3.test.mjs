@@ -1,0 +1,378 @@
+// resqlite/sqlite3 (docs/integrations.md "resqlite/sqlite3"): the sqlite3 module's callback API
+// over resqlite. Transactions sent as SQL, serialize order, lastID/changes, statements, events,
+// errors with errno and code, close.
+
+import assert from 'node:assert/strict'
+import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { after, test } from 'node:test'
+import sqlite3 from '../dist/esm/sqlite3.mjs'
+
+const require = createRequire(import.meta.url)
+const dir = mkdtempSync(join(tmpdir(), 'resqlite-sqlite3-'))
+after(() => rmSync(dir, { recursive: true, force: true }))
+let files = 0
+const file = () => join(dir, `db${files++}.db`)
+
+/** Calls `db[method](...args, callback)`: resolves with the callback's results and its `this`. */
+function call(target, method, ...args) {
+  return new Promise((resolve, reject) => {
+    target[method](...args, function (err, result) {
+      if (err) reject(err)
+      else resolve({ self: this, result })
+    })
+  })
+}
+const open = (path = ':memory:', mode) =>
+  new Promise((resolve, reject) => {
+    const db =
+      mode === undefined
+        ? new sqlite3.Database(path, (e) => (e ? reject(e) : resolve(db)))
+        : new sqlite3.Database(path, mode, (e) => (e ? reject(e) : resolve(db)))
+  })
+const close = (db) => call(db, 'close')
+const rows = async (db, sql, ...params) => (await call(db, 'all', sql, ...params)).result
+
+test('the CommonJS and ESM entries are one module with sqlite3 constants', () => {
+  const cjs = require('../dist/cjs/sqlite3.js')
+  assert.equal(sqlite3, cjs)
+  assert.equal(sqlite3.OPEN_READWRITE | sqlite3.OPEN_CREATE, 6)
+  assert.equal(sqlite3.CONSTRAINT, 19)
+})
+
+test('BEGIN … ROLLBACK sent as SQL leaves nothing; what runs between is not seen by another Database until COMMIT', async () => {
+  const path = file()
+  const db = await open(path)
+  const other = await open(path)
+  await call(db, 'run', 'CREATE TABLE t (v INTEGER)')
+  await call(db, 'run', 'BEGIN')
+  await call(db, 'run', 'INSERT INTO t VALUES (1)')
+  assert.deepEqual(await rows(db, 'SELECT v FROM t'), [{ v: 1 }], 'the transaction sees its own write')
+  assert.deepEqual(await rows(other, 'SELECT v FROM t'), [], 'another Database does not')
+  await call(db, 'run', 'ROLLBACK')
+  assert.deepEqual(await rows(db, 'SELECT v FROM t'), [])
+
+  await call(db, 'exec', 'BEGIN IMMEDIATE; INSERT INTO t VALUES (2); INSERT INTO t VALUES (3)')
+  assert.deepEqual(await rows(other, 'SELECT v FROM t'), [])
+  await call(db, 'run', 'COMMIT')
+  assert.deepEqual(await rows(other, 'SELECT v FROM t ORDER BY v'), [{ v: 2 }, { v: 3 }])
+  await close(other)
+  await close(db)
+})
+
+test('savepoints: ROLLBACK TO undoes the inner work and keeps the savepoint; RELEASE of an outer SAVEPOINT commits', async () => {
+  const path = file()
+  const db = await open(path)
+  const other = await open(path)
+  await call(db, 'run', 'CREATE TABLE t (v INTEGER)')
+  await call(db, 'run', 'SAVEPOINT outer_sp')
+  await call(db, 'run', 'INSERT INTO t VALUES (1)')
+  await call(db, 'run', 'SAVEPOINT "inner sp"')
+  await call(db, 'run', 'INSERT INTO t VALUES (2)')
+  await call(db, 'run', 'ROLLBACK TO "inner sp"')
+  await call(db, 'run', 'INSERT INTO t VALUES (3)')
+  await call(db, 'run', 'RELEASE "inner sp"')
+  assert.deepEqual(await rows(other, 'SELECT v FROM t'), [], 'nothing committed yet')
+  await call(db, 'run', 'RELEASE SAVEPOINT OUTER_SP')
+  assert.deepEqual(await rows(other, 'SELECT v FROM t ORDER BY v'), [{ v: 1 }, { v: 3 }])
+  await assert.rejects(call(db, 'run', 'RELEASE nope'), { code: 'SQLITE_ERROR', message: /no such savepoint: nope/ })
+  await assert.rejects(call(db, 'run', 'COMMIT'), {
+    code: 'SQLITE_ERROR',
+    errno: 1,
+    message: /no transaction is active/,
+  })
+  await call(db, 'run', 'BEGIN')
+  await assert.rejects(call(db, 'run', 'BEGIN'), { message: /within a transaction/ })
+  await call(db, 'run', 'END')
+  await close(other)
+  await close(db)
+})
+
+test('serialize keeps the order of writes and reads; lastID and changes are right after each run', async () => {
+  const db = await open()
+  const seen = []
+  await new Promise((resolve, reject) => {
+    db.serialize(() => {
+      db.run('CREATE TABLE t (id INTEGER PRIMARY KEY, v INTEGER)')
+      for (let i = 1; i <= 20; i++) {
+        db.run('INSERT INTO t (v) VALUES (?)', i, function (err) {
+          if (err) return reject(err)
+          seen.push(['insert', this.lastID, this.changes])
+        })
+        db.get('SELECT count(*) AS n FROM t', (err, row) => (err ? reject(err) : seen.push(['count', row.n])))
+      }
+      db.run('UPDATE t SET v = v + 1 WHERE id <= 5', function (err) {
+        if (err) return reject(err)
+        seen.push(['update', this.changes])
+      })
+      db.run('DELETE FROM t WHERE id > 18', function (err) {
+        if (err) return reject(err)
+        seen.push(['delete', this.changes])
+        resolve()
+      })
+    })
+  })
+  const expected = []
+  for (let i = 1; i <= 20; i++) expected.push(['insert', i, 1], ['count', i])
+  expected.push(['update', 5], ['delete', 2])
+  assert.deepEqual(seen, expected)
+  await close(db)
+})
+
+test('a run callback has the Statement as this; get, all, each with its count, map', async () => {
+  const db = await open()
+  const { self } = await call(db, 'run', 'CREATE TABLE t (id INTEGER PRIMARY KEY, name TEXT, data BLOB)')
+  assert.ok(self instanceof sqlite3.Statement)
+  await call(db, 'run', 'INSERT INTO t (name, data) VALUES (?, ?), (?, ?)', 'a', Buffer.from([1, 2]), 'b', null)
+  assert.deepEqual((await call(db, 'get', 'SELECT name FROM t WHERE id = $id', { $id: 2 })).result, { name: 'b' })
+  assert.deepEqual((await call(db, 'get', 'SELECT name FROM t WHERE id = :id', { ':id': 1 })).result, { name: 'a' })
+  assert.equal((await call(db, 'get', 'SELECT name FROM t WHERE id = 9')).result, undefined)
+  const blob = (await call(db, 'get', 'SELECT data FROM t WHERE id = 1')).result.data
+  assert.ok(Buffer.isBuffer(blob))
+  assert.deepEqual([...blob], [1, 2])
+  const each = []
+  const count = await new Promise((resolve, reject) =>
+    db.each(
+      'SELECT id FROM t ORDER BY id',
+      (err, row) => (err ? reject(err) : each.push(row.id)),
+      (err, n) => (err ? reject(err) : resolve(n)),
+    ),
+  )
+  assert.deepEqual(each, [1, 2])
+  assert.equal(count, 2)
+  assert.deepEqual((await call(db, 'map', 'SELECT id, name FROM t')).result, { 1: 'a', 2: 'b' })
+  await close(db)
+})
+
+test('values bound as sqlite3 binds them: booleans, Dates, undefined, parameters not given are NULL', async () => {
+  const db = await open()
+  assert.deepEqual((await call(db, 'get', 'SELECT ? AS a, ? AS b, :c AS c', 1)).result, { a: 1, b: null, c: null })
+  assert.deepEqual((await call(db, 'get', 'SELECT $x AS x, $y AS y', { $y: 2 })).result, { x: null, y: 2 })
+  assert.deepEqual((await call(db, 'get', 'SELECT 1 AS one', undefined)).result, { one: 1 })
+  const when = new Date(1_700_000_000_000)
+  const { result } = await call(db, 'get', 'SELECT ? AS yes, ? AS no, ? AS at, ? AS none', true, false, when, undefined)
+  assert.deepEqual(result, { yes: 1, no: 0, at: when.getTime(), none: null })
+  await close(db)
+})
+
+test('a prepared statement: bind, get steps on until reset, run, all, finalize', async () => {
+  const db = await open()
+  await call(db, 'exec', 'CREATE TABLE t (v INTEGER); INSERT INTO t VALUES (1), (2), (3)')
+  const stmt = await new Promise((resolve, reject) => {
+    const s = db.prepare('SELECT v FROM t WHERE v >= ? ORDER BY v', (e) => (e ? reject(e) : resolve(s)))
+  })
+  await call(stmt, 'bind', 2)
+  assert.deepEqual((await call(stmt, 'get')).result, { v: 2 })
+  assert.deepEqual((await call(stmt, 'get')).result, { v: 3 })
+  assert.equal((await call(stmt, 'get')).result, undefined)
+  await call(stmt, 'reset')
+  assert.deepEqual((await call(stmt, 'get')).result, { v: 2 }, 'reset starts over with the bound values')
+  assert.deepEqual((await call(stmt, 'all', 1)).result, [{ v: 1 }, { v: 2 }, { v: 3 }])
+  await new Promise((resolve) => stmt.finalize(resolve))
+  await assert.rejects(call(stmt, 'get'), { code: 'SQLITE_MISUSE', message: /finalized/ })
+
+  const insert = db.prepare('INSERT INTO t VALUES (?)')
+  const { self } = await call(insert, 'run', 7)
+  assert.equal(self, insert)
+  assert.equal(insert.changes, 1)
+  assert.equal(insert.lastID, 4)
+  await assert.rejects(
+    new Promise((resolve, reject) => {
+      const bad = db.prepare('SELECT * FROM missing', (e) => (e ? reject(e) : resolve(bad)))
+    }),
+    { code: 'SQLITE_ERROR', errno: 1, message: /no such table: missing/ },
+  )
+  await assert.rejects(close(db), { code: 'SQLITE_BUSY', message: /unfinalized statements/ })
+  insert.finalize()
+  await close(db)
+})
+
+test("errors carry errno, code, SQLite's message, and after verbose() the caller's frames", async () => {
+  assert.equal(sqlite3.verbose(), require('../dist/cjs/sqlite3.js'))
+  const db = await open()
+  await call(db, 'run', 'CREATE TABLE t (v INTEGER UNIQUE)')
+  await call(db, 'run', 'INSERT INTO t VALUES (1)')
+  const error = await call(db, 'run', 'INSERT INTO t VALUES (1)').then(
+    () => assert.fail('no error'),
+    (e) => e,
+  )
+  assert.equal(error.code, 'SQLITE_CONSTRAINT')
+  assert.equal(error.errno, sqlite3.CONSTRAINT)
+  assert.equal(error.message, 'SQLITE_CONSTRAINT: UNIQUE constraint failed: t.v')
+  assert.equal(error.resqliteCode, 'SQLITE_CONSTRAINT_UNIQUE')
+  assert.match(error.stack, /sqlite3\.test\.mjs/, "the stack names the caller's frame")
+  await assert.rejects(call(db, 'run', 'INSERT INTO t VALUES (?)', 1, 2), { code: 'SQLITE_RANGE', errno: 25 })
+  await assert.rejects(call(db, 'run', 'INSERT INTO t VALUES (1); INSERT INTO t VALUES (2)'), {
+    code: 'ERR_MULTIPLE_STATEMENTS',
+  })
+  await assert.rejects(call(db, 'run', 'PRAGMA cache_size = 5'), {
+    message: /PRAGMA cache_size would be set on the writer's connection only/,
+  })
+  await call(db, 'run', 'INSERT INTO t VALUES (5)')
+  assert.deepEqual((await call(db, 'get', 'SELECT last_insert_rowid() AS id')).result, { id: 2 }, "the writer's")
+  assert.deepEqual((await call(db, 'get', 'PRAGMA foreign_keys')).result, { foreign_keys: 0 }, "sqlite3's default")
+  await call(db, 'run', 'PRAGMA foreign_keys = ON')
+  assert.deepEqual((await call(db, 'get', 'PRAGMA foreign_keys')).result, { foreign_keys: 1 })
+  await close(db)
+})
+
+test('an error without a callback is emitted on the Database', async () => {
+  const db = await open()
+  const emitted = new Promise((resolve) => db.once('error', resolve))
+  db.run('SELECT * FROM missing')
+  assert.equal((await emitted).code, 'SQLITE_ERROR')
+  await close(db)
+})
+
+test("events: open, trace, profile, close; 'change' is refused with its reason", async () => {
+  const db = new sqlite3.Database(':memory:')
+  await new Promise((resolve) => db.once('open', resolve))
+  assert.equal(db.open, true)
+  const traced = []
+  const profiled = []
+  db.on('trace', (sql) => traced.push(sql))
+  db.on('profile', (sql, ms) => profiled.push([sql, typeof ms]))
+  await call(db, 'exec', 'CREATE TABLE t (v); INSERT INTO t VALUES (1)')
+  await call(db, 'get', 'SELECT v FROM t')
+  assert.deepEqual(traced, ['CREATE TABLE t (v);', 'INSERT INTO t VALUES (1)', 'SELECT v FROM t'])
+  assert.deepEqual(profiled, [['SELECT v FROM t', 'number']])
+  assert.throws(() => db.on('change', () => {}), { message: /no 'change' events/ })
+  db.removeAllListeners('trace')
+  await call(db, 'get', 'SELECT 2')
+  assert.equal(traced.length, 3, 'no trace once its listeners are removed')
+  const closed = new Promise((resolve) => db.once('close', resolve))
+  db.close()
+  await closed
+  assert.equal(db.open, false)
+})
+
+test('close waits for the calls before it, rolls back an open transaction; later calls fail SQLITE_MISUSE', async () => {
+  const path = file()
+  const db = await open(path)
+  await call(db, 'run', 'CREATE TABLE t (v INTEGER)')
+  await call(db, 'run', 'BEGIN')
+  const results = []
+  db.run('INSERT INTO t VALUES (1)', (e) => results.push(e ?? 'inserted'))
+  const closed = close(db)
+  db.get('SELECT 1', (e) => results.push(e.code))
+  await closed
+  await new Promise((resolve) => setImmediate(resolve))
+  assert.deepEqual(results, ['inserted', 'SQLITE_MISUSE'])
+  await assert.rejects(call(db, 'close'), { code: 'SQLITE_MISUSE', message: /Database handle is closed/ })
+  const again = await open(path)
+  assert.deepEqual(await rows(again, 'SELECT v FROM t'), [], 'the open transaction was rolled back')
+  await close(again)
+})
+
+test('open flags: OPEN_READONLY refuses writes, no OPEN_CREATE refuses a missing file; cached.Database', async () => {
+  const path = file()
+  const db = await open(path)
+  await call(db, 'run', 'CREATE TABLE t (v)')
+  const ro = await open(path, sqlite3.OPEN_READONLY)
+  await assert.rejects(call(ro, 'run', 'INSERT INTO t VALUES (1)'), { code: 'SQLITE_READONLY', errno: 8 })
+  await close(ro)
+  const missing = join(dir, 'missing.db')
+  await assert.rejects(open(missing, sqlite3.OPEN_READWRITE), { code: 'SQLITE_CANTOPEN', errno: 14 })
+  assert.equal(existsSync(missing), false)
+  await close(db)
+
+  const cachedPath = file()
+  const a = new sqlite3.cached.Database(cachedPath)
+  const b = await new Promise((resolve) => {
+    const d = new sqlite3.cached.Database(cachedPath, () => resolve(d))
+  })
+  assert.equal(a, b)
+  await close(a)
+})
+
+test('calls made before the open completes wait for it; configure busyTimeout before the open', async () => {
+  const db = new sqlite3.Database(':memory:')
+  db.configure('busyTimeout', 1234)
+  assert.deepEqual((await call(db, 'get', 'PRAGMA busy_timeout')).result, { timeout: 1234 })
+  assert.throws(() => db.configure('limit', sqlite3.LIMIT_LENGTH, 10), { message: /no per-connection limits/ })
+  await close(db)
+})
+
+test('an INTEGER beyond 2^53 is refused, not rounded', async () => {
+  const db = await open()
+  await assert.rejects(call(db, 'get', 'SELECT 9007199254740993 AS big'), { code: 'ERR_OUT_OF_RANGE' })
+  await close(db)
+})
+
+test("'' and file: URIs; URI parameters it does not take are refused", async () => {
+  const db = await open('')
+  assert.equal(db.resqlite.path, ':memory:', "'' is a private database, as ':memory:'")
+  await close(db)
+  const path = file()
+  await close(await open(path))
+  const ro = await open(`file:${path}?mode=ro`)
+  await assert.rejects(call(ro, 'run', 'CREATE TABLE t (v)'), { code: 'SQLITE_READONLY' })
+  await close(ro)
+  await assert.rejects(open(`file:${path}?cache=shared`), { message: /URI parameter cache/ })
+})
+
+test('interrupt() stops a running read with SQLITE_INTERRUPT; loadExtension after the open is refused', async () => {
+  const db = await open()
+  const pending = call(
+    db,
+    'get',
+    'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c',
+  )
+  setTimeout(() => db.interrupt(), 50)
+  await assert.rejects(pending, { code: 'SQLITE_INTERRUPT', errno: 9 })
+  await assert.rejects(call(db, 'loadExtension', '/nonexistent.so'), {
+    code: 'ERR_EXTENSION',
+    message: /right after new Database/,
+  })
+  const closing = close(db)
+  assert.throws(() => db.interrupt(), { code: 'SQLITE_MISUSE', message: /Database is closing/ })
+  await closing
+  assert.throws(() => db.interrupt(), { code: 'SQLITE_MISUSE', message: /Database is not open/ })
+})
+
+test("an error with no callback goes to the Statement's 'error' listeners when it has some", async () => {
+  const db = await open()
+  const stmt = db.prepare('SELECT 1')
+  const emitted = new Promise((resolve) => stmt.once('error', resolve))
+  stmt.run(1, 2)
+  assert.equal((await emitted).code, 'SQLITE_RANGE')
+  stmt.finalize()
+  await close(db)
+})
+
+test('callbacks never run before the call returns (a transaction statement prepared included)', async () => {
+  const db = await open()
+  const stmt = await new Promise((resolve, reject) => {
+    // `s` is not yet initialised while prepare() runs: a callback run then would throw.
+    const s = db.prepare('BEGIN', (err) => (err ? reject(err) : resolve(s)))
+  })
+  assert.equal(stmt.sql, 'BEGIN')
+  stmt.finalize()
+  await close(db)
+})
+
+test('each reads a page at a time: rows arrive while a huge read runs, and interrupt() stops it', {
+  timeout: 20_000,
+}, async () => {
+  const db = await open()
+  await call(db, 'exec', 'CREATE TABLE t (n INTEGER); INSERT INTO t VALUES (0), (1), (2), (3), (4), (5), (6), (7)')
+  // 8^12 rows: far too many to gather before the first callback.
+  const sql = 'SELECT last.n FROM t, t, t, t, t, t, t, t, t, t, t, t AS last'
+  let seen = 0
+  const error = await new Promise((resolve) =>
+    db.each(
+      sql,
+      (err) => {
+        if (err) return resolve(err)
+        if (++seen === 1) db.interrupt()
+      },
+      (err) => resolve(err ?? new Error('completed without the interrupt')),
+    ),
+  )
+  assert.ok(seen >= 1)
+  assert.equal(error.message, 'SQLITE_INTERRUPT: interrupted')
+  assert.equal(error.errno, sqlite3.INTERRUPT)
+  await close(db)
+})
