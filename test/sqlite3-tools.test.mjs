@@ -1,4 +1,4 @@
-// The tools on top of the sqlite3 module, given resqlite/sqlite3 (docs/integrations.md): a
+// The tools on top of the sqlite3 module (Knex, Sequelize, TypeORM 0.3), given resqlite/sqlite3 (docs/integrations.md): a
 // program per tool (a migration, models with a relation, CRUD, a transaction rolled back, a
 // savepoint, a raw query, a constraint error) gives the results written below, and, where the
 // real sqlite3 package is installed (bench/node_modules), the same results through it.
@@ -178,6 +178,124 @@ const sequelizeExpected = {
   raw: [{ title: 'a1' }, { title: 'a2' }],
 }
 
+async function typeormProgram(driver) {
+  require('reflect-metadata')
+  const { DataSource, EntitySchema } = require('typeorm')
+  const Author = new EntitySchema({
+    name: 'Author',
+    tableName: 'authors',
+    columns: { id: { type: Number, primary: true, generated: true }, name: { type: String, unique: true } },
+    relations: { books: { type: 'one-to-many', target: 'Book', inverseSide: 'author' } },
+  })
+  const Book = new EntitySchema({
+    name: 'Book',
+    tableName: 'books',
+    columns: {
+      id: { type: Number, primary: true, generated: true },
+      title: { type: String },
+      year: { type: Number },
+    },
+    relations: {
+      author: {
+        type: 'many-to-one',
+        target: 'Author',
+        inverseSide: 'books',
+        onDelete: 'CASCADE',
+        joinColumn: { name: 'author_id' },
+      },
+    },
+  })
+  // TypeORM wants a migration's class name to end in a timestamp.
+  class Init1700000000000 {
+    name = 'Init1700000000000'
+    async up(q) {
+      await q.query('CREATE TABLE authors (id INTEGER PRIMARY KEY AUTOINCREMENT, name varchar NOT NULL UNIQUE)')
+      await q.query(
+        'CREATE TABLE books (id INTEGER PRIMARY KEY AUTOINCREMENT, title varchar NOT NULL, year integer NOT NULL, ' +
+          'author_id integer REFERENCES authors(id) ON DELETE CASCADE)',
+      )
+    }
+    async down(q) {
+      await q.query('DROP TABLE books')
+      await q.query('DROP TABLE authors')
+    }
+  }
+  // TypeORM's sqlite type with its driver module given: the one changed line.
+  const ds = new DataSource({
+    type: 'sqlite',
+    database: file(),
+    driver,
+    entities: [Author, Book],
+    migrations: [Init1700000000000],
+  })
+  await ds.initialize()
+  const out = {}
+  try {
+    out.migrations = (await ds.runMigrations()).map((m) => m.name)
+    const authors = ds.getRepository('Author')
+    const books = ds.getRepository('Book')
+    const ada = await authors.save({ name: 'ada' })
+    const bob = await authors.save({ name: 'bob' })
+    out.ids = [ada.id, bob.id]
+    await books.save([
+      { title: 'a1', year: 1990, author: ada },
+      { title: 'a2', year: 2000, author: ada },
+      { title: 'b1', year: 2010, author: bob },
+    ])
+    const update = books
+      .createQueryBuilder()
+      .update()
+      .set({ year: () => 'year + 1' })
+      .where('year < :y', { y: 2001 })
+    out.updated = (await update.execute()).affected
+    const loaded = await authors.find({ relations: { books: true }, order: { name: 'ASC', books: { title: 'ASC' } } })
+    out.loaded = loaded.map((a) => ({ name: a.name, books: a.books.map((b) => [b.title, b.year]) }))
+    out.rolledBack = await ds
+      .transaction(async (manager) => {
+        await manager.getRepository('Book').save({ title: 'tx', year: 2020, author: bob })
+        out.inTransaction = await manager.getRepository('Book').count()
+        throw new Error('roll back')
+      })
+      .catch((error) => error.message)
+    out.afterRollback = await books.count()
+    out.unique = await authors.save({ name: 'ada' }).then(
+      () => 'saved',
+      (error) => `${error.constructor.name} ${error.driverError?.code}`,
+    )
+    out.raw = await ds.query('SELECT title FROM books WHERE author_id = ? ORDER BY title', [ada.id])
+    await authors.delete({ id: bob.id })
+    out.afterCascade = await books.count()
+    await ds.undoLastMigration()
+    out.reverted = await ds.query("SELECT count(*) AS n FROM sqlite_master WHERE name = 'books'")
+  } finally {
+    await ds.destroy()
+  }
+  return out
+}
+
+const typeormExpected = {
+  migrations: ['Init1700000000000'],
+  ids: [1, 2],
+  updated: 2,
+  loaded: [
+    {
+      name: 'ada',
+      books: [
+        ['a1', 1991],
+        ['a2', 2001],
+      ],
+    },
+    { name: 'bob', books: [['b1', 2010]] },
+  ],
+  inTransaction: 4,
+  rolledBack: 'roll back',
+  afterRollback: 3,
+  unique: 'QueryFailedError SQLITE_CONSTRAINT',
+  raw: [{ title: 'a1' }, { title: 'a2' }],
+  afterCascade: 2,
+  reverted: [{ n: 0 }],
+}
+
 test('Knex with a client whose driver is resqlite/sqlite3', async () => {
   assert.deepEqual(await knexProgram(resqlite3), knexExpected)
 })
@@ -186,9 +304,14 @@ test('Sequelize with dialectModule: resqlite/sqlite3', async () => {
   assert.deepEqual(await sequelizeProgram(resqlite3), sequelizeExpected)
 })
 
+test('TypeORM 0.3 with driver: resqlite/sqlite3', async () => {
+  assert.deepEqual(await typeormProgram(resqlite3), typeormExpected)
+})
+
 test('the same programs through the real sqlite3 give the same results', {
   skip: real === undefined && 'bench/node_modules/sqlite3 is not installed',
 }, async () => {
   assert.deepEqual(await knexProgram(real), knexExpected)
   assert.deepEqual(await sequelizeProgram(real), sequelizeExpected)
+  assert.deepEqual(await typeormProgram(real), typeormExpected)
 })
