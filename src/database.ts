@@ -170,7 +170,8 @@ export class Database implements Queryable {
 
   static open(path: string, options?: OpenOptions): Promise<Database> {
     if (!traced(openChannel)) return Database.#open(path, options)
-    const database = typeof path === 'string' ? path : String(path)
+    // A path that is no string is refused by #open; its context names none.
+    const database = typeof path === 'string' ? path : ''
     return traceOperation(openChannel, { operation: 'open', database }, () => Database.#open(path, options))
   }
 

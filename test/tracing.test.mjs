@@ -14,7 +14,8 @@ import path from 'node:path'
 import { test } from 'node:test'
 import { Database } from '../dist/esm/index.mjs'
 import { tempDir } from './helpers.mjs'
-import { inlineCounts, PLACEMENT } from './inline-helpers.mjs'
+import { inlineCounts, openOwnConnection, PLACEMENT } from './inline-helpers.mjs'
+import { deferred, outsideContext, sleep } from './tx-helpers.mjs'
 
 const EVENTS = ['start', 'end', 'asyncStart', 'asyncEnd', 'error']
 const NAMES = ['query', 'transaction', 'open', 'close']
@@ -118,6 +119,7 @@ test('each call kind on the JS thread and on the threads: one start/end/asyncSta
       assert.equal(ranInline, where === 'js-thread', `${operation}: the inline counters agree with ${where}`)
       EXPECTED[operation](context)
       assert.equal(context.error, undefined)
+      assert.equal(context.queuedMs, undefined)
       assert.equal(context.prepared, undefined)
       assert.equal(context.transaction, undefined)
     }
@@ -506,4 +508,79 @@ test('nothing is published once every subscriber left', async (t) => {
   await db.execute('UPDATE t SET v = v')
   assert.equal(seen.length, 4)
   assert.equal(seen[0].database, file)
+})
+
+test('a select calling a JavaScript function that runs a slice at a time: placement sliced', async (t) => {
+  const rec = listen(t)
+  const { db, file } = await open(t, PLACEMENT)
+  db.function('f', (x) => x + 1)
+  await openOwnConnection(db)
+  const before = (await inlineCounts(db)).sliced
+  const { context, events } = await oneCall(rec, file, () =>
+    db.select(
+      'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 100000) SELECT f(x) AS v FROM c',
+    ),
+  )
+  assert.equal((await inlineCounts(db)).sliced, before + 1, 'it ran sliced')
+  assert.deepEqual(events, OK)
+  assert.equal(context.placement, 'sliced')
+  assert.equal(context.rows, 100_000)
+})
+
+test('queuedMs: a write that waited behind a transaction holding the writer; none for one that did not wait', async (t) => {
+  const rec = listen(t)
+  const { db, file } = await open(t, PLACEMENT)
+  const runOutside = outsideContext()
+  const begun = deferred()
+  const release = deferred()
+  const tx = db.transaction(async (tx) => {
+    await tx.execute('INSERT INTO t (v) VALUES (60)')
+    begun.resolve()
+    await release.promise
+  })
+  await begun.promise
+  const before = rec.calls('query', file).length
+  const waiting = runOutside(() => db.execute('INSERT INTO t (v) VALUES (61)'))
+  await sleep(30)
+  release.resolve()
+  await Promise.all([tx, waiting])
+  const [queued] = rec.calls('query', file).slice(before)
+  assert.equal(queued.context.sql, 'INSERT INTO t (v) VALUES (61)')
+  assert.equal(queued.context.placement, 'writer')
+  assert.ok(queued.context.queuedMs >= 25, `waited ${queued.context.queuedMs} ms`)
+  const alone = await oneCall(rec, file, () => db.execute('INSERT INTO t (v) VALUES (62)'))
+  assert.equal(alone.context.queuedMs, undefined)
+})
+
+test('the context: SQL that is no string, an in-memory path, startedAt, selectOne with no row, RETURNING rows', async (t) => {
+  const rec = listen(t)
+  const db = await Database.open(':memory:', PLACEMENT)
+  t.after(() => db.close())
+  await db.execute('CREATE TABLE m (v)')
+  const t0 = performance.now()
+  await db.select(42).catch(() => {})
+  const [bad] = rec.calls('query', ':memory:').slice(-1)
+  assert.equal(bad.context.sql, undefined)
+  assert.equal(bad.context.errorCode, 'ERR_INVALID_ARG_TYPE')
+  assert.ok(bad.context.startedAt >= t0 && bad.context.startedAt <= performance.now())
+  await db.selectOne('SELECT v FROM m')
+  assert.equal(rec.calls('query', ':memory:').at(-1).context.rows, 0)
+  await db.execute('INSERT INTO m VALUES (1), (2) RETURNING v')
+  const returning = rec.calls('query', ':memory:').at(-1).context
+  assert.deepEqual([returning.rows, returning.changes], [2, 2])
+})
+
+test('columns, prepare, serialize, backup and rekey are not published', async (t) => {
+  const rec = listen(t)
+  const { db, file } = await open(t)
+  const before = rec.events.length
+  await db.columns('SELECT v FROM t')
+  await db.prepare('SELECT v FROM t')
+  await db.serialize()
+  await db.backup(path.join(tempDir(t), 'copy.db'))
+  await db.rekey('a key')
+  assert.deepEqual(
+    rec.events.slice(before).filter((e) => e.context.database === file),
+    [],
+  )
 })
