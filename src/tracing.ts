@@ -260,8 +260,8 @@ function failed(channels: Channels, context: QueryContext | OperationContext, er
   channels.error.publish(context)
 }
 
-// An async function, not `.then`: V8's async stack trace follows awaits, so a rejection keeps
-// naming the caller's frames (caller-stack.ts) through this extra level.
+/** Settles as `promise` does, once its outcome is published; a rejection still names the
+ * caller's frames (caller-stack.ts: V8's async stack trace goes through this level). */
 async function settle<T, C extends QueryContext | OperationContext>(
   channels: Channels,
   context: C,
