@@ -260,27 +260,31 @@ function failed(channels: Channels, context: QueryContext | OperationContext, er
   channels.error.publish(context)
 }
 
-/** Settles as `promise` does, once its outcome is published; a rejection still names the
- * caller's frames (caller-stack.ts: V8's async stack trace goes through this level). */
-async function settle<T, C extends QueryContext | OperationContext>(
+/** Settles as `promise` does, once its outcome is published (before the caller resumes). A
+ * promise derived with `then`, not reactions beside the caller's await on `promise` itself: V8's
+ * async stack trace follows a promise's first reaction, so a rejection would lose the caller's
+ * frames (caller-stack.ts; test/tracing.test.mjs). It costs the caller one more turn of the
+ * microtask queue, only while someone listens. */
+function settle<T, C extends QueryContext | OperationContext>(
   channels: Channels,
   context: C,
   promise: Promise<T>,
   count: ((context: C, result: unknown) => void) | undefined,
 ): Promise<T> {
-  let result: T
-  try {
-    result = await promise
-  } catch (error) {
-    failed(channels, context, error)
-    channels.asyncStart.publish(context)
-    channels.asyncEnd.publish(context)
-    throw error
-  }
-  count?.(context, result)
-  channels.asyncStart.publish(context)
-  channels.asyncEnd.publish(context)
-  return result
+  return promise.then(
+    (result) => {
+      count?.(context, result)
+      channels.asyncStart.publish(context)
+      channels.asyncEnd.publish(context)
+      return result
+    },
+    (error: unknown) => {
+      failed(channels, context, error)
+      channels.asyncStart.publish(context)
+      channels.asyncEnd.publish(context)
+      throw error
+    },
+  )
 }
 
 /** The counts of a query's result: rows, changes or bytes (never the values). */
