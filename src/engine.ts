@@ -151,6 +151,13 @@ export class Engine implements PlacementRecord {
 
   /** `path`: the file the connections open; `database`: the path the database was opened with
    * (tracing names it). */
+  /** A traced call settled (tracing.ts `settle`): its caller resumes a microtask turn later, so
+   * that turn counts as one that issued a call, and an open group waits for its next call as it
+   * would untraced (experiments/071). */
+  tracedSettled(): void {
+    this.#issued++
+  }
+
   constructor(path: string, options: EngineOptions, database = path) {
     this.database = database
     this.#safeIntegers = options.safeIntegers

@@ -59,10 +59,12 @@ export class StatementLink {
   close(): void {
     this.db = undefined
     this.run = closedRun
-    this.record = { trace: undefined, placed: Where.None, database: this.record.database }
+    this.record = { trace: undefined, placed: Where.None, database: this.record.database, tracedSettled: NOTHING }
     this.inTransaction = () => false
   }
 }
+
+const NOTHING = (): void => {}
 
 type RunPrepared = <T>(kind: JobKind, sql: string, call: PreparedCall) => Promise<T>
 

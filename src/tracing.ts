@@ -136,6 +136,9 @@ export interface PlacementRecord {
   trace: QueryContext | undefined
   placed: Where
   readonly database: string
+  /** A traced call's outcome was published (`settle`): its caller resumes a microtask turn
+   * later than untraced. */
+  tracedSettled(): void
 }
 
 /** A new query context; `traceQuery` and the call sites fill in the rest. */
@@ -170,7 +173,7 @@ export function traceQuery<T>(
       context.placement ??= PLACEMENTS[record.placed]
       channels.end.publish(context)
     }
-    return settle(channels, context, promise, counted)
+    return settle(channels, context, promise, counted, record)
   })
 }
 
@@ -183,7 +186,7 @@ export function traceOperation<T>(channels: Channels, context: OperationContext,
     } finally {
       channels.end.publish(context)
     }
-    return settle(channels, context, promise, undefined)
+    return settle(channels, context, promise, undefined, undefined)
   })
 }
 
@@ -264,21 +267,27 @@ function failed(channels: Channels, context: QueryContext | OperationContext, er
  * promise derived with `then`, not reactions beside the caller's await on `promise` itself: V8's
  * async stack trace follows a promise's first reaction, so a rejection would lose the caller's
  * frames (caller-stack.ts; test/tracing.test.mjs). It costs the caller one more turn of the
- * microtask queue, only while someone listens. */
+ * microtask queue, only while someone listens; the engine counts that turn as one that issued a
+ * call (`record.tracedSettled`), else a write group or a run of reads in a row would end in it,
+ * before the caller's next call, and each read would begin and commit a group of its own
+ * (experiments/071). */
 function settle<T, C extends QueryContext | OperationContext>(
   channels: Channels,
   context: C,
   promise: Promise<T>,
   count: ((context: C, result: unknown) => void) | undefined,
+  record: PlacementRecord | undefined,
 ): Promise<T> {
   return promise.then(
     (result) => {
+      record?.tracedSettled()
       count?.(context, result)
       channels.asyncStart.publish(context)
       channels.asyncEnd.publish(context)
       return result
     },
     (error: unknown) => {
+      record?.tracedSettled()
       failed(channels, context, error)
       channels.asyncStart.publish(context)
       channels.asyncEnd.publish(context)
