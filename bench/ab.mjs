@@ -1,4 +1,4 @@
-// A/B between two builds of resqlite: npm run ab -- <ref-A> <ref-B> [--only=<lanes>] [--rounds=N] [--callgrind]
+// A/B between two builds of resqlite: npm run ab -- <ref-A> <ref-B> [--only=<lanes>] [--rounds=N] [--callgrind] [--subscribe=A|B]
 //
 // Each ref (a commit, branch or tag; or WORKTREE for this checkout as it is, uncommitted
 // changes included) is checked out with `git worktree add` under $TMPDIR/resqlite-ab/<sha>
@@ -20,6 +20,10 @@
 // runs ~50 × slower under callgrind, so the inline budget is 50 × its default there (5 ms,
 // RESQLITE_BENCH_INLINE_BUDGET): with the default, small writes overran it and backed off to
 // the writer thread, and the count was of a path the lane does not take (experiments/060).
+//
+// --subscribe=A (or B): that side runs with a subscriber that does nothing on every tracing
+// channel (RESQLITE_BENCH_TRACE=1, bench/drivers/resqlite.mjs): `WORKTREE WORKTREE --subscribe=B`
+// measures what listening costs (experiments/071).
 import { execFileSync, spawnSync } from 'node:child_process'
 import {
   copyFileSync,
@@ -52,6 +56,9 @@ if (refs.length !== 2) {
 const only = opt('only', 'select')
 const rounds = Number(opt('rounds', '4'))
 const callgrind = argv.includes('--callgrind')
+const subscribed = opt('subscribe', '')
+/** The environment of one side's runs. */
+const sideEnv = (side) => ({ ...process.env, ...(subscribed === side && { RESQLITE_BENCH_TRACE: '1' }) })
 const sh = (cmd, args, o = {}) =>
   (execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], ...o }) ?? '').trim()
 
@@ -80,7 +87,7 @@ const sides = { A: prepare(refs[0]), B: prepare(refs[1]) }
 const work = mkdtempSync(join(os.tmpdir(), 'resqlite-abrun-'))
 const f = (x) => (x >= 100 ? x.toFixed(1) : x >= 1 ? x.toFixed(2) : x.toFixed(3))
 const lines = [
-  `# A/B: A = ${sides.A.ref} (${sides.A.sha}), B = ${sides.B.ref} (${sides.B.sha}); lanes ${only}`,
+  `# A/B: A = ${sides.A.ref} (${sides.A.sha}), B = ${sides.B.ref} (${sides.B.sha}); lanes ${only}${subscribed ? `; ${subscribed} with a tracing subscriber that does nothing` : ''}`,
   '',
   `date ${new Date().toISOString()}; ${os.cpus()[0]?.model}, ${os.cpus().length} cores; load ${os
     .loadavg()
@@ -106,7 +113,7 @@ if (!callgrind) {
           `--out=${out}`,
           `--label=ab-${side}`,
         ],
-        { stdio: ['ignore', 'ignore', 'inherit'] },
+        { stdio: ['ignore', 'ignore', 'inherit'], env: sideEnv(side) },
       )
       const file = readdirSync(out).find((x) => x.endsWith('.json'))
       runs[side].push(casesOf(JSON.parse(readFileSync(join(out, file), 'utf8'))))
@@ -179,7 +186,7 @@ if (!callgrind) {
           'callgrind',
         ],
         {
-          env: { ...process.env, RESQLITE_ROOT: sides[side].dir, RESQLITE_BENCH_INLINE_BUDGET: '5' },
+          env: { ...sideEnv(side), RESQLITE_ROOT: sides[side].dir, RESQLITE_BENCH_INLINE_BUDGET: '5' },
           encoding: 'utf8',
           maxBuffer: 256 * 1024 * 1024,
         },

@@ -36,6 +36,19 @@ import { binding, JobKind } from './native'
 import { copyPacked, encodeBatch, encodeParams, NO_PARAMS, noParams, type Packed, type Params } from './params'
 import { writeMayRunInline } from './placement'
 import { type Description, prepareStatement, type Statement, StatementLink } from './statement'
+import {
+  closeChannel,
+  openChannel,
+  operationOf,
+  placedLater,
+  queryChannel,
+  sentAfterWaiting,
+  traced,
+  traceOperation,
+  traceQuery,
+  transactionChannel,
+  Where,
+} from './tracing'
 import { Transaction, Turns } from './transaction'
 import type {
   BackupOptions,
@@ -116,7 +129,7 @@ export class Database implements Queryable {
     this.#readonly = options.readonly
     this.#cipher = options.encryption?.cipher
     this.#attached = options.attach.length > 0
-    this.#engine = new Engine(this.#file, options)
+    this.#engine = new Engine(this.#file, options, path)
     this.#live = new LiveQueries(this.#engine)
   }
 
@@ -155,7 +168,14 @@ export class Database implements Queryable {
     return binding.processDiagnostics()
   }
 
-  static async open(path: string, options: OpenOptions = {}): Promise<Database> {
+  static open(path: string, options?: OpenOptions): Promise<Database> {
+    if (!traced(openChannel)) return Database.#open(path, options)
+    // A path that is no string is refused by #open; its context names none.
+    const database = typeof path === 'string' ? path : ''
+    return traceOperation(openChannel, { operation: 'open', database }, () => Database.#open(path, options))
+  }
+
+  static async #open(path: string, options: OpenOptions = {}): Promise<Database> {
     const checkedPath = checkPath(path, options)
     const engineOptions = checkOptions(options)
     const interval = checkWatchOption(options)
@@ -250,7 +270,12 @@ export class Database implements Queryable {
    *   `ERR_DATABASE_CLOSED`, or a `TypeError` for a bad argument. */
   prepare<T = Row>(sql: string, options?: unknown): Promise<Statement<T>> {
     if (inFunction()) return rejected(callInFunctionError())
-    this.#statements ??= new StatementLink(this, (kind, checked, call) => this.#runPrepared(kind, checked, call))
+    this.#statements ??= new StatementLink(
+      this,
+      (kind, checked, call) => this.#runPrepared(kind, checked, call),
+      this.#engine,
+      () => this.#context.getStore() !== undefined,
+    )
     return prepareStatement<T>(
       this.#statements,
       sql,
@@ -344,6 +369,8 @@ export class Database implements Queryable {
       (packed, pageRows, arrays) =>
         this.#afterWrites(this.#engine.iterate<R>(sql, packed, pageRows, undefined, arrays)),
       () => (this.#closing ? closedError() : undefined),
+      this.#engine,
+      false,
     )
   }
 
@@ -391,6 +418,16 @@ export class Database implements Queryable {
     const current = this.#context.getStore()
     if (inFunction()) return rejected(callInFunctionError())
     if (current) return current.transaction(body, options as undefined)
+    if (!traced(transactionChannel)) return this.#transactionOutermost(body, options)
+    const mode = (options as { mode?: unknown } | undefined)?.mode
+    return traceOperation(
+      transactionChannel,
+      { operation: 'transaction', database: this.#path, mode: typeof mode === 'string' ? mode : 'deferred' },
+      () => this.#transactionOutermost(body, options),
+    )
+  }
+
+  #transactionOutermost<T>(body: (tx: Transaction) => Promise<T>, options: TransactionOptions | undefined): Promise<T> {
     if (this.#closing) return Promise.reject(closedError())
     let mode: string
     let signal: AbortSignal | undefined
@@ -516,6 +553,11 @@ export class Database implements Queryable {
    * returns the same promise. Calls made after `close()` reject with `ERR_DATABASE_CLOSED`.
    * Inside a transaction body it rejects with `ERR_CLOSE_IN_TRANSACTION` and closes nothing. */
   close(): Promise<void> {
+    if (!traced(closeChannel)) return this.#close()
+    return traceOperation(closeChannel, { operation: 'close', database: this.#path }, () => this.#close())
+  }
+
+  #close(): Promise<void> {
     if (inFunction()) return rejected(callInFunctionError())
     // It would wait for the transaction, which waits for its body: a deadlock.
     if (this.#context.getStore()?.running) {
@@ -585,7 +627,7 @@ export class Database implements Queryable {
       this.#turns.release()
       return rejected(error)
     }
-    const transaction = new Transaction(this.#engine, this.#context)
+    const transaction = new Transaction(this.#engine, this.#context, this.#path)
     // A deferred BEGIN takes no lock, so the body need not wait for it; 'immediate' and
     // 'exclusive' promise the lock is held once the body runs (experiments/014).
     if (mode === 'deferred') return transaction.run(body, begun, signal, this.#turns)
@@ -599,6 +641,20 @@ export class Database implements Queryable {
   }
 
   #read<T>(kind: JobKind, sql: string, params: Params | undefined, options: QueryOptions | undefined): Promise<T> {
+    if (traced(queryChannel) && operationOf(kind) !== '') {
+      return traceQuery(queryChannel, this.#engine, operationOf(kind), sql, false, false, () =>
+        this.#readUntraced<T>(kind, sql, params, options),
+      )
+    }
+    return this.#readUntraced(kind, sql, params, options)
+  }
+
+  #readUntraced<T>(
+    kind: JobKind,
+    sql: string,
+    params: Params | undefined,
+    options: QueryOptions | undefined,
+  ): Promise<T> {
     if (this.#closing) return Promise.reject(closedError())
     let call: PreparedCall
     try {
@@ -614,6 +670,7 @@ export class Database implements Queryable {
     try {
       const before = this.#writesBeforeRead()
       if (before === undefined) return this.#engine.read(kind, sql, packed, signal, arrays)
+      this.#engine.placed = Where.None // placed once the write has run (#readAfter)
       // Issued before close(): it runs before the engine closes (close() waits for it).
       return this.#closeWaitsFor(this.#readAfter<T>(before, kind, sql, copyPacked(packed), signal, arrays))
     } catch (error) {
@@ -696,13 +753,32 @@ export class Database implements Queryable {
     signal: AbortSignal | undefined,
     arrays: boolean,
   ): Promise<T> {
+    const trace = this.#engine.trace
     await (signal ? abortable(before, signal, sql) : before)
-    return this.#engine.read<T>(kind, sql, packed, signal, arrays)
+    sentAfterWaiting(trace)
+    const read = this.#engine.read<T>(kind, sql, packed, signal, arrays)
+    placedLater(trace, this.#engine)
+    return read
   }
 
   /** Sends a write now, or — while a transaction holds the writer — once every earlier
    * writer of the queue has had its turn. */
   #write<T>(
+    kind: JobKind,
+    sql: string,
+    pack: (params: unknown) => Packed,
+    params: unknown,
+    options?: ExecuteOptions,
+  ): Promise<T> {
+    if (traced(queryChannel) && operationOf(kind) !== '') {
+      return traceQuery(queryChannel, this.#engine, operationOf(kind), sql, false, false, () =>
+        this.#writeUntraced<T>(kind, sql, pack, params, options),
+      )
+    }
+    return this.#writeUntraced(kind, sql, pack, params, options)
+  }
+
+  #writeUntraced<T>(
     kind: JobKind,
     sql: string,
     pack: (params: unknown) => Packed,
@@ -730,8 +806,13 @@ export class Database implements Queryable {
       return written
     }
     const queued = copyPacked(packed)
+    const trace = this.#engine.trace
+    this.#engine.placed = Where.Writer
     const written = new Promise<T>((resolve, reject) => {
-      this.#turns.write(() => this.#engine.write<T>(kind, sql, queued, undefined, arrays).then(resolve, reject))
+      this.#turns.write(() => {
+        sentAfterWaiting(trace)
+        this.#engine.write<T>(kind, sql, queued, undefined, arrays).then(resolve, reject)
+      })
     })
     this.#issued(written.then(NOTHING, NOTHING))
     return awaitedAway(written)

@@ -23,6 +23,7 @@ import {
 } from './native'
 import { copyPacked, NO_PARAMS, type Packed } from './params'
 import { AT_CHECKPOINT, groupFull, groupWaits, Placement, readKindMayRunInline, readRunsSliced } from './placement'
+import { type PlacementRecord, type QueryContext, queryChannel, traced, traceLiveRun, Where } from './tracing'
 import type { BackupProgress } from './types'
 import { WriteGroup } from './write-group'
 
@@ -103,7 +104,7 @@ interface Job {
 /** Receives a live query's results: rows, or the error of a run. */
 export type LiveSink = (rows: Row[] | undefined, error: ResqliteError | undefined) => void
 
-export class Engine {
+export class Engine implements PlacementRecord {
   readonly opened: Promise<void>
   readonly #native: NativeDatabase
   /** Sliced reads under way (`#readSliced`): `close` waits for them. */
@@ -142,8 +143,23 @@ export class Engine {
   /** The engine was told to close: it takes no job after that (it would drop it unrun, and its
    * promise would never settle), so one offered then rejects with `ERR_DATABASE_CLOSED`. */
   #closed = false
+  /** Tracing (tracing.ts): the traced call being placed, and where the last call placed went
+   * (a store per call; read only when someone listens). */
+  trace: QueryContext | undefined
+  placed = Where.None
+  readonly database: string
 
-  constructor(path: string, options: EngineOptions) {
+  /** `path`: the file the connections open; `database`: the path the database was opened with
+   * (tracing names it). */
+  /** A traced call settled (tracing.ts `settle`): its caller resumes a microtask turn later, so
+   * that turn counts as one that issued a call, and an open group waits for its next call as it
+   * would untraced (experiments/071). */
+  tracedSettled(): void {
+    this.#issued++
+  }
+
+  constructor(path: string, options: EngineOptions, database = path) {
+    this.database = database
     this.#safeIntegers = options.safeIntegers
     const openId = this.#newId()
     const enc = options.encryption
@@ -197,12 +213,19 @@ export class Engine {
       placement.readInline(this.#readBesideWrites(this.#inline))
     ) {
       const done = this.#inline.read<T>(kind, sql, packed.bytes, packed.length, placement.readOn(), arrays)
-      if (done !== undefined) return done
+      if (done !== undefined) {
+        this.placed = Where.JsThread
+        return done
+      }
     }
     if (this.#inline !== undefined && readRunsSliced(kind, signal, this.functions.defined)) {
       const sliced = this.#readSliced<T>(sql, packed, arrays)
-      if (sliced !== undefined) return sliced
+      if (sliced !== undefined) {
+        this.placed = Where.Sliced
+        return sliced
+      }
     }
+    this.placed = Where.Reader
     return this.#readOnThreads(kind, sql, packed, signal, arrays)
   }
 
@@ -290,7 +313,9 @@ export class Engine {
    * idle (nothing in flight: every writer job now is the transaction's own, so none is ahead of
    * it); undefined when it must go to the writer thread. */
   readInTransaction<T>(kind: JobKind, sql: string, packed: Packed, arrays: boolean): Promise<T> | undefined {
-    return this.#writerIdle()?.read<T>(kind, sql, packed.bytes, packed.length, ReadOn.Transaction, arrays)
+    const done = this.#writerIdle()?.read<T>(kind, sql, packed.bytes, packed.length, ReadOn.Transaction, arrays)
+    if (done !== undefined) this.placed = Where.JsThread
+    return done
   }
 
   /** A transaction's cheap control statement (a deferred BEGIN, SAVEPOINT, a nested RELEASE),
@@ -313,8 +338,11 @@ export class Engine {
     onNoTransaction: ((error: ResqliteError) => void) | undefined,
   ): Promise<T> | undefined {
     this.#placement.wrote()
-    if (onNoTransaction !== undefined)
-      return this.#writerIdle()?.write<T>(sql, packed.bytes, packed.length, onNoTransaction)
+    if (onNoTransaction !== undefined) {
+      const done = this.#writerIdle()?.write<T>(sql, packed.bytes, packed.length, onNoTransaction)
+      if (done !== undefined) this.placed = Where.JsThread
+      return done
+    }
     this.#pendingWrite = undefined
     if (this.#inline === undefined || !this.#placement.writerFinished()) return undefined
     // A group of reads in a row takes no write: it commits first, and the write runs as if it
@@ -325,6 +353,7 @@ export class Engine {
       if (grouped !== null) return grouped
     }
     const done = this.#inline.write<T>(sql, packed.bytes, packed.length, undefined)
+    if (done !== undefined) this.placed = Where.JsThread
     if (done === undefined || this.#words[Mailbox.WritesInFlight] === 0) return done
     // Writes settle in call order: after the writer jobs sent before it, finished but not yet
     // delivered to this thread. A rejection reaches the caller through the chain.
@@ -341,6 +370,7 @@ export class Engine {
     if (group === undefined) return null
     this.#issued++
     const settled = group.add<T>(sql, copyPacked(packed))
+    this.placed = Where.WriteGroup
     this.#pendingWrite = group
     if (groupFull(group)) this.#closeGroup()
     return awaitedAway(settled)
@@ -496,6 +526,7 @@ export class Engine {
   ): Promise<T> {
     this.#closeGroup()
     this.#placement.wrote()
+    this.placed = Where.Writer
     const written = new Promise<T>((resolve, reject) => {
       const id = this.#newId()
       this.#track(id, { kind, sql, resolve, reject, onNoTransaction, polled: true, arrays })
@@ -521,6 +552,7 @@ export class Engine {
     arrays = false,
   ): PageSource<T> {
     this.#closeGroup()
+    this.placed = onNoTransaction === undefined ? Where.Reader : Where.Writer
     const cursor = this.#newId()
     let started = false
     const step = (s: IterateStep, id: number): Promise<Page<T>> =>
@@ -561,7 +593,7 @@ export class Engine {
     // before any later run's completion.
     if (this.#inline !== undefined && this.#placement.readInline(false)) {
       const first = this.#inline.liveStart(id, sql, packed.bytes, packed.length)
-      if (first !== undefined) queueMicrotask(() => this.#deliver(id, first.kind, first.a, first.b))
+      if (first !== undefined) queueMicrotask(() => this.#deliver(id, first.kind, first.a, first.b, Where.JsThread))
       return id
     }
     this.#native.liveStart(id, sql, packed.bytes, packed.length)
@@ -732,7 +764,7 @@ export class Engine {
         b = objects[next++]
       }
       if (kind === Done.LiveRows || kind === Done.LiveError) {
-        this.#deliver(id, kind, a, b)
+        this.#deliver(id, kind, a, b, Where.Reader)
         continue
       }
       const job = this.#jobs.get(id)
@@ -824,21 +856,23 @@ export class Engine {
     )
   }
 
-  #deliver(id: number, kind: Done, a: unknown, b: unknown): void {
+  /** A live query's result (`where`: the run that made it) to its sink; traced as a
+   * `resqlite:query` of its own when someone listens (tracing.ts `traceLiveRun`). */
+  #deliver(id: number, kind: Done, a: unknown, b: unknown, where: Where): void {
     const live = this.#live.get(id)
     if (live === undefined) return // stopped while it ran
-    if (kind === Done.LiveError) {
-      live.sink(undefined, engineError(a as string, b as string, live.sql))
-      return
+    let rows: Row[] | undefined
+    let error: ResqliteError | undefined
+    if (kind === Done.LiveError) error = engineError(a as string, b as string, live.sql)
+    else {
+      try {
+        rows = this.#rows(a, b).all()
+      } catch (failure) {
+        error = failure as ResqliteError
+      }
     }
-    let rows: Row[]
-    try {
-      rows = this.#rows(a, b).all()
-    } catch (error) {
-      live.sink(undefined, error as ResqliteError)
-      return
-    }
-    live.sink(rows, undefined)
+    if (traced(queryChannel)) traceLiveRun(this, live.sql, where, rows?.length, error)
+    live.sink(rows, error)
   }
 
   /** The assembler of a result arriving in parts; `first` is its first part (whose column

@@ -7,6 +7,7 @@ import { abortable } from './abort-listeners'
 import { prepareIterate } from './arguments'
 import { ResqliteError } from './errors'
 import { encodeParams, type Packed, type Params } from './params'
+import { endIteration, type PlacementRecord, type QueryContext, queryChannel, startIteration, traced } from './tracing'
 import type { IterateOptions } from './types'
 
 /** One page, whether it is the last, and the column names. */
@@ -40,12 +41,14 @@ export function iteration<T>(
   options: IterateOptions | undefined,
   open: (packed: Packed, pageRows: number, arrays: boolean) => PageSource<T>,
   blocked: () => ResqliteError | undefined,
+  record: PlacementRecord | undefined,
+  inTransaction: boolean,
 ): RowIterator<T> {
   let args: ReturnType<typeof prepareIterate>
   try {
     args = prepareIterate(sql, options, () => encodeParams(params))
   } catch (error) {
-    return new RowIterator<T>(() => failedSource(error), undefined, String(sql))
+    return new RowIterator<T>(() => failedSource(error), undefined, String(sql), record, inTransaction)
   }
   const { packed, signal, pageRows, arrays } = args
   const start = (): PageSource<T> => {
@@ -60,7 +63,7 @@ export function iteration<T>(
       end: () => blocked() || pages.end(),
     }
   }
-  return new RowIterator<T>(start, signal, sql)
+  return new RowIterator<T>(start, signal, sql, record, inTransaction)
 }
 
 /** The rows of one query, read a page at a time (`db.iterate`, `tx.iterate`): iterate it with
@@ -72,12 +75,25 @@ export class RowIterator<T> implements AsyncIterable<T> {
   readonly #signal: AbortSignal | undefined
   readonly #sql: string
   #columns: string[] | undefined
+  /** Tracing (tracing.ts): where the database records placements, and the iteration's context
+   * once it started traced. */
+  readonly #record: PlacementRecord | undefined
+  readonly #inTransaction: boolean
+  #trace: QueryContext | undefined
 
   /** @internal Made by `Database.iterate` and `Transaction.iterate`. */
-  constructor(open: () => PageSource<T>, signal: AbortSignal | undefined, sql: string) {
+  constructor(
+    open: () => PageSource<T>,
+    signal: AbortSignal | undefined,
+    sql: string,
+    record: PlacementRecord | undefined,
+    inTransaction: boolean,
+  ) {
     this.#open = open
     this.#signal = signal
     this.#sql = sql
+    this.#record = record
+    this.#inTransaction = inTransaction
   }
 
   /** The result's column names, in order (duplicates included): known once the first page has
@@ -105,16 +121,22 @@ export class RowIterator<T> implements AsyncIterable<T> {
       )
     }
     this.#open = undefined
-    return open()
+    if (this.#record === undefined || !traced(queryChannel)) return open()
+    const { source, context } = startIteration(this.#record, this.#sql, this.#inTransaction, open)
+    this.#trace = context
+    return source
   }
 
   async *#pages(source: PageSource<T>): AsyncGenerator<T[], void, undefined> {
     const signal = this.#signal
+    const trace = this.#trace
+    let failure: unknown
     let pending: Promise<Page<T>> | undefined = source.next()
     try {
       while (pending !== undefined) {
         const page: Page<T> = await (signal ? abortable(pending, signal, this.#sql) : pending)
         this.#columns ??= page.columns
+        if (trace !== undefined) trace.rows! += page.rows.length
         // The next page is stepped while the caller works through this one.
         pending = page.last ? undefined : source.next()
         pending?.catch(() => {}) // its failure is seen when it is awaited, below or in finally
@@ -128,8 +150,10 @@ export class RowIterator<T> implements AsyncIterable<T> {
     } catch (error) {
       // A page that failed ended its statement; an abort leaves one page in flight.
       if (!(error instanceof ResqliteError && error.code === 'ABORT_ERR')) pending = undefined
+      failure = error
       throw error
     } finally {
+      if (trace !== undefined) endIteration(trace, failure)
       // Ended early (break, return, a throw, an abort): once the page in flight is back, the
       // statement is freed — unless that page was the last, which freed it already.
       pending?.then(

@@ -14,6 +14,7 @@ import { iteration, type RowIterator } from './iterate'
 import { LiveQueries, LiveQuery } from './live-queries'
 import { JobKind } from './native'
 import { encodeBatch, encodeParams, type Params } from './params'
+import { operationOf, type PlacementRecord, queryChannel, traced, traceQuery, Where } from './tracing'
 import type {
   BatchResult,
   ColumnInfo,
@@ -43,17 +44,27 @@ export class StatementLink {
   /** Runs a call whose arguments the statement checked and packed, where the same `db.*` call
    * would run (database.ts `#runPrepared`). */
   run: RunPrepared
-  constructor(db: Database, run: RunPrepared) {
+  /** Where tracing learns where a call ran (the engine; once closed, only the path), and
+   * whether a call is made inside a transaction body. */
+  record: PlacementRecord
+  inTransaction: () => boolean
+  constructor(db: Database, run: RunPrepared, record: PlacementRecord, inTransaction: () => boolean) {
     this.db = db
     this.run = run
+    this.record = record
+    this.inTransaction = inTransaction
   }
 
   /** The database closed: nothing of it is kept. */
   close(): void {
     this.db = undefined
     this.run = closedRun
+    this.record = { trace: undefined, placed: Where.None, database: this.record.database, tracedSettled: NOTHING }
+    this.inTransaction = () => false
   }
 }
+
+const NOTHING = (): void => {}
 
 type RunPrepared = <T>(kind: JobKind, sql: string, call: PreparedCall) => Promise<T>
 
@@ -145,6 +156,14 @@ export class Statement<T = Row> {
   /** Checks and packs a call's arguments here (so a bad one's error names the caller's frames,
    * not the library's), then runs it where the same `db.*` call would. */
   #run<R>(kind: JobKind, call: CallKind, params: unknown, options: unknown): Promise<R> {
+    if (!traced(queryChannel)) return this.#runUntraced(kind, call, params, options)
+    const link = this.#link
+    return traceQuery(queryChannel, link.record, operationOf(kind), this.#sql, link.inTransaction(), true, () =>
+      this.#runUntraced<R>(kind, call, params, options),
+    )
+  }
+
+  #runUntraced<R>(kind: JobKind, call: CallKind, params: unknown, options: unknown): Promise<R> {
     const link = this.#link
     if (link.db === undefined) return Promise.reject(withCallerFrames(closedError()))
     let prepared: PreparedCall
@@ -164,7 +183,8 @@ export class Statement<T = Row> {
     options?: O,
   ): RowIterator<IteratedRow<R, O>> {
     const db = this.#link.db
-    if (db === undefined) return iteration(this.#sql, params, options, neverOpened, closedError)
+    if (db === undefined)
+      return iteration(this.#sql, params, options, neverOpened, closedError, this.#link.record, false)
     return db.iterate<R, O>(this.#sql, params, options)
   }
 

@@ -15,6 +15,16 @@ import { JobKind } from './native'
 import { copyPacked, encodeBatch, encodeParams, NO_PARAMS, noParams, type Packed, type Params } from './params'
 import { transactionCallInline } from './placement'
 import type { Description } from './statement'
+import {
+  operationOf,
+  queryChannel,
+  sentAfterWaiting,
+  traced,
+  traceOperation,
+  traceQuery,
+  transactionChannel,
+  Where,
+} from './tracing'
 import type {
   BatchResult,
   ColumnInfo,
@@ -110,6 +120,8 @@ export class Turns {
 
 /** What every level of one transaction shares. */
 interface Root {
+  /** The path the database was opened with (for tracing). */
+  database: string
   /** Told of an error that left the writer outside any transaction (sets `rolledBack`). */
   onNoTransaction: (error: ResqliteError) => void
   /** SQLite rolled the transaction back on its own after this error. */
@@ -121,8 +133,9 @@ interface Root {
   ended?: boolean
 }
 
-function newRoot(): Root {
+function newRoot(database: string): Root {
   const root: Root = {
+    database,
     onNoTransaction: (error) => {
       root.rolledBack ??= error
     },
@@ -174,10 +187,10 @@ export class Transaction implements Queryable {
   #finished = false
 
   /** @internal Made by `Database.transaction` and `Transaction.transaction`. */
-  constructor(engine: Engine, context: AsyncLocalStorage<Transaction>, root?: Root, depth = 0) {
+  constructor(engine: Engine, context: AsyncLocalStorage<Transaction>, database: string, root?: Root, depth = 0) {
     this.#engine = engine
     this.#context = context
-    this.#root = root ?? newRoot()
+    this.#root = root ?? newRoot(database)
     this.#depth = depth
   }
 
@@ -229,6 +242,8 @@ export class Transaction implements Queryable {
       options,
       (packed, pageRows, arrays) => this.#engine.iterate<R>(sql, packed, pageRows, this.#root.onNoTransaction, arrays),
       () => this.#unusable() ?? this.#failure(),
+      this.#engine,
+      true,
     )
   }
 
@@ -269,6 +284,16 @@ export class Transaction implements Queryable {
    *   an `ERR_INVALID_ARG_VALUE`).
    * @inheritDoc */
   transaction<T>(body: (tx: Transaction) => Promise<T>, options?: Pick<TransactionOptions, never>): Promise<T> {
+    if (!traced(transactionChannel)) return this.#savepoint(body, options)
+    return traceOperation(transactionChannel, { operation: 'savepoint', database: this.#root.database }, () =>
+      this.#savepoint(body, options),
+    )
+  }
+
+  #savepoint<T>(
+    body: (tx: Transaction) => Promise<T>,
+    options: Pick<TransactionOptions, never> | undefined,
+  ): Promise<T> {
     if (inFunction()) return rejected(callInFunctionError())
     const unusable = this.#unusable()
     if (unusable) return Promise.reject(unusable)
@@ -429,7 +454,7 @@ export class Transaction implements Queryable {
       this.#turns.release()
       return Promise.reject(error)
     }
-    return new Transaction(this.#engine, this.#context, this.#root, depth).#runLevel(
+    return new Transaction(this.#engine, this.#context, this.#root.database, this.#root, depth).#runLevel(
       body,
       level,
       begun,
@@ -439,6 +464,21 @@ export class Transaction implements Queryable {
   }
 
   #op<T>(
+    kind: JobKind,
+    sql: string,
+    pack: (params: unknown) => Packed,
+    params: unknown,
+    options: QueryOptions | ExecuteOptions | undefined,
+  ): Promise<T> {
+    if (traced(queryChannel) && operationOf(kind) !== '') {
+      return traceQuery(queryChannel, this.#engine, operationOf(kind), sql, true, false, () =>
+        this.#opUntraced<T>(kind, sql, pack, params, options),
+      )
+    }
+    return this.#opUntraced(kind, sql, pack, params, options)
+  }
+
+  #opUntraced<T>(
     kind: JobKind,
     sql: string,
     pack: (params: unknown) => Packed,
@@ -480,11 +520,14 @@ export class Transaction implements Queryable {
       return this.#send<T>(sql, kind, packed, arrays)
     }
     if (!this.#turns.free) packed = copyPacked(packed)
+    const trace = this.#engine.trace
+    this.#engine.placed = Where.Writer
     const queued = new Promise<T>((resolve, reject) => {
       // A read on the writer is not interrupted (that could disturb the transaction); an abort
       // settles the promise at once and the result is dropped.
       const unlisten = signal ? whenAborted(signal, () => reject(abortError(signal, sql))) : () => {}
       this.#turns.write(() => {
+        sentAfterWaiting(trace)
         this.#send<T>(sql, kind, packed, arrays).then(resolve, reject).finally(unlisten)
       })
     })

@@ -16,8 +16,23 @@ const { Database } = await import(pathToFileURL(join(root, 'dist/esm/index.mjs')
 // (ab.mjs --callgrind), where everything runs so much slower that small work overruns the default.
 // RESQLITE_BENCH_SYNCHRONOUS: the `synchronous` option ('full'), for what durability costs
 // (docs/api.md "Durability").
+// RESQLITE_BENCH_TRACE=1: a subscriber that does nothing on every event of the tracing channels
+// (docs/tracing.md), for what listening costs (ab.mjs --subscribe, experiments/071).
 const inlineBudget = process.env.RESQLITE_BENCH_INLINE_BUDGET
 const synchronous = process.env.RESQLITE_BENCH_SYNCHRONOUS
+if (process.env.RESQLITE_BENCH_TRACE === '1') {
+  const { tracingChannel } = await import('node:diagnostics_channel')
+  const nothing = () => {}
+  for (const name of ['query', 'transaction', 'open', 'close']) {
+    tracingChannel(`resqlite:${name}`).subscribe({
+      start: nothing,
+      end: nothing,
+      asyncStart: nothing,
+      asyncEnd: nothing,
+      error: nothing,
+    })
+  }
+}
 
 export async function open(path, { versions = true, ...options } = {}) {
   const db = await Database.open(path, {

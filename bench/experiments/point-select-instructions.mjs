@@ -12,12 +12,25 @@
 // `--single-threaded` compiles on the main thread as it goes (no background JIT finishing at
 // a different point each run); the 10 ms budget keeps valgrind's slowness from moving reads
 // off the JS thread. `sql`: the same calls as `db.selectOne(sql, params)`.
+// RESQLITE_BENCH_TRACE=1: with a subscriber that does nothing on every event of resqlite:query
+// (experiments/071, what listening costs).
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 
 const [root = '.', calls = '10000', kind = 'stmt'] = process.argv.slice(2)
+if (process.env.RESQLITE_BENCH_TRACE === '1') {
+  const { tracingChannel } = await import('node:diagnostics_channel')
+  const nothing = () => {}
+  tracingChannel('resqlite:query').subscribe({
+    start: nothing,
+    end: nothing,
+    asyncStart: nothing,
+    asyncEnd: nothing,
+    error: nothing,
+  })
+}
 const { Database } = await import(pathToFileURL(join(resolve(root), 'dist/esm/index.mjs')).href)
 const db = await Database.open(join(mkdtempSync(join(tmpdir(), 'point-select-')), 'x.db'), {
   readers: 2,
