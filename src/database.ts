@@ -149,6 +149,12 @@ export class Database implements Queryable {
     return this.#readonly
   }
 
+  /** The engine's threads, which every `Database` in the process shares, and the open
+   * databases' connections and queues (docs/api.md "Many databases"). */
+  static processDiagnostics(): ProcessDiagnostics {
+    return binding.processDiagnostics()
+  }
+
   /** Opens (creating if needed) the database at `path`: its writer's connection (which sets up
    * WAL mode, the encryption key, `attach`), then the JS thread's, on one of the engine's
    * threads; the readers' connections open as reads need them. The promise settles when both
@@ -162,12 +168,6 @@ export class Database implements Queryable {
    *   for an encrypted database opened without its key, …), `ERR_INVALID_PATH`,
    *   `ERR_ENCRYPTION_KEY`, `ERR_ENCRYPTION_CONFIG`, `ERR_WAL_UNAVAILABLE`, `ERR_EXTENSION`, or a
    *   `TypeError`/`RangeError` for a bad option; connections already opened are closed. */
-  /** The engine's threads, which every `Database` in the process shares, and the open
-   * databases' connections and queues (docs/api.md "Many databases"). */
-  static processDiagnostics(): ProcessDiagnostics {
-    return binding.processDiagnostics()
-  }
-
   static open(path: string, options?: OpenOptions): Promise<Database> {
     if (!traced(openChannel)) return Database.#open(path, options)
     // A path that is no string is refused by #open; its context names none.
