@@ -29,6 +29,7 @@ import {
   type Functions,
   inFunction,
   rejected,
+  type SqlFunction,
 } from './functions'
 import { iteration, type PageSource, type RowIterator } from './iterate'
 import { LiveQueries, LiveQuery } from './live-queries'
@@ -223,7 +224,7 @@ export class Database implements Queryable {
    * (docs/api.md "Functions"). Unlike the calls that run SQL, it is synchronous: a bad argument
    * throws, and so does a closed database.
    * @returns this database, for chaining. */
-  function(name: string, fn: (...args: never[]) => unknown, options?: FunctionOptions): this {
+  function(name: string, fn: SqlFunction, options?: FunctionOptions): this {
     this.#functionsOpen().defineScalar(name, fn, options)
     return this
   }

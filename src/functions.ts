@@ -22,15 +22,24 @@ export interface FunctionOptions {
   directOnly?: boolean
 }
 
+/** A SQL function's JavaScript body: it takes the SQL arguments (docs/api.md "Functions" says
+ * which JavaScript value each SQL value arrives as) and returns its result. Its parameters are
+ * `any` so that a callback written as users write one, `(s) => s.toLowerCase()` or
+ * `(s: string) => …`, type-checks under `strict`: what SQL passes is known only at run time. */
+// biome-ignore lint/suspicious/noExplicitAny: see above
+export type SqlFunction = (...args: any[]) => unknown
+
 /** `db.aggregate`'s definition: an aggregate, and a window function too when `inverse` is given. */
 export interface AggregateOptions<A = unknown> extends FunctionOptions {
   /** The accumulator's first value, or a function called for each group to make it. Default null. */
   start?: A | (() => A)
   /** Called for each row with the accumulator and the row's arguments; returns the next
    * accumulator (`undefined` keeps it as it is). */
-  step: (accumulator: A, ...args: never[]) => A | undefined
+  // biome-ignore lint/suspicious/noExplicitAny: as SqlFunction's
+  step: (accumulator: A, ...args: any[]) => A | undefined
   /** A window function's: undoes `step` for a row leaving the window. */
-  inverse?: (accumulator: A, ...args: never[]) => A | undefined
+  // biome-ignore lint/suspicious/noExplicitAny: as SqlFunction's
+  inverse?: (accumulator: A, ...args: any[]) => A | undefined
   /** Turns the accumulator into the result. Default: the accumulator is the result. */
   result?: (accumulator: A) => unknown
 }

@@ -2,7 +2,7 @@
 // defines it.
 export { Database } from './database'
 export { ResqliteError, type ResqliteErrorCode } from './errors'
-export type { AggregateOptions, FunctionOptions } from './functions'
+export type { AggregateOptions, FunctionOptions, SqlFunction } from './functions'
 export type { RowIterator } from './iterate'
 export type {
   LiveQuery,
