@@ -72,6 +72,20 @@ export class Held {
     })
   }
 
+  /** Commits (or rolls back) `levels[at]` and every level inside it, innermost first, and
+   * takes them off `levels`; rejects with the first failure once all have ended. */
+  static async endFrom(levels: Held[], at: number, commit: boolean): Promise<void> {
+    let failure: unknown
+    for (const level of levels.splice(at).reverse()) {
+      try {
+        await level.end(commit)
+      } catch (error) {
+        failure ??= error
+      }
+    }
+    if (failure !== undefined) throw failure
+  }
+
   /** Commits (`commit`) or rolls back the level; resolves once it is done. A failed COMMIT
    * rejects with its error; rolling back what SQLite already rolled back succeeds. */
   async end(commit: boolean): Promise<void> {

@@ -345,14 +345,6 @@ class ResqliteConnection implements DatabaseConnection {
   /** Commits (or rolls back) level `at` and every level inside it, innermost first. */
   async end(at: number, commit: boolean): Promise<void> {
     if (this.levels.length <= at) throw notInTransaction(commit ? 'commit' : 'rollback')
-    let failure: unknown
-    for (const level of this.levels.splice(at).reverse()) {
-      try {
-        await level.end(commit)
-      } catch (error) {
-        failure ??= error
-      }
-    }
-    if (failure !== undefined) throw failure
+    await Held.endFrom(this.levels, at, commit)
   }
 }

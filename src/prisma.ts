@@ -363,15 +363,9 @@ class ResqliteTransaction_ extends ResqliteQueryable implements Prisma.Transacti
         `${commit ? 'commit' : 'rollback'}: the transaction has ended`,
       )
     }
-    let failure: unknown
-    for (const level of this.#levels.splice(at).reverse()) {
-      try {
-        await level.end(commit)
-      } catch (error) {
-        failure ??= error
-      }
-    }
-    if (failure !== undefined) throw driverError(failure)
+    await Held.endFrom(this.#levels, at, commit).catch((error) => {
+      throw driverError(error)
+    })
   }
 }
 

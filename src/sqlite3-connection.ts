@@ -221,15 +221,7 @@ export class Connection {
 
   /** Commits (or rolls back) level `at` and every level inside it, innermost first. */
   async #end(at: number, commit: boolean): Promise<void> {
-    let failure: unknown
-    for (const level of this.#levels.splice(at).reverse()) {
-      try {
-        await level.end(commit)
-      } catch (error) {
-        failure ??= error
-      }
-    }
-    if (failure !== undefined) throw failure
+    await Held.endFrom(this.#levels, at, commit)
   }
 }
 

@@ -9,6 +9,7 @@ import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, test } from 'node:test'
+import { prng } from './helpers.mjs'
 
 const require = createRequire(import.meta.url)
 const resqlite3 = require('../dist/cjs/sqlite3.js')
@@ -18,21 +19,9 @@ const real = existsSync(realPath) ? require(realPath) : undefined
 const dir = mkdtempSync(join(tmpdir(), 'resqlite-sqlite3-diff-'))
 after(() => rmSync(dir, { recursive: true, force: true }))
 
-/** Mulberry32: the same program for both modules. */
-function rng(seed) {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
-
 /** The program: a list of [method, sql, params]. Transaction statements stay balanced. */
 function program(seed, length) {
-  const rand = rng(seed)
+  const rand = prng(seed) // the same program for both modules
   const pick = (n) => Math.floor(rand() * n)
   const steps = [['run', 'CREATE TABLE t (id INTEGER PRIMARY KEY, k INTEGER UNIQUE, v TEXT)', []]]
   let depth = 0
