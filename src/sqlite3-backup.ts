@@ -152,8 +152,10 @@ export class Backup extends EventEmitter {
       if (this.#holding) await this.#copy(pages, where, retry)
       if (this.#status === DONE) this.#completed = true
       else if (!this.#holding) this.#failed = true
-      if (this.#status !== OK && this.#status !== DONE) this.#errorTo(this.#error!, callback)
-      else call(callback, this, null, this.#status === DONE)
+      await inTick(() => {
+        if (this.#status !== OK && this.#status !== DONE) this.#errorTo(this.#error!, callback)
+        else call(callback, this, null, this.#status === DONE)
+      })
     }, callback)
     return this
   }
@@ -191,7 +193,7 @@ export class Backup extends EventEmitter {
     }
     this.#schedule(async () => {
       this.#finishAll()
-      call(callback, this)
+      await inTick(() => call(callback, this))
     }, callback)
     return this
   }
@@ -207,11 +209,15 @@ export class Backup extends EventEmitter {
     if (!this.#inited || this.#locked) return
     const next = this.#queue.shift()
     if (next === undefined) return
+    // Counted among the Database's calls, as sqlite3 counts it: a close() waits for the step
+    // (and then refuses only if the backup still holds the database).
     this.#locked = true
-    next.run().finally(() => {
-      this.#locked = false
-      this.#process()
-    })
+    this.#db.alongside(() =>
+      next.run().finally(() => {
+        this.#locked = false
+        this.#process()
+      }),
+    )
   }
 
   /** Calls made after the finish fail with sqlite3's words, an 'error' event when none of them

@@ -275,6 +275,13 @@ export class Database extends EventEmitter {
     this.#schedule(work, exclusive)
   }
 
+  /** Runs `work` (which never rejects) now, ahead of the calls waiting, counted among those
+   * running so that a close or an exclusive call waits for it: a Backup's step or finish, as
+   * sqlite3 runs them beside its queue. */
+  alongside(work: Work): void {
+    this.#start(work)
+  }
+
   #traced<T>(sql: string, work: () => Promise<T>): Promise<T> {
     if (this.#tracing) this.emit('trace', sql)
     if (!this.#profiling) return work()
