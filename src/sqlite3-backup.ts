@@ -205,7 +205,10 @@ export class Backup extends EventEmitter {
   }
 
   #process(): void {
-    if (this.#finished) return this.#cleanQueue()
+    if (this.#finished) {
+      this.#cleanQueue()
+      return
+    }
     if (!this.#inited || this.#locked) return
     const next = this.#queue.shift()
     if (next === undefined) return

@@ -161,6 +161,19 @@ test('close waits for a running step, and closes once the backup finished by its
   assert.ok(existsSync(dest))
 })
 
+test("the copy holds committed writes only: an open SQL transaction's are not in it", async () => {
+  const db = await source()
+  const dest = file()
+  await call(db, 'exec', "BEGIN; INSERT INTO t (v) VALUES ('uncommitted')")
+  await call(db.backup(dest), 'step', -1)
+  await call(db, 'exec', 'COMMIT')
+  assert.deepEqual(await rows(db, 'SELECT count(*) AS n FROM t'), [{ n: 2001 }])
+  await call(db, 'close')
+  const copy = await open(dest)
+  assert.deepEqual(await rows(copy, 'SELECT count(*) AS n FROM t'), [{ n: 2000 }])
+  await call(copy, 'close')
+})
+
 test('a destination that exists is refused and left as it was; the backup fails and lets the database go', async () => {
   const db = await source()
   const dest = file()
