@@ -6,7 +6,8 @@
 // are sqlite3's.
 import { EventEmitter } from 'node:events'
 import { checkBackup } from './arguments'
-import type { Database } from './sqlite3'
+// A cycle (sqlite3.ts makes Backups), used only once both modules are loaded.
+import { Database } from './sqlite3'
 import { type Callback, call, inTick, site } from './sqlite3-args'
 import { RESULT_CODES, refusal, type Sqlite3Error, toSqlite3Error } from './sqlite3-errors'
 
@@ -54,6 +55,7 @@ export class Backup extends EventEmitter {
     callback?: Callback,
   ) {
     super()
+    if (!(db instanceof Database)) throw typeError('Backup: the first argument must be a resqlite/sqlite3 Database')
     if (typeof filename !== 'string') throw typeError('backup: the filename must be a string')
     if (typeof sourceName !== 'string') throw typeError('backup: the source database name must be a string')
     if (typeof destName !== 'string') throw typeError('backup: the destination database name must be a string')

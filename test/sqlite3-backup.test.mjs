@@ -216,6 +216,7 @@ test('database names other than main are refused; bad arguments throw TypeError'
   assert.equal((await queued).code, 'ERR_INVALID_ARG_VALUE')
   assert.equal(backup.failed, true)
   assert.throws(() => db.backup(42), { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE' })
+  assert.throws(() => new sqlite3.Backup({}, file(), 'main', 'main', true), { name: 'TypeError', message: /Database/ })
   assert.throws(() => db.backup(file(), 'main', 'main', 'yes'), { name: 'TypeError', message: /filenameIsDest/ })
   const fine = db.backup(file())
   assert.throws(() => fine.step('all'), { name: 'TypeError', message: /pages must be an integer/ })
