@@ -26,13 +26,14 @@ import {
   unboundAsNull,
   type Work,
 } from './sqlite3-args'
+import { Backup, DEFAULT_RETRY_ERRORS } from './sqlite3-backup'
 import { Connection, changesOf, parse } from './sqlite3-connection'
 import { LIMITS, OPEN_FLAGS, RESULT_CODES, refusal, type Sqlite3Error, toSqlite3Error } from './sqlite3-errors'
 import { ONE_SHOT, Statement } from './sqlite3-statement'
 import type { OpenOptions, Row } from './types'
 
 export type { Sqlite3Error } from './sqlite3-errors'
-export { Statement }
+export { Backup, Statement }
 
 /** Rows of an `each` read fetched at a time: a page per event-loop turn, so memory stays flat. */
 const EACH_PAGE = 256
@@ -63,6 +64,8 @@ export class Database extends EventEmitter {
   #profiling = false
   /** Statements prepared and not finalized: sqlite3 refuses to close while there are some. */
   readonly prepared = new Set<Statement>()
+  /** Backups started and not finished: sqlite3 refuses to close while there are some too. */
+  readonly backups = new Set<Backup>()
   readonly filename: string
   readonly mode: number
 
@@ -272,6 +275,13 @@ export class Database extends EventEmitter {
     this.#schedule(work, exclusive)
   }
 
+  /** Runs `work` (which never rejects) now, ahead of the calls waiting, counted among those
+   * running so that a close or an exclusive call waits for it: a Backup's step or finish, as
+   * sqlite3 runs them beside its queue. */
+  alongside(work: Work): void {
+    this.#start(work)
+  }
+
   #traced<T>(sql: string, work: () => Promise<T>): Promise<T> {
     if (this.#tracing) this.emit('trace', sql)
     if (!this.#profiling) return work()
@@ -460,6 +470,18 @@ export class Database extends EventEmitter {
     this.#interrupt = new AbortController()
   }
 
+  /** `backup(filename, callback?)`: a {@link Backup} of the database into the new file
+   * `filename`; or sqlite3's full form, `backup(filename, sourceName, destName, filenameIsDest,
+   * callback?)`, of which resqlite takes `'main'`, `'main'`, `true`. */
+  backup(filename: string, ...args: unknown[]): Backup {
+    const backup =
+      args.length <= 1
+        ? new Backup(this, filename, 'main', 'main', true, args[0] as Callback | undefined)
+        : new Backup(this, filename, args[0] as string, args[1] as string, args[2] as boolean, args[3] as Callback)
+    backup.retryErrors = [...DEFAULT_RETRY_ERRORS]
+    return backup
+  }
+
   /** Calls `callback` once every call before it has completed. */
   wait(callback?: Callback): this {
     this.#schedule(async () => call(callback, this, null), true)
@@ -473,7 +495,7 @@ export class Database extends EventEmitter {
       let error: Sqlite3Error | null = null
       try {
         const connection = this.connection()
-        if (this.prepared.size > 0) {
+        if (this.prepared.size > 0 || this.backups.size > 0) {
           throw new ResqliteError('SQLITE_BUSY', 'unable to close due to unfinalized statements or unfinished backups')
         }
         this.#closing = true

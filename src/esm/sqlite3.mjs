@@ -4,7 +4,7 @@
 import cjs from '../cjs/sqlite3.js'
 
 export default cjs
-export const { Database, Statement, cached, verbose } = cjs
+export const { Database, Statement, Backup, cached, verbose } = cjs
 export const { OPEN_READONLY, OPEN_READWRITE, OPEN_CREATE, OPEN_URI, OPEN_FULLMUTEX, OPEN_SHAREDCACHE } = cjs
 export const { OPEN_PRIVATECACHE } = cjs
 export const { OK, ERROR, INTERNAL, PERM, ABORT, BUSY, LOCKED, NOMEM, READONLY, INTERRUPT } = cjs
