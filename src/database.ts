@@ -40,11 +40,10 @@ import { type Description, prepareStatement, type Statement, StatementLink } fro
 import {
   closeChannel,
   openChannel,
-  operationOf,
   placedLater,
-  queryChannel,
   sentAfterWaiting,
   traced,
+  tracedQuery,
   traceOperation,
   traceQuery,
   transactionChannel,
@@ -642,8 +641,9 @@ export class Database implements Queryable {
   }
 
   #read<T>(kind: JobKind, sql: string, params: Params | undefined, options: QueryOptions | undefined): Promise<T> {
-    if (traced(queryChannel) && operationOf(kind) !== '') {
-      return traceQuery(queryChannel, this.#engine, operationOf(kind), sql, false, false, () =>
+    const operation = tracedQuery(kind)
+    if (operation !== undefined) {
+      return traceQuery(this.#engine, operation, sql, false, false, () =>
         this.#readUntraced<T>(kind, sql, params, options),
       )
     }
@@ -771,8 +771,9 @@ export class Database implements Queryable {
     params: unknown,
     options?: ExecuteOptions,
   ): Promise<T> {
-    if (traced(queryChannel) && operationOf(kind) !== '') {
-      return traceQuery(queryChannel, this.#engine, operationOf(kind), sql, false, false, () =>
+    const operation = tracedQuery(kind)
+    if (operation !== undefined) {
+      return traceQuery(this.#engine, operation, sql, false, false, () =>
         this.#writeUntraced<T>(kind, sql, pack, params, options),
       )
     }

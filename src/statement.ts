@@ -14,7 +14,7 @@ import { iteration, type RowIterator } from './iterate'
 import { LiveQueries, LiveQuery } from './live-queries'
 import { JobKind } from './native'
 import { encodeBatch, encodeParams, type Params } from './params'
-import { operationOf, type PlacementRecord, queryChannel, traced, traceQuery, Where } from './tracing'
+import { type PlacementRecord, tracedQuery, traceQuery, Where } from './tracing'
 import type {
   BatchResult,
   ColumnInfo,
@@ -156,9 +156,10 @@ export class Statement<T = Row> {
   /** Checks and packs a call's arguments here (so a bad one's error names the caller's frames,
    * not the library's), then runs it where the same `db.*` call would. */
   #run<R>(kind: JobKind, call: CallKind, params: unknown, options: unknown): Promise<R> {
-    if (!traced(queryChannel)) return this.#runUntraced(kind, call, params, options)
+    const operation = tracedQuery(kind)
+    if (operation === undefined) return this.#runUntraced(kind, call, params, options)
     const link = this.#link
-    return traceQuery(queryChannel, link.record, operationOf(kind), this.#sql, link.inTransaction(), true, () =>
+    return traceQuery(link.record, operation, this.#sql, link.inTransaction(), true, () =>
       this.#runUntraced<R>(kind, call, params, options),
     )
   }

@@ -129,6 +129,14 @@ export function traced(channels: Channels | undefined): channels is Channels {
   )
 }
 
+/** The operation a query call of `kind` is traced as, or undefined when nobody listens to
+ * `resqlite:query` (or `kind` is no query call): then the call takes its untraced path. */
+export function tracedQuery(kind: JobKind): string | undefined {
+  if (!traced(queryChannel)) return undefined
+  const operation = operationOf(kind)
+  return operation === '' ? undefined : operation
+}
+
 /** What records where the call it runs was placed: the engine. `trace` is the traced call
  * running now (set only while it runs its synchronous part), `placed` where the engine put the
  * last call it placed, `database` the path the database was opened with. */
@@ -150,7 +158,6 @@ export function queryContext(operation: string, sql: unknown, database: string):
  * the stores subscribers bound to `start`), `asyncStart` and `asyncEnd` once its promise
  * settles. `record` is the engine: where it placed the call ends up in the context. */
 export function traceQuery<T>(
-  channels: Channels,
   record: PlacementRecord,
   operation: string,
   sql: unknown,
@@ -158,6 +165,7 @@ export function traceQuery<T>(
   prepared: boolean,
   run: () => Promise<T>,
 ): Promise<T> {
+  const channels = queryChannel! // its caller asked tracedQuery, which found it
   const context = queryContext(operation, sql, record.database)
   if (inTransaction) context.transaction = true
   if (prepared) context.prepared = true

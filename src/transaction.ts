@@ -15,16 +15,7 @@ import { JobKind } from './native'
 import { copyPacked, encodeBatch, encodeParams, NO_PARAMS, noParams, type Packed, type Params } from './params'
 import { transactionCallInline } from './placement'
 import type { Description } from './statement'
-import {
-  operationOf,
-  queryChannel,
-  sentAfterWaiting,
-  traced,
-  traceOperation,
-  traceQuery,
-  transactionChannel,
-  Where,
-} from './tracing'
+import { sentAfterWaiting, traced, tracedQuery, traceOperation, traceQuery, transactionChannel, Where } from './tracing'
 import type {
   BatchResult,
   ColumnInfo,
@@ -470,8 +461,9 @@ export class Transaction implements Queryable {
     params: unknown,
     options: QueryOptions | ExecuteOptions | undefined,
   ): Promise<T> {
-    if (traced(queryChannel) && operationOf(kind) !== '') {
-      return traceQuery(queryChannel, this.#engine, operationOf(kind), sql, true, false, () =>
+    const operation = tracedQuery(kind)
+    if (operation !== undefined) {
+      return traceQuery(this.#engine, operation, sql, true, false, () =>
         this.#opUntraced<T>(kind, sql, pack, params, options),
       )
     }
