@@ -112,6 +112,7 @@ if (!callgrind) {
           `--resqlite=${sides[side].dir}`,
           `--out=${out}`,
           `--label=ab-${side}`,
+          '--samples', // the rounds' samples: the ratio's interval is bootstrapped from them
         ],
         { stdio: ['ignore', 'ignore', 'inherit'], env: sideEnv(side) },
       )
@@ -208,7 +209,9 @@ if (!callgrind) {
 rmSync(work, { recursive: true, force: true })
 const text = lines.join('\n')
 console.log(text)
-const dir = join(BENCH, 'results', 'scratch')
+// Not committed (bench/results/local is ignored): an experiment that cites the table moves it to
+// bench/results/scratch/ (CONTRIBUTING.md).
+const dir = join(BENCH, 'results', 'local')
 mkdirSync(dir, { recursive: true })
 const file = join(
   dir,

@@ -6,7 +6,8 @@
 //   --repeat=N          run every (lane, library) N times, alternating library order; pool samples
 //   --label=<name>      names the results files
 //   --compare-to=<file> compare this run to an earlier results file (bench/compare.mjs)
-//   --out=<dir>         where results go (default bench/results)
+//   --out=<dir>         where results go (default bench/results/local, not committed)
+//   --samples           keep each metric's samples in the JSON (npm run ab needs them)
 //   --resqlite=<dir>    the resqlite checkout whose build to run (default: this one)
 // Installs bench deps if missing, generates the data once, runs every (lane, library) in its
 // own Node 24 child process on a fresh copy of the same database, prints a table and writes
@@ -20,6 +21,7 @@ import { fileURLToPath } from 'node:url'
 import { compare, formatComparison } from './compare.mjs'
 import { LANE_LIBRARIES, LANES, QUICK_LANES, supports } from './lanes/index.mjs'
 import { consoleReport, flatCases, markdownReport, REFERENCE_LIB } from './report.mjs'
+import { writeResults } from './results-file.mjs'
 import { keepSamples, summarize } from './stats.mjs'
 import { TARGETS } from './targets.mjs'
 
@@ -56,6 +58,7 @@ const flag = (name) => argv.includes(`--${name}`)
 const smoke = flag('smoke')
 const quick = flag('quick')
 const config = smoke ? 'smoke' : quick ? 'quick' : 'full'
+const keepRawSamples = flag('samples')
 const label = arg('label', smoke ? 'smoke' : quick ? 'quick' : 'run')
 const repeat = Math.max(1, Number(arg('repeat', '1')))
 const compareTo = arg('compare-to')
@@ -72,7 +75,9 @@ if (laneNames.length === 0)
 const libs = arg('libs', Object.keys(LIBRARIES).join(',')).split(',')
 for (const l of libs)
   if (!(l in LIBRARIES)) throw new Error(`unknown library ${l}; libraries: ${Object.keys(LIBRARIES)}`)
-const outDir = smoke ? mkdtempSync(join(os.tmpdir(), 'resqlite-smoke-')) : resolve(arg('out', join(BENCH, 'results')))
+const outDir = smoke
+  ? mkdtempSync(join(os.tmpdir(), 'resqlite-smoke-'))
+  : resolve(arg('out', join(BENCH, 'results', 'local')))
 
 // ---- dependencies
 function ensureDeps() {
@@ -185,7 +190,7 @@ const durationS = (Date.now() - started) / 1000
 if (nativeBefore && nativeHash() !== nativeBefore)
   problems.push('native/resqlite.node changed during the run: resqlite results mix two builds')
 
-// ---- merge repeats; summarize samples (every sample; a bounded subsample is kept in the file)
+// ---- merge repeats; summarize samples (every sample; a bounded subsample is kept, written with --samples)
 const results = []
 let failures = 0 // lanes that broke, and results that differ: these fail the run
 for (const lane of laneNames) {
@@ -218,8 +223,8 @@ for (const lane of laneNames) {
         if (c0.rssFirst !== undefined) c.rssFirst = Math.max(...all.map((x) => x.rssFirst))
         if (repeat > 1) {
           c.repeatMedians = all.map((x) => summarize(x.samples.wall).median)
-          // Each repeat's own samples (at most 100, evenly spaced, so a full suite's file stays
-          // small): targets.mjs pairs the repeats of two libraries, which ran one after the
+          // Each repeat's own samples (at most 100, evenly spaced; in the file with --samples
+          // only): targets.mjs pairs the repeats of two libraries, which ran one after the
           // other, for a ratio's interval.
           c.repeatSamples = Object.fromEntries(
             ['wall', 'js'].filter((k) => samples[k]).map((k) => [k, all.map((x) => keepSamples(x.samples[k], 100))]),
@@ -316,7 +321,7 @@ if (res.comparison) console.log(`\n${res.comparison.text}`)
 mkdirSync(outDir, { recursive: true })
 const stem = join(outDir, `${environment.date.replace(/:/g, '-')}-${label}`)
 writeFileSync(`${stem}.md`, markdownReport(res))
-writeFileSync(`${stem}.json`, `${JSON.stringify(res, null, 1)}\n`)
+writeResults(stem, res, { samples: keepRawSamples })
 if (smoke) {
   rmSync(outDir, { recursive: true, force: true })
   console.log(`smoke: ${results.length} (lane, library) runs, results not kept`)

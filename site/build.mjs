@@ -1,5 +1,5 @@
 // Builds the benchmark dashboard: npm run site [-- --results=<dir> --out=<dir>]
-// Reads the results files (bench/results/*.json; scratch/ is left out) and the experiments
+// Reads the results files (bench/results/*.json; scratch/ and local/ are left out) and the experiments
 // index, writes <out>/index.html + data.js + app.js + style.css and a copy of Chart.js from
 // node_modules (no CDN: the page works offline, from file://). Default out: site/dist
 // (generated, not committed).

@@ -1,11 +1,12 @@
 // The benchmark dashboard (site/) in a real browser: Debian's chromium driven by
-// playwright-core. Builds the page from the committed results into a temp dir, opens it from
-// file:// (as a reader would, offline), and checks that every chart has data, that the
-// experiments filter works and that nothing was logged as an error. Saves a screenshot to
-// test-output/site.png. Fails (does not skip) when chromium is missing (test/chromium.mjs).
-// SITE_RESULTS=<dir> builds from another results directory (to try the page on other runs).
-// The peer comparison comes from the latest suite run (site/build.mjs), so a partial or quick
-// run left in bench/results changes nothing here; the first test checks that rule on its own.
+// playwright-core. Builds the page from test/fixtures/bench-results (two release runs in the
+// compact form run.mjs writes, cut down to two libraries and one case of seven lanes: see its
+// README.md) into a temp dir, opens it from file:// (as a reader would, offline), and checks
+// that every chart has data, that the experiments filter works and that nothing was logged as
+// an error. Saves a screenshot to test-output/site.png. Fails (does not skip) when chromium is
+// missing (test/chromium.mjs). SITE_RESULTS=<dir> builds from another results directory (to
+// try the page on other runs, e.g. bench/results). The peer comparison comes from the latest
+// suite run (site/build.mjs); the first test checks that rule on its own.
 
 import assert from 'node:assert/strict'
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -17,7 +18,7 @@ import { build, loadRuns, markSuiteRuns } from '../site/build.mjs'
 import { launchChromium } from './chromium.mjs'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
-const RESULTS = join(ROOT, 'bench/results')
+const RESULTS = join(ROOT, 'test/fixtures/bench-results')
 
 // A results file as run.mjs writes it, reduced to what the dashboard reads.
 const runFile = ({ label, config, scope, date, lanes, libs }) => ({
@@ -39,11 +40,11 @@ const runFile = ({ label, config, scope, date, lanes, libs }) => ({
 test('dashboard: peers come from the latest suite run, not a later partial or quick run', () => {
   const dir = mkdtempSync(join(tmpdir(), 'resqlite-site-runs-'))
   try {
-    // The committed suite run the page uses, then later runs that must not replace it.
+    // The fixtures' suite run the page uses, then later runs that must not replace it.
     const suite = markSuiteRuns(loadRuns(RESULTS))
       .filter((r) => r.suite)
       .at(-1)
-    assert.ok(suite, 'bench/results holds no suite run')
+    assert.ok(suite, `${RESULTS} holds no suite run`)
     copyFileSync(join(RESULTS, suite.file), join(dir, suite.file))
     const later = (n) => new Date(Date.parse(suite.date) + n * 60_000).toISOString()
     const write = (r) =>
@@ -96,7 +97,7 @@ test('dashboard: every chart has data, the filter works, no console errors', asy
   const out = mkdtempSync(join(tmpdir(), 'resqlite-site-'))
   const browser = await launchChromium()
   try {
-    build({ out, ...(process.env.SITE_RESULTS ? { results: process.env.SITE_RESULTS } : {}) })
+    build({ out, results: process.env.SITE_RESULTS ?? RESULTS })
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } })
     const errors = []
     page.on('console', (m) => m.type() === 'error' && errors.push(`console: ${m.text()}`))
