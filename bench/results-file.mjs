@@ -3,13 +3,13 @@
 // the run's checks, targets and comparison. The samples behind the summaries (`samples`, and
 // `repeatSamples` with --repeat) only when asked for (`--samples`): `npm run ab` pools them over
 // its rounds; the dashboard, the README tables and --compare-to read the summaries alone.
-// A full suite's file: about 165 KB, where indented JSON with samples took 2.1 MB.
+// A full suite's file: about 160 KB, where indented JSON with samples took 2.1 MB.
 import { writeFileSync } from 'node:fs'
 
 // Significant digits kept for fractional numbers: the timer's resolution is far coarser, and
 // the reports print at most 4. Subtracting two performance.now() readings leaves 17-digit noise
 // (0.004076999999995223) that was a sixth of a file without samples.
-const DIGITS = 9
+const DIGITS = 6
 
 /** The results object without its raw samples, unless `samples`. */
 export function compactResults(res, { samples = false } = {}) {

@@ -48,8 +48,8 @@ test('by default: one line, no samples, every summary kept', () => {
   assert.deepEqual(Object.keys(c.wall), ['median', 'p90', 'min', 'max', 'mad', 'ci95'])
   assert.equal(c.n, 2000)
   assert.deepEqual(c.repeatMedians, full.repeatMedians)
-  // Fractions to 9 significant digits: well within what any report prints.
-  for (const k of Object.keys(c.wall)) assert.ok(Math.abs(c.wall[k] - full.wall[k]) <= 1e-8 * full.wall[k], k)
+  // Fractions to 6 significant digits: well within what any report prints.
+  for (const k of Object.keys(c.wall)) assert.ok(Math.abs(c.wall[k] - full.wall[k]) <= 1e-5 * full.wall[k], k)
   // A result without cases (a failed lane) passes through.
   assert.deepEqual(JSON.parse(text).results[1], run().results[1])
 })
