@@ -57,4 +57,12 @@ for (const name of adapters) {
     }
   }
   writeFileSync(join(lib, `${name}.js`), outputText)
+  // Its declarations beside it: tsc's, with the core's types still taken from the CommonJS
+  // build (one set of classes) but 'kysely' and 'drizzle-orm' resolved as this ES module
+  // resolves them, so an ES-module app's Kysely and Drizzle types are the ones it takes.
+  const declarations = readFileSync(join(root, 'dist', 'cjs', `${name}.d.ts`), 'utf8').replace(
+    /(from\s*')\.\/([^']*)\.js'/g,
+    (line, from, module) => (adapters.includes(module) ? line : `${from}../../cjs/${module}.js'`),
+  )
+  writeFileSync(join(lib, `${name}.d.ts`), declarations)
 }

@@ -14,5 +14,6 @@ export type {
 } from './live-queries'
 export type { Params, Value } from './params'
 export type { Statement } from './statement'
+export type { OperationContext, QueryContext } from './tracing'
 export type { Transaction } from './transaction'
 export type * from './types'

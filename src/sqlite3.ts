@@ -336,16 +336,28 @@ export class Database extends EventEmitter {
   }
 
   /** Runs `sql` (with parameters after it), then the callback with `this.lastID` and `this.changes`. */
+  run(sql: string, ...args: [...params: unknown[], callback: (this: Statement, err: Error | null) => void]): this
+  run(sql: string, ...args: unknown[]): this
   run(sql: string, ...args: unknown[]): this {
     return this.#oneShot('run', sql, args, this.run)
   }
 
   /** Runs `sql`, then the callback with its first row (or `undefined`). */
+  get(
+    sql: string,
+    ...args: [...params: unknown[], callback: (this: Statement, err: Error | null, row?: Row) => void]
+  ): this
+  get(sql: string, ...args: unknown[]): this
   get(sql: string, ...args: unknown[]): this {
     return this.#oneShot('get', sql, args, this.get)
   }
 
   /** Runs `sql`, then the callback with all its rows. */
+  all(
+    sql: string,
+    ...args: [...params: unknown[], callback: (this: Statement, err: Error | null, rows: Row[]) => void]
+  ): this
+  all(sql: string, ...args: unknown[]): this
   all(sql: string, ...args: unknown[]): this {
     return this.#oneShot('all', sql, args, this.all)
   }

@@ -135,7 +135,8 @@ test('the file can be reopened, written and read after close', async (t) => {
 // The writer's connection closes last, so its close checkpoints the WAL and deletes it: the
 // database file alone holds every commit, whichever thread finished first. (It used to close
 // beside the readers; when one outlived it, the WAL stayed, and a file copied over this one,
-// its stale WAL left beside it, opened with that WAL's pages mixed into it.)
+// its stale WAL left beside it, opened with that WAL's pages mixed into it: the index missing
+// base rows that bench/experiments/chat-corruption.sh reproduced.)
 test('close() leaves no WAL: the database file alone holds every commit', async (t) => {
   const dir = tempDir(t)
   const file = path.join(dir, 'c.db')

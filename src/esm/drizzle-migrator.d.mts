@@ -1,1 +1,1 @@
-export * from '../cjs/drizzle-migrator.js'
+export * from './lib/drizzle-migrator.js'

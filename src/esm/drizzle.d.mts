@@ -1,1 +1,1 @@
-export * from '../cjs/drizzle.js'
+export * from './lib/drizzle.js'

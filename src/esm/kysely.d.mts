@@ -1,1 +1,1 @@
-export * from '../cjs/kysely.js'
+export * from './lib/kysely.js'

