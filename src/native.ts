@@ -3,7 +3,7 @@ import type { Texts } from './decode'
 import { loadBinding } from './load-binding'
 import type { ProcessDiagnostics } from './types'
 
-// The wire protocol's numbers are defined once, in crates/engine/src/napi/protocol.rs. These
+// The wire protocol's numbers are defined once, in crates/engine/src/protocol.rs. These
 // const enums copy them so that tsc inlines them into the hot paths (nothing is looked up at
 // run time); test/protocol.test.mjs checks every name and value against the engine's.
 
@@ -70,7 +70,7 @@ export const enum Inline {
   Numbers = 4, // the result is in the shared numbers: readInline's cells, numbers or NULL (NaN), after their count (the names are the last ones); writeInline's [changes, lastInsertRowid, checkpointDue] of a write, [checkpointDue] of a COMMIT
 }
 
-/** Which connection `readInline` runs a read on (crates/engine/src/napi/protocol.rs). */
+/** Which connection `readInline` runs a read on (crates/engine/src/protocol.rs). */
 export const enum ReadOn {
   Own = 0, // the JS thread's own read-only connection
   Transaction = 1, // the writer's, inside the caller's transaction

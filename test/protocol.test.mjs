@@ -1,5 +1,5 @@
 // The JS ↔ native wire protocol: its numbers are defined once, in
-// crates/engine/src/napi/protocol.rs, and copied as TypeScript const enums (src/native.ts,
+// crates/engine/src/protocol.rs, and copied as TypeScript const enums (src/native.ts,
 // src/decode.ts) so tsc can inline them. These tests check the copies against the engine's,
 // name by name in both directions, and that the engine refuses a job kind it does not know.
 import assert from 'node:assert/strict'

@@ -28,10 +28,11 @@ use sqlite3mc_sys as ffi;
 use crate::encode::json::encode_json;
 use crate::encode::rows::EncodedRows;
 use crate::error::DbResult;
+use crate::live::hooks::{ResetOnDrop, Statement};
 use crate::sqlite::bounded::is_bounded;
 use crate::sqlite::connection::Connection;
 use crate::sqlite::params::{bind, Reader};
-use crate::sqlite::statement_cache::{Backoff, ColumnNames, ResetOnDrop, Statement};
+use crate::sqlite::statement_cache::{Backoff, ColumnNames};
 use crate::sqlite::step::{cell, step, Cell};
 use crate::threads::group_commit::is_single_dml;
 use crate::threads::worker::{run_write, Worker};
@@ -145,7 +146,7 @@ fn run<T>(
     body: impl FnOnce(&Statement, &Connection) -> DbResult<Ran<T>>,
 ) -> DbResult<Ran<T>> {
     let (stmt, conn, clock) = worker.budgeted_read(sql)?;
-    if on == ReadsOn::WriterAsReader && stmt.connection_state {
+    if on == ReadsOn::WriterAsReader && stmt.facts.connection_state {
         return Ok(Ran::NotOnWriter);
     }
     // SAFETY: valid statement.
@@ -271,8 +272,8 @@ pub fn write(
     // SAFETY: valid statement.
     // A BEGIN, COMMIT or a journal_mode change goes to the writer thread, whose checks refuse it.
     if stmt.has_tail
-        || stmt.kind.ends_a_level()
-        || stmt.kind.leaves_wal
+        || stmt.facts.kind.ends_a_level()
+        || stmt.facts.kind.leaves_wal
         || unsafe { ffi::sqlite3_column_count(raw) } != 0
         || skips(&stmt.inline)
     {
@@ -298,7 +299,7 @@ pub fn write(
     // Refused only inside SQLite's steps: the hooks compile their own queries around them.
     let mut refused = false;
     let result = conn.without_busy_wait(|| {
-        run_write(conn, hooks, &stmt.effects, || loop {
+        run_write(conn, hooks, &stmt.facts.effects, || loop {
             let (stepped, denied) = hooks.refusing_compilation(|| step(conn, raw));
             refused |= denied;
             if !stepped? {

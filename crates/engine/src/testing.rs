@@ -7,9 +7,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use crate::error::DbResult;
 use crate::live::dependencies::ChangeSet;
 use crate::live::hooks::Hooks;
+use crate::live::hooks::StatementCache;
 use crate::sqlite::connection::Connection;
 use crate::sqlite::setup::{self, OpenOptions, Role, Synchronous};
-use crate::sqlite::statement_cache::StatementCache;
 use crate::sqlite::step::InvalidUtf8;
 
 /// A connection with its statement cache and live-query hooks (as `threads::worker::Worker`

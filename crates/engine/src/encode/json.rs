@@ -5,8 +5,8 @@
 use base64::Engine as _;
 
 use crate::error::DbResult;
+use crate::live::hooks::Statement;
 use crate::sqlite::connection::Connection;
-use crate::sqlite::statement_cache::Statement;
 use crate::sqlite::step::{cell, column_names, step, Cell};
 
 /// 2^53: every integral f64 below it is an exact integer.

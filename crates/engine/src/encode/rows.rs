@@ -5,7 +5,7 @@
 //!   header  u32 × 6: rows, columns, tags offset, slots offset, arena offset, TEXT cells
 //!   arena   every TEXT value (ASCII or UTF-16) and BLOB value, in cell order; written in place as rows
 //!           are stepped, so the values are copied once on the reader
-//!   tags    u8 per cell (TAG_* in napi/protocol.rs), 8-aligned: 0 null · 1 number (slot f64) ·
+//!   tags    u8 per cell (TAG_* in protocol.rs), 8-aligned: 0 null · 1 number (slot f64) ·
 //!           2 text · 3 blob · 4 int64 (slot i64) · 5 short text; then u8 per column: bit
 //!           `1 << tag` set for every tag among the column's cells, so the decoder reads a column
 //!           of numbers straight from its slots (experiments/041)
@@ -18,9 +18,10 @@
 //! keeps keeps only itself alive (experiments/033).
 
 use crate::error::{DbError, DbResult};
-use crate::napi::protocol::{TAG_BLOB, TAG_INT64, TAG_NULL, TAG_NUMBER, TAG_SHORT_TEXT, TAG_TEXT};
+use crate::live::hooks::Statement;
+use crate::protocol::{TAG_BLOB, TAG_INT64, TAG_NULL, TAG_NUMBER, TAG_SHORT_TEXT, TAG_TEXT};
 use crate::sqlite::connection::Connection;
-use crate::sqlite::statement_cache::{ResultSize, Statement};
+use crate::sqlite::statement_cache::ResultSize;
 use crate::sqlite::step::{cell, column_names, step, Cell};
 
 pub const HEADER_WORDS: usize = 6;

@@ -9,8 +9,8 @@ use std::ptr;
 use napi::sys;
 use sqlite3mc_sys as ffi;
 
-use crate::napi::args::{string_arg, uint8_array};
-use crate::napi::js;
+use crate::js;
+use crate::js::args::{string_arg, uint8_array};
 
 /// The largest integer a JS number holds exactly.
 const MAX_SAFE: i64 = (1 << 53) - 1;

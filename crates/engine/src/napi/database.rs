@@ -10,11 +10,11 @@ use napi::bindgen_prelude::*;
 use napi::sys;
 use napi_derive::napi;
 
-use super::args::LastArgs;
-use super::js::ascii_or_utf8;
 use crate::functions::{set_js_env, Callers, FunctionHost, Functions, Kind};
 use crate::handoff::mailbox::{deliver_completions, finalize_context, CallbackContext, Mailbox, TsfnWaker};
 use crate::handoff::poller::Poller;
+use crate::js::args::LastArgs;
+use crate::js::ascii_or_utf8;
 use crate::sqlite::encryption::KeyConfig;
 use crate::sqlite::extensions::Extension;
 use crate::sqlite::setup::Synchronous;
@@ -64,7 +64,7 @@ pub struct OpenOptions<'a> {
     pub busy_timeout: u32,
     pub readonly: bool,
     pub safe_integers: bool,
-    /// The ArrayBuffer shared with JS (handoff/mailbox.rs; napi/protocol.rs `MAILBOX_*`).
+    /// The ArrayBuffer shared with JS (handoff/mailbox.rs; protocol.rs `MAILBOX_*`).
     pub mailbox: Unknown<'a>,
     pub open_id: u32,
     /// None: no encryption.

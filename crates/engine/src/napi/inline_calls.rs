@@ -15,21 +15,21 @@ use std::time::Duration;
 
 use napi::sys;
 
-use super::args::{bool_arg, bytes_view, throw, u32_arg, SqlText, PARAMS_EXPECTED};
 use super::database::NativeDatabase;
 use super::job_calls::call_args;
-use super::js::{bigint, boolean, double, number, string};
-use super::protocol::{
+use crate::error::{DbError, DbResult};
+use crate::handoff::mailbox::array_buffer;
+use crate::handoff::mailbox::values;
+use crate::inline::{self, Ran, ReadsOn, RowSink, Slice};
+use crate::js::args::{bool_arg, bytes_view, throw, u32_arg, SqlText, PARAMS_EXPECTED};
+use crate::js::{bigint, boolean, double, number, string};
+use crate::protocol::{
     DONE_LIVE_ERROR, INLINE_DONE as DONE, INLINE_MOVED as MOVED, INLINE_NUMBERS as NUMBERS,
     INLINE_RESULT_CHANGES as CHANGES, INLINE_RESULT_COMMITTED as COMMITTED, INLINE_RESULT_ERROR as ERROR,
     INLINE_RESULT_JSON as JSON, INLINE_RESULT_ROWS as ROWS, INLINE_SKIPPED as SKIPPED,
     INLINE_UNAVAILABLE as UNAVAILABLE, JOB_KIND_CONTROL, JOB_KIND_EXECUTE, JOB_KIND_SELECT, JOB_KIND_SELECT_BYTES,
     JOB_KIND_SELECT_ONE, READ_ON_IDLE_WRITER, READ_ON_OWN, READ_ON_TRANSACTION,
 };
-use crate::error::{DbError, DbResult};
-use crate::handoff::mailbox::array_buffer;
-use crate::handoff::mailbox::values;
-use crate::inline::{self, Ran, ReadsOn, RowSink, Slice};
 use crate::sqlite::statement_cache::ColumnNames;
 use crate::sqlite::step::Cell;
 use crate::threads::job::Outcome;

@@ -5,7 +5,7 @@
 //!
 //! They are plain functions whose data pointer is the `NativeDatabase`; JS keeps them next to
 //! that object (src/engine.ts), so they cannot be called once it is gone. `NativeDatabase`'s
-//! `jobCalls()` hands them out; `request` maps the job kinds JS sends (napi/protocol.rs).
+//! `jobCalls()` hands them out; `request` maps the job kinds JS sends (protocol.rs).
 
 use std::ffi::c_void;
 use std::ptr;
@@ -14,16 +14,16 @@ use napi::bindgen_prelude::{Env, FromNapiValue, Unknown};
 use napi::sys;
 use napi_derive::napi;
 
-use crate::napi::args::{bytes_arg, string_arg, throw, u32_arg};
+use crate::js::args::{bytes_arg, string_arg, throw, u32_arg};
 use crate::napi::database::NativeDatabase;
 use crate::napi::inline_calls::{
     begin_group_inline, control_inline, live_start_inline, read_inline, read_slice, share_numbers, write_inline,
 };
-use crate::napi::protocol::{
+use crate::napi::texts::texts;
+use crate::protocol::{
     JOB_KIND_BATCH, JOB_KIND_COLUMNS, JOB_KIND_CONTROL, JOB_KIND_DATA_VERSION, JOB_KIND_DESCRIBE, JOB_KIND_EXECUTE,
     JOB_KIND_PANIC, JOB_KIND_SELECT, JOB_KIND_SELECT_BYTES, JOB_KIND_SELECT_ONE, JOB_KIND_SERIALIZE,
 };
-use crate::napi::texts::texts;
 use crate::threads::job::{Job, Request};
 
 #[napi]

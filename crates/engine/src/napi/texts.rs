@@ -12,9 +12,9 @@ use std::ptr;
 
 use napi::sys;
 
-use super::args::{throw, u32_arg};
-use super::protocol::{TAG_SHORT_TEXT, TAG_TEXT};
 use crate::encode::rows::ASCII;
+use crate::js::args::{throw, u32_arg};
+use crate::protocol::{TAG_SHORT_TEXT, TAG_TEXT};
 
 /// More cells than this in one call are refused: their strings are one call's arguments, on the
 /// JS thread's stack.

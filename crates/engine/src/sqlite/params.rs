@@ -91,13 +91,13 @@ fn read_value<'a>(r: &mut Reader<'a>) -> DbResult<Value<'a>> {
 /// Binds one parameter set from `r` to `stmt`. Text and blob bytes are bound without a copy
 /// (SQLITE_STATIC): the caller keeps the buffer alive until the statement is reset and those
 /// parameters unbound (`ResetOnDrop`, told which by `stmt.pointer_params`).
-pub fn bind(stmt: &Statement, r: &mut Reader) -> DbResult<()> {
+pub fn bind<F>(stmt: &Statement<F>, r: &mut Reader) -> DbResult<()> {
     bind_with(stmt, r, &mut Vec::new())
 }
 
 /// `bind` with a caller-owned scratch for named parameters, so a batch binding thousands of
 /// sets allocates it once.
-pub fn bind_with(stmt: &Statement, r: &mut Reader, bound: &mut Vec<bool>) -> DbResult<()> {
+pub fn bind_with<F>(stmt: &Statement<F>, r: &mut Reader, bound: &mut Vec<bool>) -> DbResult<()> {
     let expected = stmt.param_names.len();
     let kind = if r.is_empty() { NONE } else { r.u8()? };
     let count = if kind == NONE { 0 } else { r.u32()? as usize };
@@ -162,7 +162,7 @@ pub fn bind_with(stmt: &Statement, r: &mut Reader, bound: &mut Vec<bool>) -> DbR
     Ok(())
 }
 
-fn bind_value(stmt: &Statement, index: c_int, value: Value) -> DbResult<()> {
+fn bind_value<F>(stmt: &Statement<F>, index: c_int, value: Value) -> DbResult<()> {
     let s = stmt.raw;
     if matches!(value, Value::Text(_) | Value::Blob(_)) {
         let bit = (index as u32 - 1).min(63);
@@ -267,7 +267,7 @@ mod tests {
     }
 
     /// Steps `stmt` once and reads its row, then resets it and clears its bindings.
-    fn row(stmt: &Statement) -> Vec<V> {
+    fn row<F>(stmt: &Statement<F>) -> Vec<V> {
         let s = stmt.raw;
         // SAFETY: a valid, bound statement; values are copied before the reset.
         unsafe {
@@ -300,7 +300,7 @@ mod tests {
     }
 
     /// `stmt`'s SQL with the values bound now in place.
-    fn expanded(stmt: &Statement) -> String {
+    fn expanded<F>(stmt: &Statement<F>) -> String {
         // SAFETY: a valid statement; the string is copied, then freed.
         unsafe {
             let p = ffi::sqlite3_expanded_sql(stmt.raw);

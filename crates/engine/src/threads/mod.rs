@@ -10,6 +10,7 @@ pub mod executor;
 pub mod group_commit;
 mod iterate;
 pub mod job;
+mod live_registry;
 mod open;
 mod pool;
 mod reader;

@@ -15,13 +15,13 @@ use super::completions::Completions;
 use super::cursors::Cursors;
 use super::group_commit;
 use super::job::{Job, Outcome};
+use super::live_registry::Registry;
 use super::open::PoolOptions;
 use super::reader::ReaderConnections;
 use super::sessions::Sessions;
 use super::step_aside::JsThread;
 use super::worker::Worker;
 use crate::live::dependencies::ChangeSet;
-use crate::live::registry::Registry;
 use crate::sqlite::connection::Connection;
 use crate::sqlite::encryption::KeyConfig;
 

@@ -14,13 +14,14 @@ use crate::encode::rows::encode_rows;
 use crate::error::{DbError, DbResult};
 use crate::live::dependencies::ChangeSet;
 use crate::live::hooks::Hooks;
+use crate::live::hooks::{ResetOnDrop, Statement, StatementCache};
 use crate::live::tracker::WriteEffects;
 use crate::sqlite::bounded::calls_js_function;
 use crate::sqlite::budget::Budget;
 use crate::sqlite::connection::Connection;
 use crate::sqlite::params::{bind, bind_with, Reader};
 use crate::sqlite::setup::Role;
-use crate::sqlite::statement_cache::{prepare, ResetOnDrop, Statement, StatementCache};
+use crate::sqlite::statement_cache::prepare;
 use crate::sqlite::step::{column_names, step};
 
 /// `PRAGMA synchronous = NORMAL`'s number: in WAL mode a commit appends without syncing.
@@ -90,7 +91,7 @@ fn check_read(stmt: &Statement) -> DbResult<()> {
     if stmt.has_tail {
         return Err(multiple_statements("select takes one statement"));
     }
-    if !stmt.readonly && !stmt.kind.reads_journal_mode {
+    if !stmt.readonly && !stmt.facts.kind.reads_journal_mode {
         return Err(DbError::new(
             "ERR_NOT_READ_ONLY",
             "select runs read-only statements; use execute() for statements that write",
@@ -98,10 +99,10 @@ fn check_read(stmt: &Statement) -> DbResult<()> {
     }
     // SQLite counts these as read-only, but they would change the connection's transaction or
     // (a setting compiled by execute(), found in the cache) its settings.
-    if stmt.kind.transaction_control || stmt.kind.savepoint {
+    if stmt.facts.kind.transaction_control || stmt.facts.kind.savepoint {
         return Err(transaction_control_refused());
     }
-    if stmt.kind.sets_pragma {
+    if stmt.facts.kind.sets_pragma {
         return Err(DbError::new(
             "ERR_NOT_READ_ONLY",
             "select cannot change a setting (a PRAGMA with a value); use execute()",
@@ -147,7 +148,7 @@ impl Worker {
     pub fn new(conn: Connection, role: Role) -> Worker {
         // SAFETY: the hooks outlive the connection (field order) and stay on this thread.
         let hooks = unsafe { Hooks::install(&conn, role) };
-        let budget = Budget::install(&conn);
+        let budget = Budget::install(&conn, super::step_aside::now_and_then);
         Worker {
             cursors: HashMap::new(),
             sliced: None,
@@ -347,10 +348,10 @@ impl Worker {
         // Statements compiled while it ran (a re-prepare after a schema change, a virtual
         // table's own) read more.
         if let Some(more) = self.hooks.captured_reads() {
-            let merged = stmt.reads.borrow().union(&more);
-            *stmt.reads.borrow_mut() = Arc::new(merged);
+            let merged = stmt.facts.reads.borrow().union(&more);
+            *stmt.facts.reads.borrow_mut() = Arc::new(merged);
         }
-        Outcome::LiveRan { result, reads: Some(stmt.reads.borrow().clone()) }
+        Outcome::LiveRan { result, reads: Some(stmt.facts.reads.borrow().clone()) }
     }
 
     /// A live query's run on the JS thread (inline.rs): as `run_live`, within `budget`; also
@@ -411,23 +412,23 @@ impl Worker {
             }
             return self.execute_script(sql, in_transaction);
         }
-        if stmt.kind.leaves_wal {
+        if stmt.facts.kind.leaves_wal {
             return Err(leaves_wal_refused());
         }
-        if in_transaction && stmt.kind.ends_a_level() {
+        if in_transaction && stmt.facts.kind.ends_a_level() {
             return Err(self.refuse_transaction_control("this statement would begin or end a transaction or a level"));
         }
         let _reset = ResetOnDrop::new(stmt);
         bind(stmt, &mut Reader::new(params))?;
         // SAFETY: valid statement.
         if unsafe { ffi::sqlite3_column_count(stmt.raw) } == 0 {
-            let changes = run_to_end(&self.conn, &self.hooks, stmt.raw, &stmt.effects)?;
+            let changes = run_to_end(&self.conn, &self.hooks, stmt.raw, &stmt.facts.effects)?;
             return Ok(self.changes(changes));
         }
         // Its rows are stepped under the same change tracking as any write's, so live queries
         // see what it changed; all in one part: a write's result is not decoded in pieces.
         let mut rows = None;
-        let changes = run_write(&self.conn, &self.hooks, &stmt.effects, || {
+        let changes = run_write(&self.conn, &self.hooks, &stmt.facts.effects, || {
             rows = Some(encode_rows(&self.conn, stmt, usize::MAX, safe_integers, None)?);
             Ok(())
         })?;
@@ -492,7 +493,7 @@ impl Worker {
             return self.hooks.exec(&self.conn, sql).map(|_| Outcome::Done);
         }
         let _reset = ResetOnDrop::new(stmt);
-        run_to_end(&self.conn, &self.hooks, stmt.raw, &stmt.effects)?;
+        run_to_end(&self.conn, &self.hooks, stmt.raw, &stmt.facts.effects)?;
         Ok(Outcome::Done)
     }
 
@@ -529,10 +530,10 @@ impl Worker {
         if stmt.has_tail {
             return Err(multiple_statements("executeBatch takes one statement"));
         }
-        if stmt.kind.leaves_wal {
+        if stmt.facts.kind.leaves_wal {
             return Err(leaves_wal_refused());
         }
-        if stmt.kind.ends_a_level() {
+        if stmt.facts.kind.ends_a_level() {
             return Err(self.refuse_transaction_control("executeBatch runs in a transaction of its own"));
         }
         let raw = stmt.raw;
@@ -547,7 +548,7 @@ impl Worker {
                 // SAFETY: raw is the cached statement, alive for the whole job.
                 unsafe { ffi::sqlite3_reset(raw) };
                 let r = bind_with(stmt, &mut reader, &mut bound)
-                    .and_then(|_| run_to_end(&self.conn, &self.hooks, raw, &stmt.effects));
+                    .and_then(|_| run_to_end(&self.conn, &self.hooks, raw, &stmt.facts.effects));
                 changes +=
                     r.map_err(|e| DbError { message: format!("parameter set {}: {}", set + 1, e.message), ..e })?;
             }

@@ -17,7 +17,7 @@ use super::run::run;
 use super::shared::Shared;
 use super::worker::Worker;
 use crate::error::DbError;
-use crate::handoff::spin::SpinPolicy;
+use crate::spin::SpinPolicy;
 use crate::sqlite::encryption::{self, KeyConfig};
 use crate::sqlite::setup::{self, Role};
 
@@ -30,7 +30,7 @@ thread_local! {
 }
 
 /// The next job: one waiting, or one arriving while the session spins briefly (when the CPUs
-/// have room for it, handoff/spin.rs).
+/// have room for it, spin.rs).
 fn next_job(rx: &Receiver<Job>) -> Option<Job> {
     let start = Instant::now();
     if SPIN.with(|spin| spin.allowed(start)) {

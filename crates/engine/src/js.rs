@@ -6,6 +6,8 @@ use std::ptr;
 
 use napi::sys;
 
+pub mod args;
+
 pub unsafe fn number(env: sys::napi_env, n: u32) -> sys::napi_value {
     let mut value = ptr::null_mut();
     sys::napi_create_uint32(env, n, &mut value);
