@@ -10,7 +10,7 @@ use crate::live::hooks::Hooks;
 use crate::live::hooks::StatementCache;
 use crate::sqlite::connection::Connection;
 use crate::sqlite::setup::{self, OpenOptions, Role, Synchronous};
-use crate::sqlite::step::InvalidUtf8;
+use crate::sqlite::connection::InvalidUtf8;
 
 /// A connection with its statement cache and live-query hooks (as `threads::worker::Worker`
 /// holds them). Declared in drop order: statements, then the connection, then the hooks.

@@ -11,4 +11,5 @@ mod registry;
 mod values;
 
 pub use host::{set_js_env, Callers, FunctionHost};
-pub use registry::{Functions, Kind};
+pub use callbacks::Kind;
+pub use registry::Functions;

@@ -15,8 +15,7 @@ use std::time::Duration;
 
 use napi::sys;
 
-use super::database::NativeDatabase;
-use super::job_calls::call_args;
+use super::database::{call_args, NativeDatabase};
 use crate::error::{DbError, DbResult};
 use crate::handoff::mailbox::array_buffer;
 use crate::handoff::mailbox::values;

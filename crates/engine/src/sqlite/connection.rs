@@ -10,12 +10,23 @@ use std::sync::Arc;
 
 use sqlite3mc_sys as ffi;
 
-use super::step::InvalidUtf8;
 use crate::error::{DbError, DbResult};
 use crate::functions::Functions;
 
 /// SQLITE_BUSY | (2 << 8): a deferred transaction's read snapshot is stale for writing.
 const SQLITE_BUSY_SNAPSHOT: c_int = 517;
+
+/// What to do with TEXT that is not valid UTF-8 (the `invalidUtf8` open option). A JS string
+/// cannot hold such bytes as they are.
+#[derive(Clone, Copy, PartialEq, Eq, Default, Debug)]
+pub enum InvalidUtf8 {
+    /// An `ERR_INVALID_UTF8` error naming the cell: nothing is lost silently (the default).
+    #[default]
+    Error,
+    /// Each invalid sequence becomes U+FFFD, as better-sqlite3 and node:sqlite do: the WHATWG
+    /// Encoding Standard's rule (TextDecoder's), which Rust's lossy conversion follows.
+    Replace,
+}
 
 pub struct Connection {
     db: *mut ffi::sqlite3,

@@ -10,7 +10,7 @@ use sqlite3mc_sys as ffi;
 use super::connection::Connection;
 use super::encryption::{self, KeyConfig};
 use super::extensions::{self, Extension};
-use super::step::InvalidUtf8;
+use super::connection::InvalidUtf8;
 use super::vfs;
 use crate::error::{DbError, DbResult};
 

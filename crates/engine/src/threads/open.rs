@@ -11,7 +11,7 @@ use crate::functions::Functions;
 use crate::sqlite::encryption::KeyConfig;
 use crate::sqlite::extensions::Extension;
 use crate::sqlite::setup::{self, OpenOptions, Role, Synchronous};
-use crate::sqlite::step::InvalidUtf8;
+use crate::sqlite::connection::InvalidUtf8;
 
 pub struct PoolOptions {
     pub path: String,
