@@ -9,8 +9,8 @@ use crate::live::dependencies::ChangeSet;
 use crate::live::hooks::Hooks;
 use crate::live::hooks::StatementCache;
 use crate::sqlite::connection::Connection;
-use crate::sqlite::setup::{self, OpenOptions, Role, Synchronous};
 use crate::sqlite::connection::InvalidUtf8;
+use crate::sqlite::setup::{self, OpenOptions, Role, Synchronous};
 
 /// A connection with its statement cache and live-query hooks (as `threads::worker::Worker`
 /// holds them). Declared in drop order: statements, then the connection, then the hooks.

@@ -10,6 +10,6 @@ mod host;
 mod registry;
 mod values;
 
-pub use host::{set_js_env, Callers, FunctionHost};
 pub use callbacks::Kind;
+pub use host::{set_js_env, Callers, FunctionHost};
 pub use registry::Functions;

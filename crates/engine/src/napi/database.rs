@@ -15,11 +15,11 @@ use crate::handoff::mailbox::{deliver_completions, finalize_context, CallbackCon
 use crate::handoff::poller::Poller;
 use crate::js::args::LastArgs;
 use crate::js::ascii_or_utf8;
+use crate::sqlite::connection::InvalidUtf8;
 use crate::sqlite::encryption::KeyConfig;
 use crate::sqlite::extensions::Extension;
 use crate::sqlite::setup::Synchronous;
 use crate::sqlite::statement_cache::ColumnNames;
-use crate::sqlite::connection::InvalidUtf8;
 use crate::threads::job::{IterateStep, Job, Request};
 use crate::threads::{Pool, PoolOptions, Shared};
 

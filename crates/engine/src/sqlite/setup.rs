@@ -8,9 +8,9 @@ use std::ptr;
 use sqlite3mc_sys as ffi;
 
 use super::connection::Connection;
+use super::connection::InvalidUtf8;
 use super::encryption::{self, KeyConfig};
 use super::extensions::{self, Extension};
-use super::connection::InvalidUtf8;
 use super::vfs;
 use crate::error::{DbError, DbResult};
 

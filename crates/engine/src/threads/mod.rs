@@ -14,6 +14,7 @@ mod live_registry;
 mod open;
 mod pool;
 mod reader;
+mod reader_connections;
 mod run;
 mod sessions;
 mod shared;

@@ -3,8 +3,8 @@
 //! key, the live-query registry, and the diagnostics counters.
 
 use std::collections::HashSet;
-use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, Weak};
 use std::thread::JoinHandle;
 
 use crossbeam_channel::Receiver;
@@ -17,8 +17,7 @@ use super::group_commit;
 use super::job::{Job, Outcome};
 use super::live_registry::Registry;
 use super::open::PoolOptions;
-use super::reader::ReaderConnections;
-use super::sessions::Sessions;
+use super::reader_connections::ReaderConnections;
 use super::step_aside::JsThread;
 use super::worker::Worker;
 use crate::live::dependencies::ChangeSet;
@@ -42,6 +41,55 @@ pub(super) struct ConnectionCounts {
     pub(super) writes_queued: usize,
 }
 
+#[derive(Default)]
+pub(super) struct Sessions {
+    pub(super) state: Mutex<State>,
+    /// Signalled when a reader session ends (a rekey waits for them all).
+    pub(super) ended: Condvar,
+    /// A rekey holds the readers: running reader sessions stop after their job.
+    pub(super) parked: AtomicBool,
+}
+
+pub(super) struct State {
+    /// The database is opening (open.rs): jobs sent meanwhile wait for it.
+    pub(super) opening: bool,
+    pub(super) readers: usize,
+    /// The JS thread's connection is opening on an engine thread (`open_inline_later`).
+    pub(super) inline_opening: bool,
+    /// Opening it failed: reads stay on the readers, which report what is wrong.
+    pub(super) inline_failed: bool,
+    /// It was asked for while the database was opening (JS can hear of the open before
+    /// `opened` runs): `opened` starts it.
+    pub(super) inline_wanted: bool,
+    pub(super) writer: bool,
+    pub(super) parked: bool,
+    /// `close(id)` was called: once no session runs, the connections close and `id` completes.
+    pub(super) closing: Option<u32>,
+    pub(super) closed: bool,
+}
+
+impl Default for State {
+    fn default() -> State {
+        State {
+            opening: true,
+            readers: 0,
+            inline_opening: false,
+            inline_failed: false,
+            inline_wanted: false,
+            writer: false,
+            parked: false,
+            closing: None,
+            closed: false,
+        }
+    }
+}
+
+impl Sessions {
+    pub(super) fn parked(&self) -> bool {
+        self.parked.load(Ordering::Acquire)
+    }
+}
+
 pub struct Shared {
     /// Itself, for the sessions it starts (each holds it while it runs).
     pub(super) me: Weak<Shared>,
@@ -60,8 +108,10 @@ pub struct Shared {
     pub(super) idle_closed: AtomicU64,
     /// Backups' threads (`Pool::backup`), joined at close.
     pub(super) backups: Mutex<Vec<JoinHandle<()>>>,
-    /// Counted as open by the executor until closed or dropped (executor.rs).
+    /// Counted as open by the executor until closed or dropped (executor.rs), which is told
+    /// by `gone` (`executor::database_gone`, given by the pool).
     pub(super) counted_open: AtomicBool,
+    pub(super) gone: fn(),
     pub completions: Completions,
     /// The writer's connection while it is open (0 otherwise), for `interrupt_writer`; the
     /// lock keeps it from closing during an interrupt.
@@ -162,7 +212,7 @@ impl Shared {
     /// The database is closed or dropped: it no longer keeps the engine's threads.
     pub(super) fn gone(&self) {
         if self.counted_open.swap(false, std::sync::atomic::Ordering::SeqCst) {
-            super::executor::database_gone();
+            (self.gone)();
         }
     }
 

@@ -123,7 +123,7 @@ fn run_job(shared: &Shared, rx: &Receiver<Job>, job: Job) -> Option<Job> {
         }
     }
     if restart_wal {
-        checkpoint::restart(shared);
+        checkpoint::restart(&shared.writer, &shared.wal_bound, shared.started);
     }
     held
 }
