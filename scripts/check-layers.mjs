@@ -35,7 +35,11 @@ export function stripRust(text) {
       } while (depth > 0 && j < text.length)
       out += blank(text.slice(i, j))
       i = j
-    } else if ((c === 'r' || (c === 'b' && next === 'r')) && /^b?r#*"/.test(text.slice(i, i + 40)) && !/\w/.test(text[i - 1] ?? '')) {
+    } else if (
+      (c === 'r' || (c === 'b' && next === 'r')) &&
+      /^b?r#*"/.test(text.slice(i, i + 40)) &&
+      !/\w/.test(text[i - 1] ?? '')
+    ) {
       const [open, hashes] = text.slice(i).match(/^b?r(#*)"/)
       const close = `"${hashes}`
       const end = text.indexOf(close, i + open.length)
@@ -129,7 +133,10 @@ export function checkLayers(srcDir) {
   const problems = []
   const files = new Map() // module path → { rel, code }
   for (const rel of listRs(srcDir)) {
-    files.set(modulePath(rel), { rel: rel.split(sep).join('/'), code: stripRust(readFileSync(join(srcDir, rel), 'utf8')) })
+    files.set(modulePath(rel), {
+      rel: rel.split(sep).join('/'),
+      code: stripRust(readFileSync(join(srcDir, rel), 'utf8')),
+    })
   }
   const lib = readFileSync(join(srcDir, 'lib.rs'), 'utf8')
   const layers = readLayers(lib)
@@ -150,7 +157,8 @@ export function checkLayers(srcDir) {
     .map((m) => m[1])
     .filter((m) => !isTestOnly(m))
   for (const m of topModules) if (!layerOf.has(m)) problems.push(`lib.rs: module \`${m}\` is in no layer`)
-  for (const m of layerOf.keys()) if (!topModules.includes(m)) problems.push(`lib.rs: layer names \`${m}\`, no such module`)
+  for (const m of layerOf.keys())
+    if (!topModules.includes(m)) problems.push(`lib.rs: layer names \`${m}\`, no such module`)
   if (layers.length < 2) problems.push('lib.rs: states fewer than two layers (`//! - `name`: why` lines)')
 
   // Re-exports (`pub use child::Name`) in each module, so a path through them reaches the file
@@ -162,7 +170,14 @@ export function checkLayers(srcDir) {
         const segs = path.split('::')
         const name = segs.at(-1)
         const base = mod ? mod.split('::') : []
-        const abs = segs[0] === 'crate' ? segs.slice(1) : segs[0] === 'super' ? [...base.slice(0, -1), ...segs.slice(1)] : segs[0] === 'self' ? [...base, ...segs.slice(1)] : [...base, ...segs]
+        const abs =
+          segs[0] === 'crate'
+            ? segs.slice(1)
+            : segs[0] === 'super'
+              ? [...base.slice(0, -1), ...segs.slice(1)]
+              : segs[0] === 'self'
+                ? [...base, ...segs.slice(1)]
+                : [...base, ...segs]
         reexports.set(`${mod}::${name}`, abs.join('::'))
       }
     }
