@@ -86,6 +86,22 @@ export const enum InlineResult {
   Committed = 4, // (whether a checkpoint is due)
 }
 
+/** A parameter set's first byte in the packed parameters (src/params.ts). */
+export const enum ParamSet {
+  None = 0,
+  Positional = 1, // u32 count, then each value
+  Named = 2, // u32 count, then each value after its name (u32 length, UTF-8)
+}
+
+/** A packed parameter's type, the byte before its payload. */
+export const enum ParamTag {
+  Null = 0,
+  Int64 = 1, // 8 bytes, little-endian
+  Float64 = 2, // 8 bytes, little-endian
+  Text = 3, // u32 length, UTF-8
+  Blob = 4, // u32 length, bytes
+}
+
 /** The calls made once per job, written against N-API directly (crates/engine/src/napi/job_calls.rs).
  * They use their NativeDatabase without holding it: keep them only next to it. */
 export interface JobCalls {

@@ -17,6 +17,7 @@ use std::sync::Weak;
 use napi::sys;
 
 use crate::encode::rows::EncodedRows;
+use crate::error::code;
 use crate::js::{bigint, string};
 use crate::protocol::{
     DONE_CHANGES, DONE_CHANGES_BIG, DONE_ERROR, DONE_ERROR_NO_TRANSACTION, DONE_JSON, DONE_LIVE_ERROR, DONE_LIVE_ROWS,
@@ -210,7 +211,7 @@ unsafe fn hand_over(env: sys::napi_env, mailbox: Mailbox, completions: Vec<Compl
         let (kind, a, b) = match values(env, c.outcome, &mut push) {
             Ok(v) => v,
             Err(message) => {
-                push(string(env, "ERR_RESULT_TOO_LARGE"));
+                push(string(env, code::ERR_RESULT_TOO_LARGE));
                 push(string(env, &message));
                 (DONE_ERROR, 0.0, 0.0)
             }

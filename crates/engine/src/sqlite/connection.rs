@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use sqlite3mc_sys as ffi;
 
-use crate::error::{DbError, DbResult};
+use crate::error::{code, DbError, DbResult};
 use crate::functions::Functions;
 
 /// SQLITE_BUSY | (2 << 8): a deferred transaction's read snapshot is stale for writing.
@@ -62,8 +62,8 @@ impl Connection {
         busy_timeout_ms: u32,
         vfs: Option<&CStr>,
     ) -> DbResult<(Connection, c_int)> {
-        let c_path =
-            CString::new(path).map_err(|_| DbError::new("ERR_INVALID_PATH", "the path contains a NUL character"))?;
+        let c_path = CString::new(path)
+            .map_err(|_| DbError::new(code::ERR_INVALID_PATH, "the path contains a NUL character"))?;
         let mut db = ptr::null_mut();
         // SAFETY: valid C strings and out-pointer; the handle is closed by Drop even on error.
         let rc =
@@ -258,8 +258,9 @@ impl Connection {
 
     /// Steps the one statement of `sql` to its end, calling `row` on each row.
     fn for_each_row(&self, sql: &str, mut row: impl FnMut(*mut ffi::sqlite3_stmt)) -> DbResult<()> {
-        let (stmt, _) =
-            self.prepare_at(sql.as_bytes(), 0)?.ok_or_else(|| DbError::new("ERR_EMPTY_STATEMENT", "no statement"))?;
+        let (stmt, _) = self
+            .prepare_at(sql.as_bytes(), 0)?
+            .ok_or_else(|| DbError::new(code::ERR_EMPTY_STATEMENT, "no statement"))?;
         loop {
             // SAFETY: stmt is valid until the OwnedStmt drops at the end of this function.
             match unsafe { ffi::sqlite3_step(stmt.0) } {
@@ -292,8 +293,9 @@ impl Connection {
 
     /// Steps the one statement of `sql` once and reads its first row with `read`.
     fn first_row<T>(&self, sql: &str, read: impl FnOnce(*mut ffi::sqlite3_stmt) -> T) -> DbResult<T> {
-        let (stmt, _) =
-            self.prepare_at(sql.as_bytes(), 0)?.ok_or_else(|| DbError::new("ERR_EMPTY_STATEMENT", "no statement"))?;
+        let (stmt, _) = self
+            .prepare_at(sql.as_bytes(), 0)?
+            .ok_or_else(|| DbError::new(code::ERR_EMPTY_STATEMENT, "no statement"))?;
         // SAFETY: stmt is valid until the OwnedStmt drops at the end of this function.
         match unsafe { ffi::sqlite3_step(stmt.0) } {
             ffi::SQLITE_ROW => Ok(read(stmt.0)),
@@ -335,7 +337,7 @@ pub fn refuse_nul(sql: &str) -> DbResult<()> {
             // A NUL is ASCII: the bytes before it are whole characters.
             let offset = sql[..at].encode_utf16().count();
             Err(DbError::new(
-                "ERR_NUL_IN_SQL",
+                code::ERR_NUL_IN_SQL,
                 format!("the SQL contains a NUL character at offset {offset}; SQLite would ignore everything after it"),
             ))
         }
@@ -356,7 +358,7 @@ unsafe fn text_column(stmt: *mut ffi::sqlite3_stmt) -> String {
 }
 
 fn no_row(sql: &str) -> DbError {
-    DbError::new("ERR_EMPTY_RESULT", format!("{sql} returned no row"))
+    DbError::new(code::ERR_EMPTY_RESULT, format!("{sql} returned no row"))
 }
 
 /// A statement outside the cache, finalized on drop.
@@ -394,7 +396,7 @@ mod tests {
     fn sql_holding_a_nul_is_refused_with_its_offset_in_utf16_units() {
         assert!(refuse_nul("SELECT 1; SELECT 2").is_ok());
         let e = refuse_nul("SELECT 'é😀';\0SELECT 2").expect_err("refused");
-        assert_eq!(e.code, "ERR_NUL_IN_SQL");
+        assert_eq!(e.code, crate::error::code::ERR_NUL_IN_SQL);
         assert!(e.message.contains("at offset 13;"), "{}", e.message);
     }
 }

@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use lru::LruCache;
 use sqlite3mc_sys as ffi;
 
-use crate::error::{DbError, DbResult};
+use crate::error::{code, DbError, DbResult};
 use crate::sqlite::connection::Connection;
 use crate::sqlite::step::column_names;
 
@@ -193,7 +193,7 @@ pub fn prepare<C: Compiling>(conn: &Connection, hooks: &C, sql: &str) -> DbResul
     let (stmt, consumed) = conn
         .prepare_at(bytes, ffi::SQLITE_PREPARE_PERSISTENT)
         .map_err(|e| hooks.take_refusal().unwrap_or(e))?
-        .ok_or_else(|| DbError::new("ERR_EMPTY_STATEMENT", "the SQL holds no statement"))?;
+        .ok_or_else(|| DbError::new(code::ERR_EMPTY_STATEMENT, "the SQL holds no statement"))?;
     let facts = hooks.facts(conn);
     // Anything but whitespace and comments after the first statement is another statement
     // (one that fails to prepare now, e.g. on a table the first creates, counts too). One the

@@ -6,7 +6,7 @@ use std::os::raw::c_int;
 
 use sqlite3mc_sys as ffi;
 
-use crate::error::{DbError, DbResult};
+use crate::error::{code, DbError, DbResult};
 use crate::sqlite::connection::{Connection, InvalidUtf8};
 
 /// One cell, borrowed from SQLite until the next step.
@@ -72,7 +72,7 @@ pub unsafe fn cell<'a>(
             }
             let text = std::str::from_utf8(bytes).map_err(|e| {
                 DbError::new(
-                    "ERR_INVALID_UTF8",
+                    code::ERR_INVALID_UTF8,
                     format!(
                         "column '{}' of row {} holds TEXT that is not valid UTF-8 (at byte {}); \
                          read it as bytes with CAST({} AS BLOB), or open with invalidUtf8: 'replace'",

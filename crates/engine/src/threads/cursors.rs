@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use super::worker::Worker;
 use crate::encode::pages::Cursor;
-use crate::error::DbError;
+use crate::error::{code, DbError};
 
 /// Iteration connections kept open for the next iteration.
 const MAX_IDLE: usize = 2;
@@ -37,7 +37,7 @@ impl Cursors {
     pub fn pause_for_rekey(&mut self) -> Result<(), DbError> {
         if !self.open.is_empty() {
             return Err(DbError::new(
-                "ERR_ITERATION_OPEN",
+                code::ERR_ITERATION_OPEN,
                 format!(
                     "rekey needs every connection closed, and {} iteration(s) are open: finish or break \
                      out of them (or abort their signal) first",

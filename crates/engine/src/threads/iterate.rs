@@ -20,7 +20,7 @@ use super::open::{open_worker, PoolOptions};
 use super::shared::Shared;
 use super::worker::Worker;
 use crate::encode::pages::Cursor;
-use crate::error::DbError;
+use crate::error::{code, DbError};
 use crate::sqlite::connection::Connection;
 use crate::sqlite::setup::Role;
 
@@ -35,7 +35,7 @@ fn page_outcome(cursor: &Cursor, conn: &Connection, safe_integers: bool) -> Outc
 }
 
 fn ended() -> DbError {
-    DbError::new("ERR_ITERATION_ENDED", "the iteration has ended: it was read to its end, broken out of, or closed")
+    DbError::new(code::ERR_ITERATION_ENDED, "the iteration has ended: it was read to its end, broken out of, or closed")
 }
 
 /// A step of an iteration outside a transaction, on a reader thread.
@@ -51,7 +51,7 @@ fn step_on_reader(opts: &PoolOptions, shared: &Shared, job: &Job) -> Outcome {
     match *step {
         IterateStep::Start { page_rows } => {
             if let Some(why) = cursors.stopped {
-                return Outcome::Error(DbError::new("ERR_ITERATION_ENDED", format!("no iteration starts: {why}")));
+                return Outcome::Error(DbError::new(code::ERR_ITERATION_ENDED, format!("no iteration starts: {why}")));
             }
             let spare = cursors.idle.pop();
             drop(cursors);

@@ -11,7 +11,7 @@ use super::job::Outcome;
 use crate::encode::json::{encode_json, write_string};
 use crate::encode::pages::Cursor;
 use crate::encode::rows::encode_rows;
-use crate::error::{DbError, DbResult};
+use crate::error::{code, DbError, DbResult};
 use crate::live::dependencies::ChangeSet;
 use crate::live::hooks::Hooks;
 use crate::live::hooks::{ResetOnDrop, Statement, StatementCache};
@@ -93,7 +93,7 @@ fn check_read(stmt: &Statement) -> DbResult<()> {
     }
     if !stmt.readonly && !stmt.facts.kind.reads_journal_mode {
         return Err(DbError::new(
-            "ERR_NOT_READ_ONLY",
+            code::ERR_NOT_READ_ONLY,
             "select runs read-only statements; use execute() for statements that write",
         ));
     }
@@ -104,7 +104,7 @@ fn check_read(stmt: &Statement) -> DbResult<()> {
     }
     if stmt.facts.kind.sets_pragma {
         return Err(DbError::new(
-            "ERR_NOT_READ_ONLY",
+            code::ERR_NOT_READ_ONLY,
             "select cannot change a setting (a PRAGMA with a value); use execute()",
         ));
     }
@@ -115,7 +115,7 @@ fn check_read(stmt: &Statement) -> DbResult<()> {
 /// begin one inside it (`execute` inside a transaction body, `executeBatch`).
 fn transaction_control_in_transaction(what: &str) -> DbError {
     DbError::new(
-        "ERR_TRANSACTION_CONTROL",
+        code::ERR_TRANSACTION_CONTROL,
         format!(
             "{what} (BEGIN, COMMIT, ROLLBACK, END, SAVEPOINT, RELEASE or ROLLBACK TO inside \
              db.transaction()); end a transaction by returning from or throwing in its body, and nest \
@@ -128,7 +128,7 @@ fn transaction_control_in_transaction(what: &str) -> DbError {
 /// (open() refuses a database that cannot be in it).
 fn leaves_wal_refused() -> DbError {
     DbError::new(
-        "ERR_JOURNAL_MODE",
+        code::ERR_JOURNAL_MODE,
         "PRAGMA journal_mode can only be WAL here: the readers read beside the writer in WAL mode \
          (reading the mode, PRAGMA journal_mode, is fine)",
     )
@@ -136,11 +136,14 @@ fn leaves_wal_refused() -> DbError {
 
 /// A read that began or ended a transaction (BEGIN and friends count as read-only).
 pub fn transaction_control_refused() -> DbError {
-    DbError::new("ERR_NOT_READ_ONLY", "select cannot begin or end transactions; use execute()")
+    DbError::new(code::ERR_NOT_READ_ONLY, "select cannot begin or end transactions; use execute()")
 }
 
 fn multiple_statements(what: &str) -> DbError {
-    DbError::new("ERR_MULTIPLE_STATEMENTS", format!("{what}: the SQL holds several statements; run them one call each"))
+    DbError::new(
+        code::ERR_MULTIPLE_STATEMENTS,
+        format!("{what}: the SQL holds several statements; run them one call each"),
+    )
 }
 
 impl Worker {
@@ -388,7 +391,7 @@ impl Worker {
             let _ = self.hooks.exec(&self.conn, "ROLLBACK");
             if result.is_ok() {
                 return Err(DbError::new(
-                    "ERR_OPEN_TRANSACTION",
+                    code::ERR_OPEN_TRANSACTION,
                     "execute() left a transaction open (BEGIN without COMMIT) and it was rolled back; \
                      use db.transaction() for a transaction that spans several calls",
                 ));

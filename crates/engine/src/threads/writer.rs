@@ -16,7 +16,7 @@ use super::open::{open_worker, PoolOptions};
 use super::run::run;
 use super::shared::Shared;
 use super::worker::Worker;
-use crate::error::DbError;
+use crate::error::{code, DbError};
 use crate::spin::SpinPolicy;
 use crate::sqlite::encryption::{self, KeyConfig};
 use crate::sqlite::setup::{self, Role};
@@ -132,7 +132,7 @@ fn run_job(shared: &Shared, rx: &Receiver<Job>, job: Job) -> Option<Job> {
 fn run_writer_job(worker: &mut Worker, job: &Job, shared: &Shared) -> Outcome {
     if job.in_transaction && worker.conn.autocommit() {
         return Outcome::Error(DbError::new(
-            "ERR_TRANSACTION_ROLLED_BACK",
+            code::ERR_TRANSACTION_ROLLED_BACK,
             "the transaction is not open: it failed to begin, or SQLite rolled it back after an earlier error",
         ));
     }
@@ -146,7 +146,7 @@ fn run_writer_job(worker: &mut Worker, job: &Job, shared: &Shared) -> Outcome {
     let user_statement = !matches!(job.request, Request::Control);
     if user_statement && job.in_transaction && !matches!(outcome, Outcome::Error(_)) && worker.conn.autocommit() {
         return Outcome::Error(DbError::new(
-            "ERR_TRANSACTION_CONTROL",
+            code::ERR_TRANSACTION_CONTROL,
             "this statement ended the transaction (COMMIT, ROLLBACK or END inside db.transaction()); \
              end a transaction by returning from or throwing in its body",
         ));
@@ -155,7 +155,10 @@ fn run_writer_job(worker: &mut Worker, job: &Job, shared: &Shared) -> Outcome {
 }
 
 fn writer_lost() -> DbError {
-    DbError::new("ERR_REKEY", "the writer connection could not be reopened after rekey; close and reopen the database")
+    DbError::new(
+        code::ERR_REKEY,
+        "the writer connection could not be reopened after rekey; close and reopen the database",
+    )
 }
 
 /// `db.rekey` in the writer session (sqlite/encryption.rs explains the copy-and-rename): parks
@@ -166,7 +169,7 @@ fn writer_lost() -> DbError {
 fn rekey(slot: &mut Option<Worker>, opts: &PoolOptions, shared: &Shared, new: Option<Arc<KeyConfig>>) -> Outcome {
     let Some(worker) = slot.as_mut() else { return Outcome::Error(writer_lost()) };
     if !worker.conn.autocommit() {
-        return Outcome::Error(DbError::new("ERR_REKEY_IN_TRANSACTION", "rekey cannot run inside a transaction"));
+        return Outcome::Error(DbError::new(code::ERR_REKEY_IN_TRANSACTION, "rekey cannot run inside a transaction"));
     }
     let old = shared.key();
     if old.is_none() && new.is_none() {
