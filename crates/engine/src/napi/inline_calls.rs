@@ -32,7 +32,7 @@ use crate::protocol::{
 use crate::sqlite::statement_cache::ColumnNames;
 use crate::sqlite::step::Cell;
 use crate::threads::job::Outcome;
-use crate::threads::worker::Worker;
+use crate::threads::worker::PoolConnection;
 
 /// More cells than this go to a reader: one call's arguments live on the JS thread's stack.
 const MAX_CELLS: usize = 4096;
@@ -234,7 +234,7 @@ pub(super) unsafe extern "C" fn read_inline(env: sys::napi_env, info: sys::napi_
         count: 0,
     };
     values.args.clear();
-    let mut run_on = |worker: &mut Worker, reads_on: ReadsOn| {
+    let mut run_on = |worker: &mut PoolConnection, reads_on: ReadsOn| {
         catch_unwind(AssertUnwindSafe(|| match kind {
             JOB_KIND_SELECT | JOB_KIND_SELECT_ONE => {
                 inline::select(worker, reads_on, &sql, params, max_rows, budget, &mut values)
@@ -411,7 +411,11 @@ pub(super) unsafe extern "C" fn begin_group_inline(
 /// outside one, as `in_transaction` asks, its change hooks first matched to whether live queries
 /// exist, as the writer thread does before each job. DONE when `f` gave true, UNAVAILABLE when
 /// it gave false or the writer is busy, absent or not as asked, MOVED when it failed.
-fn on_idle_writer(db: &NativeDatabase, in_transaction: bool, f: impl FnOnce(&mut Worker) -> DbResult<bool>) -> u32 {
+fn on_idle_writer(
+    db: &NativeDatabase,
+    in_transaction: bool,
+    f: impl FnOnce(&mut PoolConnection) -> DbResult<bool>,
+) -> u32 {
     let Ok(mut slot) = db.pool.shared.writer.try_lock() else { return UNAVAILABLE };
     let Some(worker) = slot.as_mut() else { return UNAVAILABLE };
     if worker.conn.autocommit() == in_transaction {

@@ -19,7 +19,7 @@ use crate::sqlite::connection::Connection;
 const PROGRESS_OPS: c_int = 256;
 
 /// When the running statement's budget ends, read by the progress handler. Boxed, installed
-/// once per connection, and dropped after the connection closes (Worker's field order).
+/// once per connection, and dropped after the connection closes (PoolConnection's field order).
 pub struct Budget {
     deadline: Cell<Option<Instant>>,
     overran: Cell<bool>,

@@ -239,7 +239,7 @@ impl Connection {
     }
 
     /// Runs every statement of `sql`, discarding rows. Plain: on the pool's connections,
-    /// `Worker::exec` runs statements with their effects recorded for live queries.
+    /// `PoolConnection::exec` runs statements with their effects recorded for live queries.
     pub fn exec(&self, sql: &str) -> DbResult<()> {
         let mut rest = sql.as_bytes();
         loop {
@@ -382,7 +382,7 @@ impl Drop for OwnedStmt {
 impl Drop for Connection {
     fn drop(&mut self) {
         // Statements are finalized first by their owners (StatementCache is declared before the
-        // Connection in Worker); close_v2 would otherwise leave a zombie until they are.
+        // Connection in PoolConnection); close_v2 would otherwise leave a zombie until they are.
         // SAFETY: db came from sqlite3_open_v2 (possibly null after OOM, which close accepts).
         unsafe { ffi::sqlite3_close_v2(self.db) };
     }

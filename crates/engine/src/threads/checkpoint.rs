@@ -16,7 +16,7 @@ use std::time::Instant;
 
 use sqlite3mc_sys as ffi;
 
-use super::worker::Worker;
+use super::worker::PoolConnection;
 
 /// The WAL starts over once it holds this many times `wal_autocheckpoint` frames (1,000
 /// frames, 4 MB with 4 KiB pages, at the default): under issue 43's workload at load 8–10 the
@@ -62,7 +62,7 @@ impl WalBound {
 /// holds its connection: a check that needs it again would keep the JS thread's next write off
 /// it). Never inside a transaction (its connection cannot checkpoint then), nor with
 /// checkpoints off (`wal_autocheckpoint = 0`, as `checkpoints: 'external'` sets it).
-pub(super) fn over_bound(worker: &mut Worker, bound: &WalBound) -> Option<(u32, u32)> {
+pub(super) fn over_bound(worker: &mut PoolConnection, bound: &WalBound) -> Option<(u32, u32)> {
     if !worker.conn.autocommit() {
         return None;
     }
@@ -78,7 +78,7 @@ pub(super) fn over_bound(worker: &mut Worker, bound: &WalBound) -> Option<(u32, 
 /// Starts the WAL over (module comment), after the writer's jobs completed: they are
 /// acknowledged before any wait for the readers.
 /// `writer` is the writer's connection, `started` the database's start (`Shared`'s).
-pub(super) fn restart(writer: &Mutex<Option<Worker>>, bound: &WalBound, started: Instant) {
+pub(super) fn restart(writer: &Mutex<Option<PoolConnection>>, bound: &WalBound, started: Instant) {
     let mut slot = writer.lock().unwrap();
     let Some(worker) = slot.as_mut() else { return };
     // Again: a transaction or write group may have begun on the JS thread meanwhile.

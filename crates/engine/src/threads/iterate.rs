@@ -18,7 +18,7 @@ use super::cursors::Open;
 use super::job::{IterateStep, Job, Outcome, Request};
 use super::open::{open_worker, PoolOptions};
 use super::shared::Shared;
-use super::worker::Worker;
+use super::worker::PoolConnection;
 use crate::encode::pages::Cursor;
 use crate::error::{code, DbError};
 use crate::sqlite::connection::Connection;
@@ -103,12 +103,18 @@ fn page(shared: &Shared, id: u32, open: Open) -> Outcome {
     outcome
 }
 
-fn keep_spare(shared: &Shared, worker: Worker) {
+fn keep_spare(shared: &Shared, worker: PoolConnection) {
     shared.cursors.lock().unwrap().keep_spare(worker);
 }
 
 /// A step of an iteration inside a transaction, on the writer's connection.
-pub(super) fn on_writer(worker: &mut Worker, job: &Job, id: u32, step: &IterateStep, safe_integers: bool) -> Outcome {
+pub(super) fn on_writer(
+    worker: &mut PoolConnection,
+    job: &Job,
+    id: u32,
+    step: &IterateStep,
+    safe_integers: bool,
+) -> Outcome {
     let cursor = match *step {
         IterateStep::Start { page_rows } => match worker.cursor(&job.sql, job.params.clone(), page_rows) {
             Ok(cursor) => cursor,

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::worker::Worker;
+use super::worker::PoolConnection;
 use crate::error::DbError;
 use crate::functions::Functions;
 use crate::sqlite::connection::InvalidUtf8;
@@ -37,17 +37,22 @@ pub struct PoolOptions {
     /// `PRAGMA synchronous` on every connection, whenever it opens (setup.rs).
     pub synchronous: Synchronous,
 }
-pub(super) fn open_worker(opts: &PoolOptions, role: Role, key: Option<&KeyConfig>) -> Result<Worker, DbError> {
+pub(super) fn open_worker(opts: &PoolOptions, role: Role, key: Option<&KeyConfig>) -> Result<PoolConnection, DbError> {
     open_connection(opts, role, key, false)
 }
 
 /// The pool's first connection (the writer, or reader 0 when read-only): a wrong key is found
 /// before anything touches the files (sqlite/setup.rs `probe_key`).
-pub(super) fn open_lead(opts: &PoolOptions, role: Role, key: Option<&KeyConfig>) -> Result<Worker, DbError> {
+pub(super) fn open_lead(opts: &PoolOptions, role: Role, key: Option<&KeyConfig>) -> Result<PoolConnection, DbError> {
     open_connection(opts, role, key, true)
 }
 
-fn open_connection(opts: &PoolOptions, role: Role, key: Option<&KeyConfig>, lead: bool) -> Result<Worker, DbError> {
+fn open_connection(
+    opts: &PoolOptions,
+    role: Role,
+    key: Option<&KeyConfig>,
+    lead: bool,
+) -> Result<PoolConnection, DbError> {
     let conn = setup::open(&OpenOptions {
         path: &opts.path,
         role,
@@ -63,5 +68,5 @@ fn open_connection(opts: &PoolOptions, role: Role, key: Option<&KeyConfig>, lead
     })?;
     let mut conn = conn;
     conn.set_functions(opts.functions.clone());
-    Ok(Worker::new(conn, role))
+    Ok(PoolConnection::new(conn, role))
 }

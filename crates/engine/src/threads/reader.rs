@@ -12,7 +12,7 @@ use super::open::open_worker;
 use super::reader_connections::ReaderConnection;
 use super::run::run;
 use super::shared::{ReaderSlot, Shared};
-use super::worker::{transaction_control_refused, Worker};
+use super::worker::{transaction_control_refused, PoolConnection};
 use crate::error::DbError;
 use crate::sqlite::setup::Role;
 
@@ -38,7 +38,7 @@ pub(super) fn session(shared: Arc<Shared>) {
 
 /// Opens the connection if it is closed (idle, or after a rekey): `Err` if that fails, for the
 /// job at hand (the next one tries again).
-fn open_connection<'a>(shared: &Shared, conn: &'a mut ReaderConnection) -> Result<&'a mut Worker, DbError> {
+fn open_connection<'a>(shared: &Shared, conn: &'a mut ReaderConnection) -> Result<&'a mut PoolConnection, DbError> {
     if conn.worker.is_none() {
         let worker = open_worker(&shared.opts, Role::Reader, shared.key().as_deref())?;
         shared.slots[conn.index].db.store(worker.conn.raw(), Ordering::Release);
@@ -74,7 +74,7 @@ fn run_reads(shared: &Shared, conn: &mut ReaderConnection) {
         // and such reads taken with a batch run after the quick ones, shortest first: reads
         // batched behind one waited for it (a web page's queries behind a report;
         // experiments/035, 048).
-        let expected = |worker: &Worker, job: &Job| expected_micros(worker.cache.last_micros(&job.sql));
+        let expected = |worker: &PoolConnection, job: &Job| expected_micros(worker.cache.last_micros(&job.sql));
         if expected(worker, &batch[0]) == 0 {
             let extra = (rx.len() / shared.slots.len()).min(MAX_READ_BATCH - 1);
             batch.extend(rx.try_iter().take(extra));
@@ -121,7 +121,13 @@ fn finish_read(shared: &Shared, job: &Job, outcome: Outcome) {
     }
 }
 
-fn run_read(worker: &mut Worker, shared: &Shared, slot: &ReaderSlot, job: &Job, in_transaction: bool) -> Outcome {
+fn run_read(
+    worker: &mut PoolConnection,
+    shared: &Shared,
+    slot: &ReaderSlot,
+    job: &Job,
+    in_transaction: bool,
+) -> Outcome {
     if job.cancellable {
         *slot.running.lock().unwrap() = job.id;
         if shared.take_cancelled(job.id) {

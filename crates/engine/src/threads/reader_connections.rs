@@ -3,13 +3,13 @@
 
 use std::time::{Duration, Instant};
 
-use super::worker::Worker;
+use super::worker::PoolConnection;
 
 /// One of a database's reader connections (`readers` of them, each with its slot for
 /// `cancel`), open or closed.
 pub(super) struct ReaderConnection {
     pub(super) index: usize,
-    pub(super) worker: Option<Worker>,
+    pub(super) worker: Option<PoolConnection>,
     pub(super) last_used: Instant,
 }
 
@@ -26,7 +26,7 @@ impl ReaderConnections {
     }
 
     /// One already open lead connection (a read-only database's first).
-    pub(super) fn put_opened(&mut self, index: usize, worker: Worker) {
+    pub(super) fn put_opened(&mut self, index: usize, worker: PoolConnection) {
         if let Some(conn) = self.0.iter_mut().find(|c| c.index == index) {
             conn.worker = Some(worker);
         }
@@ -45,12 +45,12 @@ impl ReaderConnections {
     }
 
     /// The open connections unused since `now - idle`, taken out to close.
-    pub(super) fn take_idle(&mut self, now: Instant, idle: Duration) -> Vec<(usize, Worker)> {
+    pub(super) fn take_idle(&mut self, now: Instant, idle: Duration) -> Vec<(usize, PoolConnection)> {
         let stale = |c: &ReaderConnection| now.saturating_duration_since(c.last_used) >= idle;
         self.0.iter_mut().filter(|c| stale(c)).filter_map(|c| Some((c.index, c.worker.take()?))).collect()
     }
 
-    pub(super) fn take_all(&mut self) -> Vec<(usize, Worker)> {
+    pub(super) fn take_all(&mut self) -> Vec<(usize, PoolConnection)> {
         self.0.iter_mut().filter_map(|c| Some((c.index, c.worker.take()?))).collect()
     }
 }

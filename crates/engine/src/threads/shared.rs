@@ -19,7 +19,7 @@ use super::live_registry::Registry;
 use super::open::PoolOptions;
 use super::reader_connections::ReaderConnections;
 use super::step_aside::JsThread;
-use super::worker::Worker;
+use super::worker::PoolConnection;
 use crate::live::dependencies::ChangeSet;
 use crate::sqlite::connection::Connection;
 use crate::sqlite::encryption::KeyConfig;
@@ -138,12 +138,12 @@ pub struct Shared {
     /// an engine thread when a read there first finds it closed (sessions.rs
     /// `open_inline_later`; with the database when it is encrypted), closed when idle as the
     /// readers are, by the writer for a rekey, and at close.
-    pub inline: Mutex<Option<Worker>>,
+    pub inline: Mutex<Option<PoolConnection>>,
     /// When a read last ran on it (ms since `started`), for the idle sweep.
     pub(super) inline_used_ms: std::sync::atomic::AtomicU64,
     /// The writer's connection: the writer thread holds the lock while it runs a job, and a
     /// transaction's read may run on it from the JS thread in between (inline.rs).
-    pub writer: Mutex<Option<Worker>>,
+    pub writer: Mutex<Option<PoolConnection>>,
     /// Iterations outside transactions, on connections of their own (cursors.rs).
     pub(super) cursors: Mutex<Cursors>,
 }
@@ -173,7 +173,7 @@ impl Shared {
     /// After writer work (a job on the writer thread, or a transaction's statement on the JS
     /// thread, inline.rs): re-runs the live queries its commit touched, if it committed.
     /// `tracking`: the change hooks were on while it ran.
-    pub fn publish_committed(&self, worker: &Worker, tracking: bool) {
+    pub fn publish_committed(&self, worker: &PoolConnection, tracking: bool) {
         let committed = worker.take_committed();
         if !tracking && self.tracking.load(std::sync::atomic::Ordering::SeqCst) {
             // The first live query started while this work ran untracked: its first run may
@@ -248,7 +248,11 @@ impl Shared {
     /// The JS thread's connection in `slot` (its lock held) for a run there, marked used; `None`
     /// when a sliced read holds its snapshot (`sliced_too` false), or when it is closed: then it
     /// opens on an engine thread for the next run (sessions.rs `open_inline_later`).
-    pub(crate) fn inline_for_run<'a>(&self, slot: &'a mut Option<Worker>, sliced_too: bool) -> Option<&'a mut Worker> {
+    pub(crate) fn inline_for_run<'a>(
+        &self,
+        slot: &'a mut Option<PoolConnection>,
+        sliced_too: bool,
+    ) -> Option<&'a mut PoolConnection> {
         let Some(worker) = slot.as_mut() else {
             self.open_inline_later();
             return None;
@@ -272,7 +276,7 @@ impl Shared {
     }
 
     /// The connection in `slot` unless a sliced read holds its snapshot open.
-    fn take_unsliced(slot: &mut Option<Worker>) -> Option<Worker> {
+    fn take_unsliced(slot: &mut Option<PoolConnection>) -> Option<PoolConnection> {
         if slot.as_ref().is_some_and(|w| w.sliced.is_none()) {
             slot.take()
         } else {

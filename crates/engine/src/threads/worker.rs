@@ -27,10 +27,11 @@ use crate::sqlite::step::{column_names, step};
 /// `PRAGMA synchronous = NORMAL`'s number: in WAL mode a commit appends without syncing.
 const SYNCHRONOUS_NORMAL: i64 = 1;
 
-/// A connection with its statement cache and its live-query hooks: what a pool thread owns.
+/// One of the pool's connections (the writer's, a reader's, the JS thread's, an iteration's)
+/// with its statement cache and its live-query hooks: what the thread that uses it owns.
 /// Declared in drop order: the cache's statements are finalized before the connection closes,
 /// and the hooks and the budget, which SQLite may call while it closes, outlive it.
-pub struct Worker {
+pub struct PoolConnection {
     /// Iterations inside the transaction (threads/iterate.rs): their statements are finalized
     /// first.
     pub cursors: HashMap<u32, Cursor>,
@@ -84,7 +85,7 @@ pub struct TxWrites {
 // SAFETY: SQLite is built with SQLITE_THREADSAFE=2: a connection may move between threads as
 // long as one thread uses it at a time. A worker is used by the thread that owns it, or, behind
 // a lock (threads/shared.rs), by the JS thread or the writer in turn.
-unsafe impl Send for Worker {}
+unsafe impl Send for PoolConnection {}
 
 /// A read runs one read-only statement.
 fn check_read(stmt: &Statement) -> DbResult<()> {
@@ -146,13 +147,13 @@ fn multiple_statements(what: &str) -> DbError {
     )
 }
 
-impl Worker {
+impl PoolConnection {
     /// A worker on a freshly opened connection of `role`: the authorizer goes on now.
-    pub fn new(conn: Connection, role: Role) -> Worker {
+    pub fn new(conn: Connection, role: Role) -> PoolConnection {
         // SAFETY: the hooks outlive the connection (field order) and stay on this thread.
         let hooks = unsafe { Hooks::install(&conn, role) };
         let budget = Budget::install(&conn, super::step_aside::now_and_then);
-        Worker {
+        PoolConnection {
             cursors: HashMap::new(),
             sliced: None,
             cache: StatementCache::new(),
