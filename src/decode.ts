@@ -19,7 +19,7 @@ export type Row = Record<string, unknown>
  * column of texts. */
 type MakeRow = (cell: (k: number) => unknown, k: number, numbers: Float64Array, text: (k: number) => string) => Row
 
-/** A cell's type in the result's tags (`TAG_*` in crates/engine/src/napi/protocol.rs, whose
+/** A cell's type in the result's tags (`TAG_*` in crates/engine/src/protocol.rs, whose
  * names and values test/protocol.test.mjs checks against these). */
 export const enum Tag {
   Null = 0,

@@ -3,7 +3,7 @@ import type { Texts } from './decode'
 import { loadBinding } from './load-binding'
 import type { ProcessDiagnostics } from './types'
 
-// The wire protocol's numbers are defined once, in crates/engine/src/napi/protocol.rs. These
+// The wire protocol's numbers are defined once, in crates/engine/src/protocol.rs. These
 // const enums copy them so that tsc inlines them into the hot paths (nothing is looked up at
 // run time); test/protocol.test.mjs checks every name and value against the engine's.
 
@@ -70,7 +70,7 @@ export const enum Inline {
   Numbers = 4, // the result is in the shared numbers: readInline's cells, numbers or NULL (NaN), after their count (the names are the last ones); writeInline's [changes, lastInsertRowid, checkpointDue] of a write, [checkpointDue] of a COMMIT
 }
 
-/** Which connection `readInline` runs a read on (crates/engine/src/napi/protocol.rs). */
+/** Which connection `readInline` runs a read on (crates/engine/src/protocol.rs). */
 export const enum ReadOn {
   Own = 0, // the JS thread's own read-only connection
   Transaction = 1, // the writer's, inside the caller's transaction
@@ -84,6 +84,22 @@ export const enum InlineResult {
   Json = 2, // (Buffer)
   Changes = 3, // (changes, lastInsertRowid: a bigint beyond ±(2^53−1), whether a checkpoint is due)
   Committed = 4, // (whether a checkpoint is due)
+}
+
+/** A parameter set's first byte in the packed parameters (src/params.ts). */
+export const enum ParamSet {
+  None = 0,
+  Positional = 1, // u32 count, then each value
+  Named = 2, // u32 count, then each value after its name (u32 length, UTF-8)
+}
+
+/** A packed parameter's type, the byte before its payload. */
+export const enum ParamTag {
+  Null = 0,
+  Int64 = 1, // 8 bytes, little-endian
+  Float64 = 2, // 8 bytes, little-endian
+  Text = 3, // u32 length, UTF-8
+  Blob = 4, // u32 length, bytes
 }
 
 /** The calls made once per job, written against N-API directly (crates/engine/src/napi/job_calls.rs).

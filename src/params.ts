@@ -5,6 +5,7 @@
 // off bind-heavy inserts). Every value is type-checked here; nothing is sent, bound or run when
 // one is wrong.
 import { describe, rangeError, typeError } from './errors'
+import { ParamSet, ParamTag } from './native'
 
 /** A value to bind to a parameter (docs/values-and-errors.md "Values"): `null` → NULL; a
  * `number` → INTEGER when integral and within 64 bits, else REAL (`NaN` is refused: SQLite would
@@ -66,7 +67,7 @@ export function copyPacked(packed: Packed): Packed {
 }
 
 /** No parameters, for the SQL the library sends itself (BEGIN, SAVEPOINT, COMMIT, …). */
-export const NO_PARAMS: Packed = { bytes: Buffer.from([0]), length: 1 }
+export const NO_PARAMS: Packed = { bytes: Buffer.from([ParamSet.None]), length: 1 }
 
 /** NO_PARAMS, as a packer (arguments.ts `prepareCall`) for calls that take none. */
 export function noParams(): Packed {
@@ -126,13 +127,13 @@ function nested(params: unknown, batch: boolean): Packed {
 function writeSet(params: unknown, what: string): void {
   if (params === undefined) {
     ensure(1)
-    buf[pos++] = 0
+    buf[pos++] = ParamSet.None
     return
   }
   if (Array.isArray(params)) {
     const count = params.length // read once, as encodeBatch's
     ensure(5)
-    buf[pos] = 1
+    buf[pos] = ParamSet.Positional
     view.setUint32(pos + 1, count, true)
     pos += 5
     for (let i = 0; i < count; i++) writeValue(params[i], i + 1)
@@ -141,7 +142,7 @@ function writeSet(params: unknown, what: string): void {
   if (isPlainObject(params)) {
     const keys = Object.keys(params)
     ensure(5)
-    buf[pos] = 2
+    buf[pos] = ParamSet.Named
     view.setUint32(pos + 1, keys.length, true)
     pos += 5
     for (const key of keys) {
@@ -171,7 +172,7 @@ function writeValue(v: unknown, which: number | string): void {
     case 'number':
       ensure(9)
       if (Number.isInteger(v) && v >= -TWO_63 && v < TWO_63 && !Object.is(v, -0)) {
-        buf[pos] = 1
+        buf[pos] = ParamTag.Int64
         const hi = Math.floor(v / TWO_32)
         view.setUint32(pos + 1, v - hi * TWO_32, true)
         view.setInt32(pos + 5, hi, true)
@@ -181,7 +182,7 @@ function writeValue(v: unknown, which: number | string): void {
           'ERR_INVALID_ARG_VALUE',
         )
       } else {
-        buf[pos] = 2
+        buf[pos] = ParamTag.Float64
         view.setFloat64(pos + 1, v, true)
       }
       pos += 9
@@ -194,21 +195,21 @@ function writeValue(v: unknown, which: number | string): void {
         )
       }
       ensure(1)
-      buf[pos++] = 3
+      buf[pos++] = ParamTag.Text
       writeText(v)
       return
     case 'bigint':
       if (v < INT64_MIN || v > INT64_MAX)
         throw rangeError(`${parameterName(which)} is a bigint outside the 64-bit integer range`)
       ensure(9)
-      buf[pos] = 1
+      buf[pos] = ParamTag.Int64
       view.setBigInt64(pos + 1, v, true)
       pos += 9
       return
     case 'object':
       if (v === null) {
         ensure(1)
-        buf[pos++] = 0
+        buf[pos++] = ParamTag.Null
         return
       }
       if (ArrayBuffer.isView(v)) {
@@ -220,7 +221,7 @@ function writeValue(v: unknown, which: number | string): void {
         }
         const bytes = new Uint8Array(v.buffer, v.byteOffset, v.byteLength)
         ensure(5 + bytes.length)
-        buf[pos] = 4
+        buf[pos] = ParamTag.Blob
         view.setUint32(pos + 1, bytes.length, true)
         buf.set(bytes, pos + 5)
         pos += 5 + bytes.length

@@ -1,6 +1,6 @@
 // The JS ↔ native wire protocol: its numbers are defined once, in
-// crates/engine/src/napi/protocol.rs, and copied as TypeScript const enums (src/native.ts,
-// src/decode.ts) so tsc can inline them. These tests check the copies against the engine's,
+// crates/engine/src/protocol.rs, and copied as TypeScript const enums (src/native.ts,
+// src/decode.ts; src/params.ts packs with ParamSet and ParamTag) so tsc can inline them. These tests check the copies against the engine's,
 // name by name in both directions, and that the engine refuses a job kind it does not know.
 import assert from 'node:assert/strict'
 import { createRequire } from 'node:module'
@@ -11,11 +11,21 @@ import { tempDir } from './helpers.mjs'
 
 const require = createRequire(import.meta.url)
 // Internal modules: their const enums are emitted as objects too (tsconfig preserveConstEnums).
-const { binding, Done, Inline, InlineResult, JobKind, Mailbox, ReadOn } = require('../dist/cjs/native.js')
+const {
+  binding,
+  Done,
+  Inline,
+  InlineResult,
+  JobKind,
+  Mailbox,
+  ParamSet,
+  ParamTag,
+  ReadOn,
+} = require('../dist/cjs/native.js')
 const { Tag } = require('../dist/cjs/decode.js')
 
 /** The TypeScript enums, by the group name the engine uses. */
-const typescript = { Done, Inline, InlineResult, JobKind, Mailbox, ReadOn, Tag }
+const typescript = { Done, Inline, InlineResult, JobKind, Mailbox, ParamSet, ParamTag, ReadOn, Tag }
 
 /** `WritesInFlight` → `WRITES_IN_FLIGHT`: how a TypeScript name is spelled in protocol.rs. */
 const upperSnake = (name) => name.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase()

@@ -2,7 +2,56 @@
 
 use std::borrow::Cow;
 
-/// A failed job: `code` is an SQLite result-code name or a library code (`ERR_…`).
+/// The library's codes the engine raises (`code::ERR_…`), each spelled as src/errors.ts spells
+/// it: test/error-codes.test.mjs checks every one is a `ResqliteErrorCode` there (through
+/// `errorCodes()`) and that no other file of the engine spells a code itself.
+pub mod code {
+    use napi_derive::napi;
+
+    macro_rules! codes {
+        ($( $name:ident, )*) => {
+            $( pub const $name: &str = stringify!($name); )*
+            /// Every code, for test/error-codes.test.mjs (JS calls it: dead code to the unit tests).
+            #[cfg_attr(test, allow(dead_code))]
+            #[napi]
+            pub fn error_codes() -> Vec<&'static str> {
+                vec![$( $name, )*]
+            }
+        };
+    }
+
+    codes! {
+        ERR_BACKUP,
+        ERR_EMPTY_RESULT,
+        ERR_EMPTY_STATEMENT,
+        ERR_ENCRYPTION_CONFIG,
+        ERR_ENCRYPTION_KEY,
+        ERR_EXTENSION,
+        ERR_INTERNAL,
+        ERR_INVALID_ARG_VALUE,
+        ERR_INVALID_PATH,
+        ERR_INVALID_UTF8,
+        ERR_ITERATION_ENDED,
+        ERR_ITERATION_OPEN,
+        ERR_JOURNAL_MODE,
+        ERR_KEY_PRAGMA,
+        ERR_MULTIPLE_STATEMENTS,
+        ERR_NOT_READ_ONLY,
+        ERR_NUL_IN_SQL,
+        ERR_OPEN_TRANSACTION,
+        ERR_PARAMETER_COUNT,
+        ERR_PARAMETER_NAME,
+        ERR_REKEY,
+        ERR_REKEY_IN_TRANSACTION,
+        ERR_RESULT_TOO_LARGE,
+        ERR_TRANSACTION_CONTROL,
+        ERR_TRANSACTION_ROLLED_BACK,
+        ERR_VFS_NOT_FOUND,
+        ERR_WAL_UNAVAILABLE,
+    }
+}
+
+/// A failed job: `code` is an SQLite result-code name or a library code (`code::ERR_…`).
 #[derive(Debug)]
 pub struct DbError {
     pub code: Cow<'static, str>,
@@ -29,7 +78,7 @@ impl DbError {
             .map(|s| s.to_string())
             .or_else(|| payload.downcast_ref::<String>().cloned())
             .unwrap_or_default();
-        DbError::new("ERR_INTERNAL", format!("internal error in the engine (a Rust panic: {what})"))
+        DbError::new(code::ERR_INTERNAL, format!("internal error in the engine (a Rust panic: {what})"))
     }
 }
 

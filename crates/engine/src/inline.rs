@@ -28,13 +28,14 @@ use sqlite3mc_sys as ffi;
 use crate::encode::json::encode_json;
 use crate::encode::rows::EncodedRows;
 use crate::error::DbResult;
+use crate::live::hooks::{ResetOnDrop, Statement};
 use crate::sqlite::bounded::is_bounded;
 use crate::sqlite::connection::Connection;
 use crate::sqlite::params::{bind, Reader};
-use crate::sqlite::statement_cache::{Backoff, ColumnNames, ResetOnDrop, Statement};
+use crate::sqlite::statement_cache::{Backoff, ColumnNames};
 use crate::sqlite::step::{cell, step, Cell};
 use crate::threads::group_commit::is_single_dml;
-use crate::threads::worker::{run_write, Worker};
+use crate::threads::worker::{run_write, PoolConnection};
 
 /// How many runs a statement skips the JS thread for after its first overrun; doubled after each further
 /// overrun, up to MAX_SKIP, and halved after each inline run that fits.
@@ -92,7 +93,7 @@ pub enum ReadsOn {
 
 /// select / selectOne: the rows go to `sink` as they are stepped.
 pub fn select(
-    worker: &mut Worker,
+    worker: &mut PoolConnection,
     on: ReadsOn,
     sql: &str,
     params: &[u8],
@@ -125,7 +126,7 @@ pub fn select(
 
 /// selectBytes: the result's JSON text.
 pub fn select_json(
-    worker: &mut Worker,
+    worker: &mut PoolConnection,
     on: ReadsOn,
     sql: &str,
     params: &[u8],
@@ -137,7 +138,7 @@ pub fn select_json(
 /// Runs `body` on `sql`'s bound statement within `budget`. An overrun (or a result too large
 /// for the JS thread) moves the read and makes the statement skip the JS thread for a while.
 fn run<T>(
-    worker: &mut Worker,
+    worker: &mut PoolConnection,
     on: ReadsOn,
     sql: &str,
     params: &[u8],
@@ -145,7 +146,7 @@ fn run<T>(
     body: impl FnOnce(&Statement, &Connection) -> DbResult<Ran<T>>,
 ) -> DbResult<Ran<T>> {
     let (stmt, conn, clock) = worker.budgeted_read(sql)?;
-    if on == ReadsOn::WriterAsReader && stmt.connection_state {
+    if on == ReadsOn::WriterAsReader && stmt.facts.connection_state {
         return Ok(Ran::NotOnWriter);
     }
     // SAFETY: valid statement.
@@ -211,7 +212,7 @@ pub enum Slice {
 /// cheap function: experiments/054) and the event loop gets a turn between slices. `start`:
 /// the read to start (else the next slice of the one under way). Its snapshot stays open
 /// across slices; meanwhile other reads skip this connection (`read_inline` finds it busy).
-pub fn read_slice(worker: &mut Worker, start: Option<(&str, &[u8])>, safe_integers: bool) -> DbResult<Slice> {
+pub fn read_slice(worker: &mut PoolConnection, start: Option<(&str, &[u8])>, safe_integers: bool) -> DbResult<Slice> {
     if let Some((sql, params)) = start {
         // One whose slice overran recently (an aggregate over every row, say) skips the JS
         // thread, as other reads do after overrunning their budget.
@@ -250,7 +251,7 @@ pub fn read_slice(worker: &mut Worker, start: Option<(&str, &[u8])>, safe_intege
 /// run on the writer thread; so is one that returns rows, has large parameters, or overran
 /// `budget` recently (a bounded program still grows with the rows it rewrites).
 pub fn write(
-    worker: &mut Worker,
+    worker: &mut PoolConnection,
     sql: &str,
     params: &[u8],
     budget: Duration,
@@ -271,8 +272,8 @@ pub fn write(
     // SAFETY: valid statement.
     // A BEGIN, COMMIT or a journal_mode change goes to the writer thread, whose checks refuse it.
     if stmt.has_tail
-        || stmt.kind.ends_a_level()
-        || stmt.kind.leaves_wal
+        || stmt.facts.kind.ends_a_level()
+        || stmt.facts.kind.leaves_wal
         || unsafe { ffi::sqlite3_column_count(raw) } != 0
         || skips(&stmt.inline)
     {
@@ -298,7 +299,7 @@ pub fn write(
     // Refused only inside SQLite's steps: the hooks compile their own queries around them.
     let mut refused = false;
     let result = conn.without_busy_wait(|| {
-        run_write(conn, hooks, &stmt.effects, || loop {
+        run_write(conn, hooks, &stmt.facts.effects, || loop {
             let (stepped, denied) = hooks.refusing_compilation(|| step(conn, raw));
             refused |= denied;
             if !stepped? {
@@ -325,7 +326,12 @@ pub fn write(
 /// A bounded write alone (`write`), committing as it ends: a few pages appended to the WAL.
 /// Also returns whether its commit made a checkpoint due, which is left to the writer thread
 /// (experiments/040).
-pub fn write_alone(worker: &mut Worker, sql: &str, params: &[u8], budget: Duration) -> DbResult<Ran<(i64, i64, bool)>> {
+pub fn write_alone(
+    worker: &mut PoolConnection,
+    sql: &str,
+    params: &[u8],
+    budget: Duration,
+) -> DbResult<Ran<(i64, i64, bool)>> {
     if !commit_only_appends(worker)? {
         return Ok(Ran::Skipped);
     }
@@ -337,7 +343,7 @@ pub fn write_alone(worker: &mut Worker, sql: &str, params: &[u8], budget: Durati
 /// write of it ran on the writer thread, at most MAX_COMMIT_WRITES ran here, and their commit
 /// only appends (a transaction that wrote nothing writes nothing to the WAL). A checkpoint
 /// the commit makes due is left to the writer thread: returns whether one is.
-pub fn commit(worker: &mut Worker) -> DbResult<Ran<bool>> {
+pub fn commit(worker: &mut PoolConnection) -> DbResult<Ran<bool>> {
     let writes = worker.tx_writes.inline;
     if worker.tx_writes.on_thread || writes > MAX_COMMIT_WRITES || (writes > 0 && !commit_only_appends(worker)?) {
         return Ok(Ran::Skipped);
@@ -348,7 +354,7 @@ pub fn commit(worker: &mut Worker) -> DbResult<Ran<bool>> {
 
 /// Opens a write group's transaction when its COMMIT will be cheap enough for the JS thread
 /// (`commit`): whether it did. A group only reads will use (`reads_only`) commits nothing.
-pub fn begin_group(worker: &mut Worker, reads_only: bool) -> DbResult<bool> {
+pub fn begin_group(worker: &mut PoolConnection, reads_only: bool) -> DbResult<bool> {
     if !reads_only && !commit_only_appends(worker)? {
         return Ok(false);
     }
@@ -358,13 +364,16 @@ pub fn begin_group(worker: &mut Worker, reads_only: bool) -> DbResult<bool> {
 
 /// Whether a commit would only append a few pages to the WAL: not sync it (`synchronous` above
 /// NORMAL), nor start the WAL over, which writes its header and syncs it (experiments/040).
-fn commit_only_appends(worker: &mut Worker) -> DbResult<bool> {
+fn commit_only_appends(worker: &mut PoolConnection) -> DbResult<bool> {
     Ok(!worker.conn.wal_starts_over() && !worker.commit_settings()?.syncs)
 }
 
 /// Runs `commits` with SQLite's auto-checkpoint replaced by a note of whether one became due
 /// (a checkpoint copies pages into the database file: the writer thread's work).
-fn deferring_checkpoint<T>(worker: &mut Worker, commits: impl FnOnce(&mut Worker) -> T) -> DbResult<(T, bool)> {
+fn deferring_checkpoint<T>(
+    worker: &mut PoolConnection,
+    commits: impl FnOnce(&mut PoolConnection) -> T,
+) -> DbResult<(T, bool)> {
     let pages = worker.commit_settings()?.checkpoint_pages;
     let db = worker.conn.raw();
     let deferred = DeferredCheckpoint { pages, due: Flag::new(false) };

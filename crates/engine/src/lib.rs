@@ -6,7 +6,20 @@
 //! a reader, run there on its connection) → `sqlite` (prepared, bound, stepped) → `encode` (the
 //! result as JS will read it) → `threads` (queued as a completion) → `handoff` (to the JS
 //! thread). A small read may instead run on the JS thread itself, under a time budget: `inline`.
-//! `live` records what queries read and writes change, and re-runs live queries.
+//! `live` records what queries read and writes change; `threads` re-runs the live queries a
+//! change touched.
+//!
+//! Layers, bottom to top: a module uses modules of its own layer and those below, never one
+//! above, and no two files use each other, even round a loop (scripts/check-layers.mjs holds
+//! both in `npm run lint`; test-only modules may use any layer).
+//! - `error`, `protocol`, `js`, `spin`: what every layer reports, speaks and waits with: typed
+//!   errors, the numbers both languages share, JS values, when busy-waiting pays.
+//! - `functions`: JS-defined SQL functions need only JS values; every connection registers them.
+//! - `sqlite`: a connection and its statements, knowing nothing of who runs them or why.
+//! - `encode`, `live`: what a statement's rows become, and what it read or changed.
+//! - `threads`: the jobs, and the threads that run them on their connections.
+//! - `handoff`, `inline`: finished jobs back to the JS thread, and jobs run on it.
+//! - `napi`: what JS calls, which reaches every layer below.
 
 mod encode;
 mod error;
@@ -15,8 +28,11 @@ mod error;
 mod functions;
 mod handoff;
 mod inline;
+mod js;
 mod live;
 mod napi;
+mod protocol;
+mod spin;
 mod sqlite;
 #[cfg(test)]
 mod testing;

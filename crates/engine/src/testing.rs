@@ -7,12 +7,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use crate::error::DbResult;
 use crate::live::dependencies::ChangeSet;
 use crate::live::hooks::Hooks;
+use crate::live::hooks::StatementCache;
 use crate::sqlite::connection::Connection;
+use crate::sqlite::connection::InvalidUtf8;
 use crate::sqlite::setup::{self, OpenOptions, Role, Synchronous};
-use crate::sqlite::statement_cache::StatementCache;
-use crate::sqlite::step::InvalidUtf8;
 
-/// A connection with its statement cache and live-query hooks (as `threads::worker::Worker`
+/// A connection with its statement cache and live-query hooks (as `threads::worker::PoolConnection`
 /// holds them). Declared in drop order: statements, then the connection, then the hooks.
 pub struct Opened {
     pub cache: StatementCache,
@@ -47,7 +47,7 @@ impl Opened {
         Opened::open(":memory:", Role::Reader)
     }
 
-    /// Runs every statement of `sql` with its effects recorded (as `Worker::exec`).
+    /// Runs every statement of `sql` with its effects recorded (as `PoolConnection::exec`).
     pub fn exec(&self, sql: &str) -> DbResult<()> {
         self.hooks.exec(&self.conn, sql)
     }

@@ -5,8 +5,8 @@
 use base64::Engine as _;
 
 use crate::error::DbResult;
+use crate::live::hooks::Statement;
 use crate::sqlite::connection::Connection;
-use crate::sqlite::statement_cache::Statement;
 use crate::sqlite::step::{cell, column_names, step, Cell};
 
 /// 2^53: every integral f64 below it is an exact integer.
@@ -314,6 +314,7 @@ mod tests {
 #[cfg(test)]
 mod result_tests {
     use super::*;
+    use crate::error::code;
     use crate::testing::Opened;
 
     /// `sql`'s result as encode_json writes it (expectations are JSON.stringify's output).
@@ -382,6 +383,6 @@ mod result_tests {
         // A UTF-16 surrogate encoded on its own (CESU-8) is not UTF-8: it is refused, never
         // written out as a lone surrogate.
         let err = json("SELECT CAST(x'eda080' AS TEXT) AS s", usize::MAX).expect_err("an error");
-        assert_eq!(err.code, "ERR_INVALID_UTF8");
+        assert_eq!(err.code, code::ERR_INVALID_UTF8);
     }
 }

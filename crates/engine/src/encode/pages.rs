@@ -3,9 +3,9 @@
 
 use crate::encode::rows::{encode_rows, EncodedRows};
 use crate::error::DbResult;
+use crate::live::hooks::Statement;
 use crate::sqlite::connection::Connection;
 use crate::sqlite::params::{bind, Reader};
-use crate::sqlite::statement_cache::Statement;
 
 /// An iteration's statement, prepared for it alone (a select of the same SQL meanwhile must not
 /// reset it), and the parameter bytes its bindings point into.

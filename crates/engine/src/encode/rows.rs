@@ -5,7 +5,7 @@
 //!   header  u32 × 6: rows, columns, tags offset, slots offset, arena offset, TEXT cells
 //!   arena   every TEXT value (ASCII or UTF-16) and BLOB value, in cell order; written in place as rows
 //!           are stepped, so the values are copied once on the reader
-//!   tags    u8 per cell (TAG_* in napi/protocol.rs), 8-aligned: 0 null · 1 number (slot f64) ·
+//!   tags    u8 per cell (TAG_* in protocol.rs), 8-aligned: 0 null · 1 number (slot f64) ·
 //!           2 text · 3 blob · 4 int64 (slot i64) · 5 short text; then u8 per column: bit
 //!           `1 << tag` set for every tag among the column's cells, so the decoder reads a column
 //!           of numbers straight from its slots (experiments/041)
@@ -17,10 +17,12 @@
 //! Each TEXT cell becomes its own JS string on the JS thread (napi/texts.rs), so a value a user
 //! keeps keeps only itself alive (experiments/033).
 
-use crate::error::{DbError, DbResult};
-use crate::napi::protocol::{TAG_BLOB, TAG_INT64, TAG_NULL, TAG_NUMBER, TAG_SHORT_TEXT, TAG_TEXT};
+use crate::error::{code, DbError, DbResult};
+use crate::js::MAX_SAFE;
+use crate::live::hooks::Statement;
+use crate::protocol::{TAG_BLOB, TAG_INT64, TAG_NULL, TAG_NUMBER, TAG_SHORT_TEXT, TAG_TEXT};
 use crate::sqlite::connection::Connection;
-use crate::sqlite::statement_cache::{ResultSize, Statement};
+use crate::sqlite::statement_cache::ResultSize;
 use crate::sqlite::step::{cell, column_names, step, Cell};
 
 pub const HEADER_WORDS: usize = 6;
@@ -31,8 +33,6 @@ pub const HEADER_WORDS: usize = 6;
 pub const SHORT_TEXT_MAX: usize = 12;
 /// In a TEXT cell's slot: the text is ASCII (else UTF-16).
 pub const ASCII: u64 = 1 << 63;
-/// Integers JS numbers hold exactly.
-const MAX_SAFE: i64 = (1 << 53) - 1;
 
 pub struct EncodedRows {
     pub buffer: Vec<u8>,
@@ -50,7 +50,7 @@ impl EncodedRows {
 fn slot_pair(start: usize, len: usize) -> DbResult<u64> {
     // A value is at most 1 GB (SQLITE_MAX_LENGTH), so the length's top bit is free for ASCII.
     if start + len > u32::MAX as usize {
-        return Err(DbError::new("ERR_RESULT_TOO_LARGE", "the result set is larger than 4 GiB"));
+        return Err(DbError::new(code::ERR_RESULT_TOO_LARGE, "the result set is larger than 4 GiB"));
     }
     Ok((start as u64) | ((len as u64) << 32))
 }
@@ -212,7 +212,7 @@ impl Part {
         let tags_offset = buffer.len().next_multiple_of(8);
         let slots_offset = (tags_offset + self.tags.len() + self.cols).next_multiple_of(8);
         if slots_offset + self.slots.len() * 8 > u32::MAX as usize {
-            return Err(DbError::new("ERR_RESULT_TOO_LARGE", "the result set is larger than 4 GiB"));
+            return Err(DbError::new(code::ERR_RESULT_TOO_LARGE, "the result set is larger than 4 GiB"));
         }
         buffer.resize(tags_offset, 0);
         buffer.extend_from_slice(&self.tags);
@@ -503,7 +503,7 @@ mod tests {
         let err = encode("SELECT 1 AS ok UNION ALL SELECT CAST(x'61ff' AS TEXT)", usize::MAX, false, true)
             .err()
             .expect("an error");
-        assert_eq!(err.code, "ERR_INVALID_UTF8");
+        assert_eq!(err.code, code::ERR_INVALID_UTF8);
         assert_eq!(
             err.message,
             "column 'ok' of row 2 holds TEXT that is not valid UTF-8 (at byte 1); read it as bytes with CAST(ok AS BLOB), or open with invalidUtf8: 'replace'"

@@ -1,14 +1,35 @@
 //! The C callbacks SQLite calls for a JavaScript function, on whichever thread runs the
-//! statement: each makes a `Call` and hands it to the database's `FunctionHost`.
+//! statement: each makes a `Call` and hands it to the database's `FunctionHost`. A function's
+//! definition, as registered here, is kept by registry.rs.
 
+use std::ffi::CString;
 use std::os::raw::{c_int, c_void};
 use std::sync::Arc;
 
 use sqlite3mc_sys as ffi;
 
 use super::host::{Call, Callers, FunctionHost, Handed, Kept, Op};
-use super::registry::{Definition, Kind};
 use super::values::{self, Outcome};
+
+/// What a definition is: a scalar function, an aggregate, or an aggregate that is also a window
+/// function (it has an `inverse`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Kind {
+    Scalar,
+    Aggregate,
+    Window,
+}
+
+pub(super) struct Definition {
+    pub(super) name: CString,
+    pub(super) n_arg: c_int,
+    /// SQLITE_DETERMINISTIC, SQLITE_DIRECTONLY.
+    pub(super) flags: c_int,
+    pub(super) kind: Kind,
+    pub(super) callers: Arc<Callers>,
+    /// `Functions::version` when this definition was made.
+    pub(super) version: u64,
+}
 
 /// What SQLite keeps as a registered function's user data (freed by `destroy`).
 struct Registered {

@@ -17,8 +17,8 @@ use napi::sys;
 use sqlite3mc_sys as ffi;
 
 use super::values::{self, Outcome};
-use crate::handoff::spin::SpinPolicy;
-use crate::napi::js;
+use crate::js;
+use crate::spin::SpinPolicy;
 
 /// The longest the JS thread serves handed-over calls before its event loop gets a turn (the
 /// functions' own time included).
@@ -32,7 +32,7 @@ const ENGINE_SPINS: Duration = Duration::from_micros(200);
 thread_local! {
     /// The N-API environment of the JS thread this is, if it is one.
     static JS_ENV: Cell<usize> = const { Cell::new(0) };
-    /// Whether waiting by spinning pays on this thread now (handoff/spin.rs): on a crowded
+    /// Whether waiting by spinning pays on this thread now (spin.rs): on a crowded
     /// machine the two threads would take turns on one CPU instead.
     static SPIN: SpinPolicy = SpinPolicy::new();
 }

@@ -10,5 +10,6 @@ mod host;
 mod registry;
 mod values;
 
+pub use callbacks::Kind;
 pub use host::{set_js_env, Callers, FunctionHost};
-pub use registry::{Functions, Kind};
+pub use registry::Functions;

@@ -8,28 +8,8 @@ use std::sync::{Arc, Mutex};
 
 use sqlite3mc_sys as ffi;
 
-use super::callbacks;
+use super::callbacks::{self, Definition, Kind};
 use super::host::{Callers, FunctionHost};
-
-/// What a definition is: a scalar function, an aggregate, or an aggregate that is also a window
-/// function (it has an `inverse`).
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum Kind {
-    Scalar,
-    Aggregate,
-    Window,
-}
-
-pub(super) struct Definition {
-    pub(super) name: CString,
-    pub(super) n_arg: c_int,
-    /// SQLITE_DETERMINISTIC, SQLITE_DIRECTONLY.
-    pub(super) flags: c_int,
-    pub(super) kind: Kind,
-    pub(super) callers: Arc<Callers>,
-    /// `Functions::version` when this definition was made.
-    version: u64,
-}
 
 /// Every function defined on one database, for all of its connections: each registers the
 /// definitions made since it last looked before it prepares a statement (`sync`), on its own

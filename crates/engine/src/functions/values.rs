@@ -9,11 +9,8 @@ use std::ptr;
 use napi::sys;
 use sqlite3mc_sys as ffi;
 
-use crate::napi::args::{string_arg, uint8_array};
-use crate::napi::js;
-
-/// The largest integer a JS number holds exactly.
-const MAX_SAFE: i64 = (1 << 53) - 1;
+use crate::js::args::{string_arg, uint8_array};
+use crate::js::{self, MAX_SAFE};
 
 /// What a call of a JavaScript function produced.
 pub enum Outcome {

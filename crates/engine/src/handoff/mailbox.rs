@@ -7,7 +7,7 @@
 //! numbers (row buffers, texts, error messages, a bigint rowid) are the handler's arguments,
 //! in completion order. While the loop polls (poller.rs) an idle handle takes completions each
 //! turn; otherwise a thread-safe function wakes the loop and calls the handler. The completion
-//! kinds and the mailbox's layout are in napi/protocol.rs.
+//! kinds and the mailbox's layout are in protocol.rs.
 
 use std::ffi::c_void;
 use std::ptr;
@@ -17,8 +17,9 @@ use std::sync::Weak;
 use napi::sys;
 
 use crate::encode::rows::EncodedRows;
-use crate::napi::js::{bigint, string};
-use crate::napi::protocol::{
+use crate::error::code;
+use crate::js::{bigint, string};
+use crate::protocol::{
     DONE_CHANGES, DONE_CHANGES_BIG, DONE_ERROR, DONE_ERROR_NO_TRANSACTION, DONE_JSON, DONE_LIVE_ERROR, DONE_LIVE_ROWS,
     DONE_PAGE, DONE_PROGRESS, DONE_RETURNED, DONE_ROWS, DONE_ROWS_PART, DONE_VOID, MAILBOX_BYTES, MAILBOX_COUNT,
     MAILBOX_POLLING, MAILBOX_QUEUED, MAILBOX_SLOTS, MAILBOX_WORDS, MAILBOX_WRITES_IN_FLIGHT, MAILBOX_WRITES_RUNNING,
@@ -210,7 +211,7 @@ unsafe fn hand_over(env: sys::napi_env, mailbox: Mailbox, completions: Vec<Compl
         let (kind, a, b) = match values(env, c.outcome, &mut push) {
             Ok(v) => v,
             Err(message) => {
-                push(string(env, "ERR_RESULT_TOO_LARGE"));
+                push(string(env, code::ERR_RESULT_TOO_LARGE));
                 push(string(env, &message));
                 (DONE_ERROR, 0.0, 0.0)
             }

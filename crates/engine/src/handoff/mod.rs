@@ -1,7 +1,6 @@
 //! Finished jobs back to the JS thread: the mailbox they are handed over in, the poller that
-//! takes them while writes are in flight, and when busy-waiting pays. The last stop of a
+//! takes them while writes are in flight. The last stop of a
 //! query's path; it starts in `napi`.
 
 pub mod mailbox;
 pub mod poller;
-pub mod spin;

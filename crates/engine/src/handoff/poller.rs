@@ -31,7 +31,7 @@ use std::time::{Duration, Instant};
 use napi::sys;
 
 use crate::handoff::mailbox::{self, Mailbox};
-use crate::handoff::spin::SpinPolicy;
+use crate::spin::SpinPolicy;
 use crate::threads::Shared;
 
 /// How long the loop keeps turning after the last write was sent or the last job completed.

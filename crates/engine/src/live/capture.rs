@@ -8,7 +8,7 @@ use std::os::raw::{c_char, c_int, c_void};
 
 use sqlite3mc_sys as ffi;
 
-use crate::error::DbError;
+use crate::error::{code, DbError};
 use crate::sqlite::setup::Role;
 
 /// Events kept per statement; beyond this the statement depends on everything.
@@ -173,7 +173,7 @@ fn is_one_of(name: &str, list: &[&str]) -> bool {
 fn refused_pragma(name: &str, sets: bool, reading: bool) -> Option<DbError> {
     if is_one_of(name, KEY_PRAGMAS) {
         return Some(DbError::new(
-            "ERR_KEY_PRAGMA",
+            code::ERR_KEY_PRAGMA,
             format!(
                 "PRAGMA {name} is refused: the key is given to Database.open({{ key }}) and changed with db.rekey(), \
                  which re-encrypts every connection's database safely"
@@ -182,7 +182,7 @@ fn refused_pragma(name: &str, sets: bool, reading: bool) -> Option<DbError> {
     }
     if reading && sets {
         return Some(DbError::new(
-            "ERR_NOT_READ_ONLY",
+            code::ERR_NOT_READ_ONLY,
             format!(
                 "select cannot change a setting (PRAGMA {name} with a value): it would change one read \
                  connection's alone; use execute(), which runs it on the writer's connection"

@@ -3,6 +3,7 @@
 //! (what its writes changed), and the calls that run statements with both kept informed.
 
 use std::cell::RefCell;
+use std::sync::Arc;
 
 use sqlite3mc_sys as ffi;
 
@@ -10,10 +11,56 @@ use super::capture::{authorize, AuthEvent, Capture, StatementKind};
 use super::dependencies::{ChangeSet, Dependencies};
 use super::tracker::recording;
 use super::tracker::{ChangeTracker, HookState, Tracking, WriteEffects};
-use crate::error::DbResult;
+use crate::error::{DbError, DbResult};
 use crate::sqlite::connection::Connection;
 use crate::sqlite::setup::Role;
+use crate::sqlite::statement_cache::{self, Compiling};
 use crate::sqlite::step::step;
+
+/// A statement on the pool's connections, with what the hooks learned as it compiled.
+pub type Statement = statement_cache::Statement<Facts>;
+pub type StatementCache = statement_cache::StatementCache<Facts>;
+pub type ResetOnDrop = statement_cache::ResetOnDrop<Facts>;
+
+/// What the authorizer learned about a statement as it compiled.
+pub struct Facts {
+    /// What it does to transactions and settings (BEGIN and SAVEPOINT count as read-only).
+    pub kind: StatementKind,
+    /// What it reads, from the authorizer (reader connections; live queries). Grows when
+    /// SQLite re-prepares it.
+    pub reads: RefCell<Arc<Dependencies>>,
+    /// What running it does besides changing rows (writer connection).
+    pub effects: WriteEffects,
+    /// It calls a function that returns the connection's own state (`last_insert_rowid()` and
+    /// the like): a read that must not run on the writer's connection in a reader's stead.
+    pub connection_state: bool,
+}
+
+impl Compiling for Hooks {
+    type Facts = Facts;
+
+    fn start(&self) {
+        self.clear_capture();
+    }
+
+    fn facts(&self, conn: &Connection) -> Facts {
+        Facts {
+            reads: RefCell::new(Arc::new(self.captured_reads().unwrap_or_else(Dependencies::none))),
+            effects: self.captured_effects(conn),
+            connection_state: self.captured_connection_state(),
+            kind: self.captured_kind(),
+        }
+    }
+
+    fn take_refusal(&self) -> Option<DbError> {
+        Hooks::take_refusal(self)
+    }
+
+    /// Its effects name tables and columns by the schema of their generation.
+    fn current(&self, facts: &Facts) -> bool {
+        facts.effects.generation == self.schema_generation()
+    }
+}
 
 /// A connection's live-query hooks: the state SQLite's callbacks reach, and the connection's
 /// role. Boxed, so the addresses SQLite holds stay put, and kept until after the connection
@@ -94,7 +141,7 @@ impl Hooks {
     }
 
     /// Why the authorizer refused a compilation since `clear_capture`, if it did.
-    pub fn take_refusal(&self) -> Option<crate::error::DbError> {
+    pub fn take_refusal(&self) -> Option<DbError> {
         self.state.capture.borrow_mut().refusal.take()
     }
 

@@ -10,16 +10,16 @@ use napi::bindgen_prelude::*;
 use napi::sys;
 use napi_derive::napi;
 
-use super::args::LastArgs;
-use super::js::ascii_or_utf8;
 use crate::functions::{set_js_env, Callers, FunctionHost, Functions, Kind};
 use crate::handoff::mailbox::{deliver_completions, finalize_context, CallbackContext, Mailbox, TsfnWaker};
 use crate::handoff::poller::Poller;
+use crate::js::args::LastArgs;
+use crate::js::ascii_or_utf8;
+use crate::sqlite::connection::InvalidUtf8;
 use crate::sqlite::encryption::KeyConfig;
 use crate::sqlite::extensions::Extension;
 use crate::sqlite::setup::Synchronous;
 use crate::sqlite::statement_cache::ColumnNames;
-use crate::sqlite::step::InvalidUtf8;
 use crate::threads::job::{IterateStep, Job, Request};
 use crate::threads::{Pool, PoolOptions, Shared};
 
@@ -64,7 +64,7 @@ pub struct OpenOptions<'a> {
     pub busy_timeout: u32,
     pub readonly: bool,
     pub safe_integers: bool,
-    /// The ArrayBuffer shared with JS (handoff/mailbox.rs; napi/protocol.rs `MAILBOX_*`).
+    /// The ArrayBuffer shared with JS (handoff/mailbox.rs; protocol.rs `MAILBOX_*`).
     pub mailbox: Unknown<'a>,
     pub open_id: u32,
     /// None: no encryption.
@@ -595,4 +595,20 @@ impl Task for LoadProcessWide {
 #[napi(ts_return_type = "Promise<LoadFailure | null>")]
 pub fn load_extension_process_wide(path: String, entry_point: Option<String>) -> AsyncTask<LoadProcessWide> {
     AsyncTask::new(LoadProcessWide(Some(Extension { path, entry_point })))
+}
+
+/// A per-job call's first `N` arguments (undefined for those not given), how many JS gave, and
+/// the database the call is bound to (`job_calls`).
+///
+/// # Safety
+/// JS thread, inside a call of a function `job_calls` made.
+pub(super) unsafe fn call_args<'a, const N: usize>(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+) -> ([sys::napi_value; N], usize, &'a NativeDatabase) {
+    let mut argv = [ptr::null_mut(); N];
+    let mut argc = N;
+    let mut data = ptr::null_mut();
+    sys::napi_get_cb_info(env, info, &mut argc, argv.as_mut_ptr(), ptr::null_mut(), &mut data);
+    (argv, argc, &*(data as *const NativeDatabase))
 }

@@ -15,30 +15,27 @@ use std::time::Duration;
 
 use napi::sys;
 
-use super::args::{bool_arg, bytes_view, throw, u32_arg, SqlText, PARAMS_EXPECTED};
-use super::database::NativeDatabase;
-use super::job_calls::call_args;
-use super::js::{bigint, boolean, double, number, string};
-use super::protocol::{
+use super::database::{call_args, NativeDatabase};
+use crate::error::{code, DbError, DbResult};
+use crate::handoff::mailbox::array_buffer;
+use crate::handoff::mailbox::values;
+use crate::inline::{self, Ran, ReadsOn, RowSink, Slice};
+use crate::js::args::{bool_arg, bytes_view, throw, u32_arg, SqlText, PARAMS_EXPECTED};
+use crate::js::{bigint, boolean, double, number, string, MAX_SAFE};
+use crate::protocol::{
     DONE_LIVE_ERROR, INLINE_DONE as DONE, INLINE_MOVED as MOVED, INLINE_NUMBERS as NUMBERS,
     INLINE_RESULT_CHANGES as CHANGES, INLINE_RESULT_COMMITTED as COMMITTED, INLINE_RESULT_ERROR as ERROR,
     INLINE_RESULT_JSON as JSON, INLINE_RESULT_ROWS as ROWS, INLINE_SKIPPED as SKIPPED,
     INLINE_UNAVAILABLE as UNAVAILABLE, JOB_KIND_CONTROL, JOB_KIND_EXECUTE, JOB_KIND_SELECT, JOB_KIND_SELECT_BYTES,
     JOB_KIND_SELECT_ONE, READ_ON_IDLE_WRITER, READ_ON_OWN, READ_ON_TRANSACTION,
 };
-use crate::error::{DbError, DbResult};
-use crate::handoff::mailbox::array_buffer;
-use crate::handoff::mailbox::values;
-use crate::inline::{self, Ran, ReadsOn, RowSink, Slice};
 use crate::sqlite::statement_cache::ColumnNames;
 use crate::sqlite::step::Cell;
 use crate::threads::job::Outcome;
-use crate::threads::worker::Worker;
+use crate::threads::worker::PoolConnection;
 
 /// More cells than this go to a reader: one call's arguments live on the JS thread's stack.
 const MAX_CELLS: usize = 4096;
-/// Integers JS numbers hold exactly.
-const MAX_SAFE: i64 = (1 << 53) - 1;
 
 /// The handler's arguments before a result's cells: `(ROWS, names, columns, rows, …cells)`.
 const HEAD: usize = 4;
@@ -237,7 +234,7 @@ pub(super) unsafe extern "C" fn read_inline(env: sys::napi_env, info: sys::napi_
         count: 0,
     };
     values.args.clear();
-    let mut run_on = |worker: &mut Worker, reads_on: ReadsOn| {
+    let mut run_on = |worker: &mut PoolConnection, reads_on: ReadsOn| {
         catch_unwind(AssertUnwindSafe(|| match kind {
             JOB_KIND_SELECT | JOB_KIND_SELECT_ONE => {
                 inline::select(worker, reads_on, &sql, params, max_rows, budget, &mut values)
@@ -246,7 +243,7 @@ pub(super) unsafe extern "C" fn read_inline(env: sys::napi_env, info: sys::napi_
             JOB_KIND_SELECT_BYTES => {
                 inline::select_json(worker, reads_on, &sql, params, budget).map(|ran| ran.map(Some))
             }
-            _ => Err(DbError::new("ERR_INTERNAL", format!("readInline: unknown job kind {kind}"))),
+            _ => Err(DbError::new(code::ERR_INTERNAL, format!("readInline: unknown job kind {kind}"))),
         }))
         .unwrap_or_else(|payload| Err(DbError::panicked(payload)))
     };
@@ -371,7 +368,7 @@ pub(super) unsafe extern "C" fn read_slice(env: sys::napi_env, info: sys::napi_c
         Ok(Slice::Skipped) => return number(env, SKIPPED),
         Ok(Slice::Rows(rows, last)) => match array_buffer(env, rows.buffer) {
             Ok(buffer) => vec![number(env, ROWS), buffer, string(env, &rows.names), boolean(env, last)],
-            Err(message) => vec![number(env, ERROR), string(env, "ERR_RESULT_TOO_LARGE"), string(env, &message)],
+            Err(message) => vec![number(env, ERROR), string(env, code::ERR_RESULT_TOO_LARGE), string(env, &message)],
         },
         Err(e) => vec![number(env, ERROR), string(env, &e.code), string(env, &e.message)],
     };
@@ -414,7 +411,11 @@ pub(super) unsafe extern "C" fn begin_group_inline(
 /// outside one, as `in_transaction` asks, its change hooks first matched to whether live queries
 /// exist, as the writer thread does before each job. DONE when `f` gave true, UNAVAILABLE when
 /// it gave false or the writer is busy, absent or not as asked, MOVED when it failed.
-fn on_idle_writer(db: &NativeDatabase, in_transaction: bool, f: impl FnOnce(&mut Worker) -> DbResult<bool>) -> u32 {
+fn on_idle_writer(
+    db: &NativeDatabase,
+    in_transaction: bool,
+    f: impl FnOnce(&mut PoolConnection) -> DbResult<bool>,
+) -> u32 {
     let Ok(mut slot) = db.pool.shared.writer.try_lock() else { return UNAVAILABLE };
     let Some(worker) = slot.as_mut() else { return UNAVAILABLE };
     if worker.conn.autocommit() == in_transaction {
@@ -475,7 +476,7 @@ pub(super) unsafe extern "C" fn write_inline(env: sys::napi_env, info: sys::napi
             JOB_KIND_CONTROL if in_transaction && &*sql == "COMMIT" => {
                 inline::commit(worker).map(|ran| ran.map(Wrote::Committed))
             }
-            _ => Err(DbError::new("ERR_INTERNAL", format!("writeInline: cannot run job kind {kind} ({})", &*sql))),
+            _ => Err(DbError::new(code::ERR_INTERNAL, format!("writeInline: cannot run job kind {kind} ({})", &*sql))),
         }))
         .unwrap_or_else(|payload| Err(DbError::panicked(payload)));
         // Inside the transaction nothing was committed: only a COMMIT, a write alone, or an
@@ -574,7 +575,7 @@ pub(super) unsafe extern "C" fn live_start_inline(
     let kind = match values(env, deliver, &mut |value| pushed.push(value)) {
         Ok((kind, _, _)) => kind,
         Err(message) => {
-            pushed = vec![string(env, "ERR_RESULT_TOO_LARGE"), string(env, &message)];
+            pushed = vec![string(env, code::ERR_RESULT_TOO_LARGE), string(env, &message)];
             DONE_LIVE_ERROR
         }
     };

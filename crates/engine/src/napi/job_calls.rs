@@ -5,7 +5,7 @@
 //!
 //! They are plain functions whose data pointer is the `NativeDatabase`; JS keeps them next to
 //! that object (src/engine.ts), so they cannot be called once it is gone. `NativeDatabase`'s
-//! `jobCalls()` hands them out; `request` maps the job kinds JS sends (napi/protocol.rs).
+//! `jobCalls()` hands them out; `request` maps the job kinds JS sends (protocol.rs).
 
 use std::ffi::c_void;
 use std::ptr;
@@ -14,16 +14,16 @@ use napi::bindgen_prelude::{Env, FromNapiValue, Unknown};
 use napi::sys;
 use napi_derive::napi;
 
-use crate::napi::args::{bytes_arg, string_arg, throw, u32_arg};
-use crate::napi::database::NativeDatabase;
+use crate::js::args::{bytes_arg, string_arg, throw, u32_arg};
+use crate::napi::database::{call_args, NativeDatabase};
 use crate::napi::inline_calls::{
     begin_group_inline, control_inline, live_start_inline, read_inline, read_slice, share_numbers, write_inline,
 };
-use crate::napi::protocol::{
+use crate::napi::texts::texts;
+use crate::protocol::{
     JOB_KIND_BATCH, JOB_KIND_COLUMNS, JOB_KIND_CONTROL, JOB_KIND_DATA_VERSION, JOB_KIND_DESCRIBE, JOB_KIND_EXECUTE,
     JOB_KIND_PANIC, JOB_KIND_SELECT, JOB_KIND_SELECT_BYTES, JOB_KIND_SELECT_ONE, JOB_KIND_SERIALIZE,
 };
-use crate::napi::texts::texts;
 use crate::threads::job::{Job, Request};
 
 #[napi]
@@ -116,22 +116,6 @@ unsafe fn set_keep_alive(env: sys::napi_env, info: sys::napi_callback_info, on: 
         return throw(env, "the engine's wake-up function could not be (un)referenced");
     }
     ptr::null_mut()
-}
-
-/// A per-job call's first `N` arguments (undefined for those not given), how many JS gave, and
-/// the database the call is bound to (`job_calls`).
-///
-/// # Safety
-/// JS thread, inside a call of a function `job_calls` made.
-pub(super) unsafe fn call_args<'a, const N: usize>(
-    env: sys::napi_env,
-    info: sys::napi_callback_info,
-) -> ([sys::napi_value; N], usize, &'a NativeDatabase) {
-    let mut argv = [ptr::null_mut(); N];
-    let mut argc = N;
-    let mut data = ptr::null_mut();
-    sys::napi_get_cb_info(env, info, &mut argc, argv.as_mut_ptr(), ptr::null_mut(), &mut data);
-    (argv, argc, &*(data as *const NativeDatabase))
 }
 
 /// The six arguments of `read` and `write`: the job (neither flag set) and the last argument.

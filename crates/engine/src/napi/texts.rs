@@ -12,9 +12,10 @@ use std::ptr;
 
 use napi::sys;
 
-use super::args::{throw, u32_arg};
-use super::protocol::{TAG_SHORT_TEXT, TAG_TEXT};
 use crate::encode::rows::ASCII;
+use crate::error::code;
+use crate::js::args::{throw, u32_arg};
+use crate::protocol::{TAG_SHORT_TEXT, TAG_TEXT};
 
 /// More cells than this in one call are refused: their strings are one call's arguments, on the
 /// JS thread's stack.
@@ -99,7 +100,8 @@ pub(super) unsafe extern "C" fn texts(env: sys::napi_env, info: sys::napi_callba
         // turns into the result's ResqliteError.
         Err(message) => {
             let message = std::ffi::CString::new(message).unwrap_or_default();
-            sys::napi_throw_range_error(env, c"ERR_RESULT_TOO_LARGE".as_ptr(), message.as_ptr());
+            let too_large = std::ffi::CString::new(code::ERR_RESULT_TOO_LARGE).unwrap_or_default();
+            sys::napi_throw_range_error(env, too_large.as_ptr(), message.as_ptr());
             ptr::null_mut()
         }
     }

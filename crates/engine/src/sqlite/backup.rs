@@ -15,7 +15,7 @@ use sqlite3mc_sys as ffi;
 
 use super::connection::Connection;
 use super::encryption::{self, KeyConfig};
-use crate::error::{DbError, DbResult};
+use crate::error::{code, DbError, DbResult};
 
 /// Pages copied per step: 1 MiB of 4 KiB pages between progress reports and abort checks.
 const PAGES_PER_STEP: c_int = 256;
@@ -51,7 +51,7 @@ pub fn backup(
     let result = result.and_then(|_| match std::fs::hard_link(&partial, destination) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Err(exists(destination)),
-        Err(e) => Err(DbError::new("ERR_BACKUP", format!("cannot create '{destination}': {e}"))),
+        Err(e) => Err(DbError::new(code::ERR_BACKUP, format!("cannot create '{destination}': {e}"))),
     });
     let _ = std::fs::remove_file(&partial);
     let _ = std::fs::remove_file(format!("{partial}-journal"));
@@ -59,7 +59,10 @@ pub fn backup(
 }
 
 fn exists(destination: &str) -> DbError {
-    DbError::new("ERR_INVALID_PATH", format!("the backup destination '{destination}' exists; backup makes a new file"))
+    DbError::new(
+        code::ERR_INVALID_PATH,
+        format!("the backup destination '{destination}' exists; backup makes a new file"),
+    )
 }
 
 /// The backup proper, into `partial`; its connection is closed when this returns.

@@ -10,12 +10,23 @@ use std::sync::Arc;
 
 use sqlite3mc_sys as ffi;
 
-use super::step::InvalidUtf8;
-use crate::error::{DbError, DbResult};
+use crate::error::{code, DbError, DbResult};
 use crate::functions::Functions;
 
 /// SQLITE_BUSY | (2 << 8): a deferred transaction's read snapshot is stale for writing.
 const SQLITE_BUSY_SNAPSHOT: c_int = 517;
+
+/// What to do with TEXT that is not valid UTF-8 (the `invalidUtf8` open option). A JS string
+/// cannot hold such bytes as they are.
+#[derive(Clone, Copy, PartialEq, Eq, Default, Debug)]
+pub enum InvalidUtf8 {
+    /// An `ERR_INVALID_UTF8` error naming the cell: nothing is lost silently (the default).
+    #[default]
+    Error,
+    /// Each invalid sequence becomes U+FFFD, as better-sqlite3 and node:sqlite do: the WHATWG
+    /// Encoding Standard's rule (TextDecoder's), which Rust's lossy conversion follows.
+    Replace,
+}
 
 pub struct Connection {
     db: *mut ffi::sqlite3,
@@ -51,8 +62,8 @@ impl Connection {
         busy_timeout_ms: u32,
         vfs: Option<&CStr>,
     ) -> DbResult<(Connection, c_int)> {
-        let c_path =
-            CString::new(path).map_err(|_| DbError::new("ERR_INVALID_PATH", "the path contains a NUL character"))?;
+        let c_path = CString::new(path)
+            .map_err(|_| DbError::new(code::ERR_INVALID_PATH, "the path contains a NUL character"))?;
         let mut db = ptr::null_mut();
         // SAFETY: valid C strings and out-pointer; the handle is closed by Drop even on error.
         let rc =
@@ -228,7 +239,7 @@ impl Connection {
     }
 
     /// Runs every statement of `sql`, discarding rows. Plain: on the pool's connections,
-    /// `Worker::exec` runs statements with their effects recorded for live queries.
+    /// `PoolConnection::exec` runs statements with their effects recorded for live queries.
     pub fn exec(&self, sql: &str) -> DbResult<()> {
         let mut rest = sql.as_bytes();
         loop {
@@ -247,8 +258,9 @@ impl Connection {
 
     /// Steps the one statement of `sql` to its end, calling `row` on each row.
     fn for_each_row(&self, sql: &str, mut row: impl FnMut(*mut ffi::sqlite3_stmt)) -> DbResult<()> {
-        let (stmt, _) =
-            self.prepare_at(sql.as_bytes(), 0)?.ok_or_else(|| DbError::new("ERR_EMPTY_STATEMENT", "no statement"))?;
+        let (stmt, _) = self
+            .prepare_at(sql.as_bytes(), 0)?
+            .ok_or_else(|| DbError::new(code::ERR_EMPTY_STATEMENT, "no statement"))?;
         loop {
             // SAFETY: stmt is valid until the OwnedStmt drops at the end of this function.
             match unsafe { ffi::sqlite3_step(stmt.0) } {
@@ -281,8 +293,9 @@ impl Connection {
 
     /// Steps the one statement of `sql` once and reads its first row with `read`.
     fn first_row<T>(&self, sql: &str, read: impl FnOnce(*mut ffi::sqlite3_stmt) -> T) -> DbResult<T> {
-        let (stmt, _) =
-            self.prepare_at(sql.as_bytes(), 0)?.ok_or_else(|| DbError::new("ERR_EMPTY_STATEMENT", "no statement"))?;
+        let (stmt, _) = self
+            .prepare_at(sql.as_bytes(), 0)?
+            .ok_or_else(|| DbError::new(code::ERR_EMPTY_STATEMENT, "no statement"))?;
         // SAFETY: stmt is valid until the OwnedStmt drops at the end of this function.
         match unsafe { ffi::sqlite3_step(stmt.0) } {
             ffi::SQLITE_ROW => Ok(read(stmt.0)),
@@ -324,7 +337,7 @@ pub fn refuse_nul(sql: &str) -> DbResult<()> {
             // A NUL is ASCII: the bytes before it are whole characters.
             let offset = sql[..at].encode_utf16().count();
             Err(DbError::new(
-                "ERR_NUL_IN_SQL",
+                code::ERR_NUL_IN_SQL,
                 format!("the SQL contains a NUL character at offset {offset}; SQLite would ignore everything after it"),
             ))
         }
@@ -345,7 +358,7 @@ unsafe fn text_column(stmt: *mut ffi::sqlite3_stmt) -> String {
 }
 
 fn no_row(sql: &str) -> DbError {
-    DbError::new("ERR_EMPTY_RESULT", format!("{sql} returned no row"))
+    DbError::new(code::ERR_EMPTY_RESULT, format!("{sql} returned no row"))
 }
 
 /// A statement outside the cache, finalized on drop.
@@ -369,7 +382,7 @@ impl Drop for OwnedStmt {
 impl Drop for Connection {
     fn drop(&mut self) {
         // Statements are finalized first by their owners (StatementCache is declared before the
-        // Connection in Worker); close_v2 would otherwise leave a zombie until they are.
+        // Connection in PoolConnection); close_v2 would otherwise leave a zombie until they are.
         // SAFETY: db came from sqlite3_open_v2 (possibly null after OOM, which close accepts).
         unsafe { ffi::sqlite3_close_v2(self.db) };
     }
@@ -383,7 +396,7 @@ mod tests {
     fn sql_holding_a_nul_is_refused_with_its_offset_in_utf16_units() {
         assert!(refuse_nul("SELECT 1; SELECT 2").is_ok());
         let e = refuse_nul("SELECT 'é😀';\0SELECT 2").expect_err("refused");
-        assert_eq!(e.code, "ERR_NUL_IN_SQL");
+        assert_eq!(e.code, crate::error::code::ERR_NUL_IN_SQL);
         assert!(e.message.contains("at offset 13;"), "{}", e.message);
     }
 }

@@ -24,7 +24,7 @@ use sqlite3mc_sys as ffi;
 use zeroize::Zeroizing;
 
 use super::connection::Connection;
-use crate::error::{DbError, DbResult};
+use crate::error::{code, DbError, DbResult};
 
 /// A cipher, its parameters and the key, as `Database.open` / `rekey` validated them.
 pub struct KeyConfig {
@@ -42,7 +42,7 @@ impl KeyConfig {
         if key.is_empty() {
             return Ok(None);
         }
-        let invalid = || DbError::new("ERR_INVALID_ARG_VALUE", "invalid cipher settings");
+        let invalid = || DbError::new(code::ERR_INVALID_ARG_VALUE, "invalid cipher settings");
         if names.len() != values.len() {
             return Err(invalid());
         }
@@ -66,12 +66,12 @@ impl KeyConfig {
         unsafe {
             let index = ffi::sqlite3mc_cipher_index(self.cipher.as_ptr());
             if index < 0 || ffi::sqlite3mc_config(db, c"cipher".as_ptr(), index) != index {
-                return Err(DbError::new("ERR_ENCRYPTION_CONFIG", "the cipher could not be selected"));
+                return Err(DbError::new(code::ERR_ENCRYPTION_CONFIG, "the cipher could not be selected"));
             }
             for (name, value) in &self.params {
                 if ffi::sqlite3mc_config_cipher(db, self.cipher.as_ptr(), name.as_ptr(), *value) != *value {
                     return Err(DbError::new(
-                        "ERR_ENCRYPTION_CONFIG",
+                        code::ERR_ENCRYPTION_CONFIG,
                         format!("the cipher parameter '{}' was refused", name.to_string_lossy()),
                     ));
                 }
@@ -185,7 +185,7 @@ pub fn explain_open_error(error: DbError, keyed: bool) -> DbError {
     }
     if keyed {
         DbError::new(
-            "ERR_ENCRYPTION_KEY",
+            code::ERR_ENCRYPTION_KEY,
             format!(
                 "the encryption key or cipher settings do not match this database, or it is not a database ({})",
                 error.message
@@ -276,7 +276,7 @@ pub fn build_rekeyed_copy(path: &str, old: Option<&KeyConfig>, new: Option<&KeyC
             let scratch = open_keyed(&tmp, old)?;
             let mode = scratch.text("PRAGMA journal_mode = DELETE")?;
             if !mode.eq_ignore_ascii_case("delete") {
-                return Err(DbError::new("ERR_REKEY", format!("rekey: the copy stayed in journal_mode '{mode}'")));
+                return Err(DbError::new(code::ERR_REKEY, format!("rekey: the copy stayed in journal_mode '{mode}'")));
             }
             match new {
                 Some(new) => {
@@ -314,7 +314,10 @@ pub fn build_rekeyed_copy(path: &str, old: Option<&KeyConfig>, new: Option<&KeyC
         // Read every page back with the new key before the copy may replace the database.
         let check = open_keyed(&tmp, new)?.text("PRAGMA quick_check")?;
         if check != "ok" {
-            return Err(DbError::new("ERR_REKEY", format!("rekey: the re-encrypted copy failed its check: {check}")));
+            return Err(DbError::new(
+                code::ERR_REKEY,
+                format!("rekey: the re-encrypted copy failed its check: {check}"),
+            ));
         }
         std::fs::File::open(&tmp).and_then(|f| f.sync_all()).map_err(|e| io("syncing the copy", e))?;
         Ok(())

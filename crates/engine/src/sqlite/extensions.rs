@@ -9,7 +9,7 @@ use std::ptr;
 use sqlite3mc_sys as ffi;
 
 use super::connection::Connection;
-use crate::error::{DbError, DbResult};
+use crate::error::{code, DbError, DbResult};
 
 /// An extension library and its entry point (`None`: SQLite derives it from the file name).
 pub struct Extension {
@@ -42,8 +42,9 @@ fn set_loading(conn: &Connection, on: bool) {
 }
 
 fn load(conn: &Connection, extension: &Extension) -> DbResult<()> {
-    let fail =
-        |message: &str| DbError::new("ERR_EXTENSION", format!("cannot load extension '{}': {message}", extension.path));
+    let fail = |message: &str| {
+        DbError::new(code::ERR_EXTENSION, format!("cannot load extension '{}': {message}", extension.path))
+    };
     let path = CString::new(extension.path.as_str()).map_err(|_| fail("the path contains a NUL character"))?;
     let entry = extension
         .entry_point

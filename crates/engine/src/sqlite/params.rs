@@ -3,21 +3,22 @@
 //! buffer, one allocation per call instead of one per value, took 10–16 % off bind-heavy inserts).
 //!
 //! Layout, little-endian, one parameter set:
-//!   u8 kind (0 none, 1 positional, 2 named), u32 count, then `count` values, each
-//!   [named only: u32 name length, name bytes] u8 tag, payload:
-//!   0 null · 1 int64 (8) · 2 float64 (8) · 3 text (u32 length, UTF-8) · 4 blob (u32 length, bytes)
+//!   u8 kind (`PARAM_SET_*` in protocol.rs: 0 none, 1 positional, 2 named), u32 count, then
+//!   `count` values, each [named only: u32 name length, name bytes] u8 tag, payload
+//!   (`PARAM_TAG_*`): 0 null · 1 int64 (8) · 2 float64 (8) · 3 text (u32 length, UTF-8) ·
+//!   4 blob (u32 length, bytes)
 //! JS has already type-checked every value; this side checks the shape against the statement.
 
 use std::os::raw::c_int;
 
 use sqlite3mc_sys as ffi;
 
-use crate::error::{DbError, DbResult};
+use crate::error::{code, DbError, DbResult};
+use crate::protocol::{
+    PARAM_SET_NAMED, PARAM_SET_NONE, PARAM_SET_POSITIONAL, PARAM_TAG_BLOB, PARAM_TAG_FLOAT64, PARAM_TAG_INT64,
+    PARAM_TAG_NULL, PARAM_TAG_TEXT,
+};
 use crate::sqlite::statement_cache::Statement;
-
-const NONE: u8 = 0;
-const POSITIONAL: u8 = 1;
-const NAMED: u8 = 2;
 
 pub struct Reader<'a> {
     buf: &'a [u8],
@@ -54,13 +55,13 @@ impl<'a> Reader<'a> {
 
     /// True when the next parameter set has no values.
     pub fn peek_is_empty_set(&self) -> bool {
-        self.buf.get(self.pos).is_none_or(|&k| k == NONE)
+        self.buf.get(self.pos).is_none_or(|&k| k == PARAM_SET_NONE)
             || self.buf.get(self.pos + 1..self.pos + 5).is_some_and(|c| c == [0, 0, 0, 0])
     }
 }
 
 fn malformed() -> DbError {
-    DbError::new("ERR_INTERNAL", "malformed parameter buffer")
+    DbError::new(code::ERR_INTERNAL, "malformed parameter buffer")
 }
 
 #[derive(Clone, Copy)]
@@ -74,14 +75,14 @@ enum Value<'a> {
 
 fn read_value<'a>(r: &mut Reader<'a>) -> DbResult<Value<'a>> {
     Ok(match r.u8()? {
-        0 => Value::Null,
-        1 => Value::Int(i64::from_le_bytes(r.u64()?)),
-        2 => Value::Float(f64::from_le_bytes(r.u64()?)),
-        3 => {
+        PARAM_TAG_NULL => Value::Null,
+        PARAM_TAG_INT64 => Value::Int(i64::from_le_bytes(r.u64()?)),
+        PARAM_TAG_FLOAT64 => Value::Float(f64::from_le_bytes(r.u64()?)),
+        PARAM_TAG_TEXT => {
             let n = r.u32()? as usize;
             Value::Text(r.take(n)?)
         }
-        4 => {
+        PARAM_TAG_BLOB => {
             let n = r.u32()? as usize;
             Value::Blob(r.take(n)?)
         }
@@ -92,21 +93,21 @@ fn read_value<'a>(r: &mut Reader<'a>) -> DbResult<Value<'a>> {
 /// Binds one parameter set from `r` to `stmt`. Text and blob bytes are bound without a copy
 /// (SQLITE_STATIC): the caller keeps the buffer alive until the statement is reset and those
 /// parameters unbound (`ResetOnDrop`, told which by `stmt.pointer_params`).
-pub fn bind(stmt: &Statement, r: &mut Reader) -> DbResult<()> {
+pub fn bind<F>(stmt: &Statement<F>, r: &mut Reader) -> DbResult<()> {
     bind_with(stmt, r, &mut Vec::new())
 }
 
 /// `bind` with a caller-owned scratch for named parameters, so a batch binding thousands of
 /// sets allocates it once.
-pub fn bind_with(stmt: &Statement, r: &mut Reader, bound: &mut Vec<bool>) -> DbResult<()> {
+pub fn bind_with<F>(stmt: &Statement<F>, r: &mut Reader, bound: &mut Vec<bool>) -> DbResult<()> {
     let expected = stmt.param_names.len();
-    let kind = if r.is_empty() { NONE } else { r.u8()? };
-    let count = if kind == NONE { 0 } else { r.u32()? as usize };
+    let kind = if r.is_empty() { PARAM_SET_NONE } else { r.u8()? };
+    let count = if kind == PARAM_SET_NONE { 0 } else { r.u32()? as usize };
     match kind {
-        NONE | POSITIONAL => {
+        PARAM_SET_NONE | PARAM_SET_POSITIONAL => {
             if count != expected {
                 return Err(DbError::new(
-                    "ERR_PARAMETER_COUNT",
+                    code::ERR_PARAMETER_COUNT,
                     format!(
                         "the statement takes {expected} parameter{}, {count} {} given",
                         if expected == 1 { "" } else { "s" },
@@ -119,7 +120,7 @@ pub fn bind_with(stmt: &Statement, r: &mut Reader, bound: &mut Vec<bool>) -> DbR
                 bind_value(stmt, i as c_int + 1, v)?;
             }
         }
-        NAMED => {
+        PARAM_SET_NAMED => {
             bound.clear();
             bound.resize(expected, false);
             for _ in 0..count {
@@ -138,18 +139,19 @@ pub fn bind_with(stmt: &Statement, r: &mut Reader, bound: &mut Vec<bool>) -> DbR
                 if !found {
                     let name = String::from_utf8_lossy(name);
                     return Err(DbError::new(
-                        "ERR_PARAMETER_NAME",
+                        code::ERR_PARAMETER_NAME,
                         format!("the statement has no parameter named '{name}' (as :{name}, @{name} or ${name})"),
                     ));
                 }
             }
             if let Some(missing) = bound.iter().position(|b| !b) {
                 return Err(match &stmt.param_names[missing] {
-                    Some(name) => {
-                        DbError::new("ERR_PARAMETER_NAME", format!("missing a value for the named parameter '{name}'"))
-                    }
+                    Some(name) => DbError::new(
+                        code::ERR_PARAMETER_NAME,
+                        format!("missing a value for the named parameter '{name}'"),
+                    ),
                     None => DbError::new(
-                        "ERR_PARAMETER_NAME",
+                        code::ERR_PARAMETER_NAME,
                         format!(
                             "parameter {} is positional (?); pass the parameters as an array, not an object",
                             missing + 1
@@ -163,7 +165,7 @@ pub fn bind_with(stmt: &Statement, r: &mut Reader, bound: &mut Vec<bool>) -> DbR
     Ok(())
 }
 
-fn bind_value(stmt: &Statement, index: c_int, value: Value) -> DbResult<()> {
+fn bind_value<F>(stmt: &Statement<F>, index: c_int, value: Value) -> DbResult<()> {
     let s = stmt.raw;
     if matches!(value, Value::Text(_) | Value::Blob(_)) {
         let bit = (index as u32 - 1).min(63);
@@ -268,7 +270,7 @@ mod tests {
     }
 
     /// Steps `stmt` once and reads its row, then resets it and clears its bindings.
-    fn row(stmt: &Statement) -> Vec<V> {
+    fn row<F>(stmt: &Statement<F>) -> Vec<V> {
         let s = stmt.raw;
         // SAFETY: a valid, bound statement; values are copied before the reset.
         unsafe {
@@ -301,7 +303,7 @@ mod tests {
     }
 
     /// `stmt`'s SQL with the values bound now in place.
-    fn expanded(stmt: &Statement) -> String {
+    fn expanded<F>(stmt: &Statement<F>) -> String {
         // SAFETY: a valid statement; the string is copied, then freed.
         unsafe {
             let p = ffi::sqlite3_expanded_sql(stmt.raw);
@@ -460,7 +462,7 @@ mod tests {
         let params = Buf::positional(3).int(1).int(2).int(3);
         assert_eq!(run("SELECT ?3, ?1, ?3", &params.0).unwrap(), vec![V::Int(3), V::Int(1), V::Int(3)]);
         let named = Buf::named(1).name("3").int(3);
-        assert_eq!(error(run("SELECT ?3", &named.0)).0, "ERR_PARAMETER_NAME");
+        assert_eq!(error(run("SELECT ?3", &named.0)).0, code::ERR_PARAMETER_NAME);
     }
 
     #[test]
@@ -476,16 +478,16 @@ mod tests {
         let one = Buf::positional(1).int(1);
         assert_eq!(
             error(run("SELECT ?, ?", &one.0)),
-            ("ERR_PARAMETER_COUNT".into(), "the statement takes 2 parameters, 1 was given".into())
+            (code::ERR_PARAMETER_COUNT.into(), "the statement takes 2 parameters, 1 was given".into())
         );
         assert_eq!(
             error(run("SELECT ?", &[])),
-            ("ERR_PARAMETER_COUNT".into(), "the statement takes 1 parameter, 0 were given".into())
+            (code::ERR_PARAMETER_COUNT.into(), "the statement takes 1 parameter, 0 were given".into())
         );
         let three = Buf::positional(3).int(1).int(2).int(3);
         assert_eq!(
             error(run("SELECT 1", &three.0)),
-            ("ERR_PARAMETER_COUNT".into(), "the statement takes 0 parameters, 3 were given".into())
+            (code::ERR_PARAMETER_COUNT.into(), "the statement takes 0 parameters, 3 were given".into())
         );
     }
 
@@ -494,20 +496,20 @@ mod tests {
         let unknown = Buf::named(2).name("a").int(1).name("zz").int(2);
         assert_eq!(
             error(run("SELECT :a", &unknown.0)),
-            ("ERR_PARAMETER_NAME".into(), "the statement has no parameter named 'zz' (as :zz, @zz or $zz)".into())
+            (code::ERR_PARAMETER_NAME.into(), "the statement has no parameter named 'zz' (as :zz, @zz or $zz)".into())
         );
         let missing = Buf::named(1).name("a").int(1);
         assert_eq!(
             error(run("SELECT :a, :b", &missing.0)),
-            ("ERR_PARAMETER_NAME".into(), "missing a value for the named parameter 'b'".into())
+            (code::ERR_PARAMETER_NAME.into(), "missing a value for the named parameter 'b'".into())
         );
         let prefixed = Buf::named(1).name(":a").int(1);
-        assert_eq!(error(run("SELECT :a", &prefixed.0)).0, "ERR_PARAMETER_NAME", "names go without their prefix");
+        assert_eq!(error(run("SELECT :a", &prefixed.0)).0, code::ERR_PARAMETER_NAME, "names go without their prefix");
         let mixed = Buf::named(1).name("x").int(1);
         assert_eq!(
             error(run("SELECT ?, :x", &mixed.0)),
             (
-                "ERR_PARAMETER_NAME".into(),
+                code::ERR_PARAMETER_NAME.into(),
                 "parameter 1 is positional (?); pass the parameters as an array, not an object".into()
             )
         );
@@ -515,7 +517,7 @@ mod tests {
 
     #[test]
     fn malformed_buffers_are_refused() {
-        let malformed = ("ERR_INTERNAL".to_string(), "malformed parameter buffer".to_string());
+        let malformed = (code::ERR_INTERNAL.to_string(), "malformed parameter buffer".to_string());
         let cases: Vec<(&str, Vec<u8>)> = vec![
             ("an unknown kind", vec![3, 0, 0, 0, 0]),
             ("a short count", vec![1, 1, 0]),

@@ -8,11 +8,11 @@ use std::ptr;
 use sqlite3mc_sys as ffi;
 
 use super::connection::Connection;
+use super::connection::InvalidUtf8;
 use super::encryption::{self, KeyConfig};
 use super::extensions::{self, Extension};
-use super::step::InvalidUtf8;
 use super::vfs;
-use crate::error::{DbError, DbResult};
+use crate::error::{code, DbError, DbResult};
 
 /// What a connection is for: the pool has one writer and N readers.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -281,7 +281,7 @@ fn configure(conn: &Connection, opts: &OpenOptions) -> DbResult<()> {
             let mode = conn.query_text("PRAGMA journal_mode = WAL")?;
             if !mode.eq_ignore_ascii_case("wal") {
                 return Err(DbError::new(
-                    "ERR_WAL_UNAVAILABLE",
+                    code::ERR_WAL_UNAVAILABLE,
                     format!("'{}' could not be switched to WAL mode (journal_mode is '{mode}')", opts.path),
                 ));
             }
@@ -316,7 +316,7 @@ fn attach(conn: &Connection, opts: &OpenOptions) -> DbResult<()> {
             let mode = conn.query_text(&format!("PRAGMA {schema}.journal_mode = WAL"))?;
             if !mode.eq_ignore_ascii_case("wal") {
                 return Err(DbError::new(
-                    "ERR_WAL_UNAVAILABLE",
+                    code::ERR_WAL_UNAVAILABLE,
                     format!("attached '{path}' could not be switched to WAL mode (journal_mode is '{mode}')"),
                 ));
             }

@@ -1,34 +1,64 @@
-//! Per-connection LRU cache of prepared statements, keyed by SQL text.
+//! Per-connection LRU cache of prepared statements, keyed by SQL text. What the connection's
+//! owner learns about a statement while SQLite compiles it (live/hooks.rs: what it reads and
+//! does, from the authorizer) is kept with it as its `facts`, whose type the owner chooses
+//! (`Compiling`): `sqlite` needs nothing from the layers above it.
 
 use std::cell::{Cell, RefCell};
 use std::ffi::CStr;
 use std::num::NonZeroUsize;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
 
 use lru::LruCache;
 use sqlite3mc_sys as ffi;
 
-use crate::error::{DbError, DbResult};
-use crate::live::capture::StatementKind;
-use crate::live::dependencies::Dependencies;
-use crate::live::hooks::Hooks;
-use crate::live::tracker::WriteEffects;
+use crate::error::{code, DbError, DbResult};
 use crate::sqlite::connection::Connection;
 use crate::sqlite::step::column_names;
 
 /// Statements kept prepared per connection; the original's measured working-set size.
 pub const STATEMENT_CACHE_CAPACITY: usize = 128;
 
+/// What a connection's owner learns about each statement it compiles.
+pub trait Compiling {
+    type Facts;
+    /// Before SQLite compiles the statement.
+    fn start(&self);
+    /// After SQLite compiled the text's first statement.
+    fn facts(&self, conn: &Connection) -> Self::Facts;
+    /// An error that refuses the statement, reported instead of SQLite's own (an authorizer's
+    /// refusal fails the compile) or after a successful compile.
+    fn take_refusal(&self) -> Option<DbError>;
+    /// Whether a statement compiled with these facts may run again as it is (no schema change
+    /// since).
+    fn current(&self, facts: &Self::Facts) -> bool;
+}
+
+/// Owners keep their hooks boxed (SQLite holds their address).
+impl<C: Compiling> Compiling for Box<C> {
+    type Facts = C::Facts;
+    fn start(&self) {
+        (**self).start()
+    }
+    fn facts(&self, conn: &Connection) -> C::Facts {
+        (**self).facts(conn)
+    }
+    fn take_refusal(&self) -> Option<DbError> {
+        (**self).take_refusal()
+    }
+    fn current(&self, facts: &C::Facts) -> bool {
+        (**self).current(facts)
+    }
+}
+
 /// A prepared statement and what we learned about it at prepare time.
-pub struct Statement {
+pub struct Statement<F> {
     pub raw: *mut ffi::sqlite3_stmt,
     /// Parameter names without their `:`/`@`/`$` prefix; `None` for `?` and `?NNN`.
     pub param_names: Vec<Option<Box<str>>>,
     pub readonly: bool,
-    /// What it does to transactions and settings (BEGIN and SAVEPOINT count as read-only).
-    pub kind: StatementKind,
+    /// What its owner learned while it compiled (`Compiling`).
+    pub facts: F,
     /// More statements follow this one in the SQL text.
     pub has_tail: bool,
     /// Sizes of this statement's last result, to allocate the next one's buffers once
@@ -37,11 +67,6 @@ pub struct Statement {
     /// How long its last run on a reader took (µs; 0: not run there yet). A read known to be
     /// slow runs outside a batch (threads/reader.rs).
     pub last_micros: Cell<u32>,
-    /// What it reads, from the authorizer (reader connections; live queries). Grows when
-    /// SQLite re-prepares it.
-    pub reads: RefCell<Arc<Dependencies>>,
-    /// What running it does besides changing rows (writer connection).
-    pub effects: WriteEffects,
     /// On the JS thread's connection (inline.rs): how it backs off after overrunning its budget
     /// there, run whole, and run a slice at a time (a select calling JavaScript functions).
     pub inline: Backoff,
@@ -54,9 +79,6 @@ pub struct Statement {
     pub calls_js: Cell<Option<(i32, bool)>>,
     /// Its column names, for runs on the JS thread (inline.rs), read again after a re-prepare.
     names: RefCell<Option<Rc<ColumnNames>>>,
-    /// It calls a function that returns the connection's own state (`last_insert_rowid()` and
-    /// the like): a read that must not run on the writer's connection in a reader's stead.
-    pub connection_state: bool,
     /// Which parameters are bound to bytes in the job's parameter buffer (text and blobs, bound
     /// without a copy): bit i for parameter i + 1, bit 63 for the 64th and every later one.
     /// `ResetOnDrop` unbinds just these (experiments/068).
@@ -74,7 +96,7 @@ pub struct ColumnNames {
     reprepared: i32,
 }
 
-impl Statement {
+impl<F> Statement<F> {
     /// How many times SQLite has re-prepared it (after schema changes): its program and its
     /// columns may have changed since.
     pub fn reprepared(&self) -> i32 {
@@ -117,18 +139,18 @@ impl ResultSize {
     }
 }
 
-impl Drop for Statement {
+impl<F> Drop for Statement<F> {
     fn drop(&mut self) {
         // SAFETY: `raw` came from sqlite3_prepare_v3 and is finalized exactly once.
         unsafe { ffi::sqlite3_finalize(self.raw) };
     }
 }
 
-pub struct StatementCache {
-    lru: LruCache<Box<str>, Statement>,
+pub struct StatementCache<F> {
+    lru: LruCache<Box<str>, Statement<F>>,
 }
 
-impl StatementCache {
+impl<F> StatementCache<F> {
     pub fn new() -> Self {
         StatementCache { lru: LruCache::new(NonZeroUsize::new(STATEMENT_CACHE_CAPACITY).unwrap()) }
     }
@@ -148,15 +170,14 @@ impl StatementCache {
     /// The cached statement for `sql`, preparing it on a miss, or again when the schema may
     /// have changed since it was (its effects name tables and columns by the old schema). An
     /// evicted or replaced statement is finalized by its Drop.
-    pub fn get(&mut self, conn: &Connection, hooks: &Hooks, sql: &str) -> DbResult<&Statement> {
+    pub fn get<C: Compiling<Facts = F>>(&mut self, conn: &Connection, hooks: &C, sql: &str) -> DbResult<&Statement<F>> {
         conn.sync_functions();
-        let generation = hooks.schema_generation();
         // The most recently used statement is found without hashing the SQL, and is the one
         // asked for when a statement runs again and again (experiments/059). Otherwise `get`
         // makes the one found the most recently used, as `put` does a new one.
         let again = self.lru.peek_mru().is_some_and(|(cached, _)| **cached == *sql);
         let current = (again || self.lru.get(sql).is_some())
-            && self.lru.peek_mru().is_some_and(|(_, stmt)| stmt.effects.generation == generation);
+            && self.lru.peek_mru().is_some_and(|(_, stmt)| hooks.current(&stmt.facts));
         if !current {
             self.lru.put(sql.into(), prepare(conn, hooks, sql)?);
         }
@@ -165,18 +186,15 @@ impl StatementCache {
 }
 
 /// A statement outside any cache (an iteration's: encode/pages.rs), or for the cache.
-pub fn prepare(conn: &Connection, hooks: &Hooks, sql: &str) -> DbResult<Statement> {
+pub fn prepare<C: Compiling>(conn: &Connection, hooks: &C, sql: &str) -> DbResult<Statement<C::Facts>> {
     let bytes = sql.as_bytes();
     super::connection::refuse_nul(sql)?;
-    hooks.clear_capture();
+    hooks.start();
     let (stmt, consumed) = conn
         .prepare_at(bytes, ffi::SQLITE_PREPARE_PERSISTENT)
         .map_err(|e| hooks.take_refusal().unwrap_or(e))?
-        .ok_or_else(|| DbError::new("ERR_EMPTY_STATEMENT", "the SQL holds no statement"))?;
-    let reads = Arc::new(hooks.captured_reads().unwrap_or_else(Dependencies::none));
-    let effects = hooks.captured_effects(conn);
-    let connection_state = hooks.captured_connection_state();
-    let kind = hooks.captured_kind();
+        .ok_or_else(|| DbError::new(code::ERR_EMPTY_STATEMENT, "the SQL holds no statement"))?;
+    let facts = hooks.facts(conn);
     // Anything but whitespace and comments after the first statement is another statement
     // (one that fails to prepare now, e.g. on a table the first creates, counts too). One the
     // authorizer refuses (a key PRAGMA) is refused before the first runs.
@@ -208,19 +226,16 @@ pub fn prepare(conn: &Connection, hooks: &Hooks, sql: &str) -> DbResult<Statemen
         raw,
         param_names,
         readonly,
-        kind,
+        facts,
         has_tail,
         last_size: Cell::default(),
         last_micros: Cell::new(0),
-        reads: RefCell::new(reads),
-        effects,
         inline: Backoff::default(),
         sliced: Backoff::default(),
         bounded: Cell::new(None),
         pointer_params: Cell::new(0),
         calls_js: Cell::new(None),
         names: RefCell::new(None),
-        connection_state,
     })
 }
 
@@ -240,15 +255,15 @@ pub struct Backoff {
 /// would compile it again even for the same value (experiments/068).
 ///
 /// It keeps a pointer, not a borrow, so the job can still use its worker.
-pub struct ResetOnDrop(*const Statement);
+pub struct ResetOnDrop<F>(*const Statement<F>);
 
-impl ResetOnDrop {
-    pub fn new(stmt: &Statement) -> Self {
+impl<F> ResetOnDrop<F> {
+    pub fn new(stmt: &Statement<F>) -> Self {
         ResetOnDrop(stmt)
     }
 }
 
-impl Drop for ResetOnDrop {
+impl<F> Drop for ResetOnDrop<F> {
     fn drop(&mut self) {
         // SAFETY: the statement is alive in the cache (at its address: the cache boxes its
         // entries) for the duration of the job.

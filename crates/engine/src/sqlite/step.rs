@@ -6,8 +6,8 @@ use std::os::raw::c_int;
 
 use sqlite3mc_sys as ffi;
 
-use crate::error::{DbError, DbResult};
-use crate::sqlite::connection::Connection;
+use crate::error::{code, DbError, DbResult};
+use crate::sqlite::connection::{Connection, InvalidUtf8};
 
 /// One cell, borrowed from SQLite until the next step.
 pub enum Cell<'a> {
@@ -33,18 +33,6 @@ pub fn column_names(stmt: *mut ffi::sqlite3_stmt) -> Vec<String> {
             })
             .collect()
     }
-}
-
-/// What to do with TEXT that is not valid UTF-8 (the `invalidUtf8` open option). A JS string
-/// cannot hold such bytes as they are.
-#[derive(Clone, Copy, PartialEq, Eq, Default, Debug)]
-pub enum InvalidUtf8 {
-    /// An `ERR_INVALID_UTF8` error naming the cell: nothing is lost silently (the default).
-    #[default]
-    Error,
-    /// Each invalid sequence becomes U+FFFD, as better-sqlite3 and node:sqlite do: the WHATWG
-    /// Encoding Standard's rule (TextDecoder's), which Rust's lossy conversion follows.
-    Replace,
 }
 
 /// Reads column `i` of the current row. TEXT that is not valid UTF-8 is an error, or with
@@ -84,7 +72,7 @@ pub unsafe fn cell<'a>(
             }
             let text = std::str::from_utf8(bytes).map_err(|e| {
                 DbError::new(
-                    "ERR_INVALID_UTF8",
+                    code::ERR_INVALID_UTF8,
                     format!(
                         "column '{}' of row {} holds TEXT that is not valid UTF-8 (at byte {}); \
                          read it as bytes with CAST({} AS BLOB), or open with invalidUtf8: 'replace'",

@@ -11,7 +11,7 @@ use sqlite3mc_sys as ffi;
 
 use super::connection::Connection;
 use super::extensions::{self, Extension};
-use crate::error::{DbError, DbResult};
+use crate::error::{code, DbError, DbResult};
 
 /// The (path, entry point) pairs loaded process-wide so far: each loads once.
 type Loaded = HashSet<(String, Option<String>)>;
@@ -59,7 +59,7 @@ fn pin(_path: &str) {}
 pub fn find(name: &str) -> DbResult<CString> {
     let missing = || {
         DbError::new(
-            "ERR_VFS_NOT_FOUND",
+            code::ERR_VFS_NOT_FOUND,
             format!(
                 "no VFS named '{name}' is registered in this process: load the extension that registers it \
                  with Database.loadExtension() before opening"
@@ -82,7 +82,7 @@ mod tests {
     #[test]
     fn a_library_that_does_not_load_is_an_extension_error_naming_it() {
         let e = load_process_wide(&Extension { path: "/no/such/library.so".into(), entry_point: None }).unwrap_err();
-        assert_eq!(e.code, "ERR_EXTENSION");
+        assert_eq!(e.code, crate::error::code::ERR_EXTENSION);
         assert!(e.message.contains("'/no/such/library.so'"), "{}", e.message);
     }
 
@@ -90,7 +90,7 @@ mod tests {
     fn a_registered_vfs_is_found_and_an_unknown_one_is_named() {
         assert!(find("unix").is_ok());
         let e = find("no-such-vfs").unwrap_err();
-        assert_eq!(e.code, "ERR_VFS_NOT_FOUND");
+        assert_eq!(e.code, crate::error::code::ERR_VFS_NOT_FOUND);
         assert!(e.message.contains("'no-such-vfs'"), "{}", e.message);
     }
 }

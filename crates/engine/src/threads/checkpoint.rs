@@ -11,12 +11,12 @@
 //! another process) keeps the WAL until it ends, and is reported in `diagnostics()`.
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::Mutex;
 use std::time::Instant;
 
 use sqlite3mc_sys as ffi;
 
-use super::shared::Shared;
-use super::worker::Worker;
+use super::worker::PoolConnection;
 
 /// The WAL starts over once it holds this many times `wal_autocheckpoint` frames (1,000
 /// frames, 4 MB with 4 KiB pages, at the default): under issue 43's workload at load 8–10 the
@@ -62,7 +62,7 @@ impl WalBound {
 /// holds its connection: a check that needs it again would keep the JS thread's next write off
 /// it). Never inside a transaction (its connection cannot checkpoint then), nor with
 /// checkpoints off (`wal_autocheckpoint = 0`, as `checkpoints: 'external'` sets it).
-pub(super) fn over_bound(worker: &mut Worker, bound: &WalBound) -> Option<(u32, u32)> {
+pub(super) fn over_bound(worker: &mut PoolConnection, bound: &WalBound) -> Option<(u32, u32)> {
     if !worker.conn.autocommit() {
         return None;
     }
@@ -77,10 +77,10 @@ pub(super) fn over_bound(worker: &mut Worker, bound: &WalBound) -> Option<(u32, 
 
 /// Starts the WAL over (module comment), after the writer's jobs completed: they are
 /// acknowledged before any wait for the readers.
-pub(super) fn restart(shared: &Shared) {
-    let mut slot = shared.writer.lock().unwrap();
+/// `writer` is the writer's connection, `started` the database's start (`Shared`'s).
+pub(super) fn restart(writer: &Mutex<Option<PoolConnection>>, bound: &WalBound, started: Instant) {
+    let mut slot = writer.lock().unwrap();
     let Some(worker) = slot.as_mut() else { return };
-    let bound = &shared.wal_bound;
     // Again: a transaction or write group may have begun on the JS thread meanwhile.
     let Some((frames, pages)) = over_bound(worker, bound) else { return };
     // Soon after a wait a snapshot outlived, try without waiting: the WAL starts over at the
@@ -100,7 +100,7 @@ pub(super) fn restart(shared: &Shared) {
         // SQLITE_BUSY: a snapshot outlived the wait (what it copied back stays copied).
         let misses = bound.misses.fetch_add(1, Ordering::Relaxed).min(4);
         bound.retry_at.store(frames.saturating_add(pages.saturating_mul(1 << misses)), Ordering::Relaxed);
-        let now = shared.started.elapsed().as_millis() as u64 + 1;
+        let now = started.elapsed().as_millis() as u64 + 1;
         let _ = bound.blocked_since.compare_exchange(0, now, Ordering::Relaxed, Ordering::Relaxed);
     }
 }

@@ -3,9 +3,9 @@
 
 use std::collections::HashMap;
 
-use super::worker::Worker;
+use super::worker::PoolConnection;
 use crate::encode::pages::Cursor;
-use crate::error::DbError;
+use crate::error::{code, DbError};
 
 /// Iteration connections kept open for the next iteration.
 const MAX_IDLE: usize = 2;
@@ -14,7 +14,7 @@ const MAX_IDLE: usize = 2;
 #[derive(Default)]
 pub struct Cursors {
     pub(super) open: HashMap<u32, Open>,
-    pub(super) idle: Vec<Worker>,
+    pub(super) idle: Vec<PoolConnection>,
     /// A rekey or close is under way: no iteration starts.
     pub(super) stopped: Option<&'static str>,
 }
@@ -23,10 +23,10 @@ pub struct Cursors {
 /// connection.
 pub(super) struct Open {
     pub(super) cursor: Cursor,
-    pub(super) worker: Worker,
+    pub(super) worker: PoolConnection,
 }
 
-// SAFETY: as for Worker: the statement, its connection and the hooks its bookkeeping may share
+// SAFETY: as for PoolConnection: the statement, its connection and the hooks its bookkeeping may share
 // (Rc) move together, and one thread uses them at a time — the reader that took the iteration
 // out of the map for one step (JS asks for a page only once the last arrived).
 unsafe impl Send for Open {}
@@ -37,7 +37,7 @@ impl Cursors {
     pub fn pause_for_rekey(&mut self) -> Result<(), DbError> {
         if !self.open.is_empty() {
             return Err(DbError::new(
-                "ERR_ITERATION_OPEN",
+                code::ERR_ITERATION_OPEN,
                 format!(
                     "rekey needs every connection closed, and {} iteration(s) are open: finish or break \
                      out of them (or abort their signal) first",
@@ -62,7 +62,7 @@ impl Cursors {
     }
 
     /// A spare connection, kept unless enough are or none may start.
-    pub(super) fn keep_spare(&mut self, worker: Worker) {
+    pub(super) fn keep_spare(&mut self, worker: PoolConnection) {
         if self.stopped.is_none() && self.idle.len() < MAX_IDLE {
             self.idle.push(worker);
         }

@@ -71,7 +71,7 @@ fn executor() -> &'static Executor {
 /// threads a process adds is 4 × cores + 8).
 pub fn max_threads() -> usize {
     static MAX: OnceLock<usize> = OnceLock::new();
-    *MAX.get_or_init(|| 4 * crate::handoff::spin::cpus() + 4)
+    *MAX.get_or_init(|| 4 * crate::spin::cpus() + 4)
 }
 
 /// Runs `task` on an engine thread: an idle one if there is one, a new one if none is and the

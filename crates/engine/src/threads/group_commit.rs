@@ -13,7 +13,7 @@
 use sqlite3mc_sys as ffi;
 
 use super::job::{Job, Outcome, Request};
-use super::worker::Worker;
+use super::worker::PoolConnection;
 
 /// The most jobs one group commits: bounds how long the first waits for its completion.
 pub const MAX_GROUP: usize = 128;
@@ -33,10 +33,10 @@ pub struct Committed {
 /// Runs `jobs` in order, grouping the runs of single DML statements, with `alone` running one
 /// job on its own; returns the outcomes in order.
 pub fn run(
-    worker: &mut Worker,
+    worker: &mut PoolConnection,
     jobs: &[Job],
     committed: &mut Committed,
-    alone: &mut impl FnMut(&mut Worker, &Job) -> Outcome,
+    alone: &mut impl FnMut(&mut PoolConnection, &Job) -> Outcome,
 ) -> Vec<Outcome> {
     let mut outcomes = Vec::with_capacity(jobs.len());
     let mut start = 0;
@@ -65,9 +65,9 @@ pub fn run(
 /// committed and the connection's last insert rowid is as before it, so running the jobs again
 /// alone reports what they would have reported without the group.
 fn commit_together(
-    worker: &mut Worker,
+    worker: &mut PoolConnection,
     jobs: &[Job],
-    alone: &mut impl FnMut(&mut Worker, &Job) -> Outcome,
+    alone: &mut impl FnMut(&mut PoolConnection, &Job) -> Outcome,
 ) -> Option<Vec<Outcome>> {
     // SAFETY: valid handle, on its own thread.
     let rowid_before = unsafe { ffi::sqlite3_last_insert_rowid(worker.conn.raw()) };
@@ -80,9 +80,9 @@ fn commit_together(
 }
 
 fn try_together(
-    worker: &mut Worker,
+    worker: &mut PoolConnection,
     jobs: &[Job],
-    alone: &mut impl FnMut(&mut Worker, &Job) -> Outcome,
+    alone: &mut impl FnMut(&mut PoolConnection, &Job) -> Outcome,
 ) -> Option<Vec<Outcome>> {
     worker.control("BEGIN IMMEDIATE").ok()?;
     let mut outcomes = Vec::with_capacity(jobs.len());

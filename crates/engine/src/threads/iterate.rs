@@ -18,9 +18,9 @@ use super::cursors::Open;
 use super::job::{IterateStep, Job, Outcome, Request};
 use super::open::{open_worker, PoolOptions};
 use super::shared::Shared;
-use super::worker::Worker;
+use super::worker::PoolConnection;
 use crate::encode::pages::Cursor;
-use crate::error::DbError;
+use crate::error::{code, DbError};
 use crate::sqlite::connection::Connection;
 use crate::sqlite::setup::Role;
 
@@ -35,7 +35,7 @@ fn page_outcome(cursor: &Cursor, conn: &Connection, safe_integers: bool) -> Outc
 }
 
 fn ended() -> DbError {
-    DbError::new("ERR_ITERATION_ENDED", "the iteration has ended: it was read to its end, broken out of, or closed")
+    DbError::new(code::ERR_ITERATION_ENDED, "the iteration has ended: it was read to its end, broken out of, or closed")
 }
 
 /// A step of an iteration outside a transaction, on a reader thread.
@@ -51,7 +51,7 @@ fn step_on_reader(opts: &PoolOptions, shared: &Shared, job: &Job) -> Outcome {
     match *step {
         IterateStep::Start { page_rows } => {
             if let Some(why) = cursors.stopped {
-                return Outcome::Error(DbError::new("ERR_ITERATION_ENDED", format!("no iteration starts: {why}")));
+                return Outcome::Error(DbError::new(code::ERR_ITERATION_ENDED, format!("no iteration starts: {why}")));
             }
             let spare = cursors.idle.pop();
             drop(cursors);
@@ -103,12 +103,18 @@ fn page(shared: &Shared, id: u32, open: Open) -> Outcome {
     outcome
 }
 
-fn keep_spare(shared: &Shared, worker: Worker) {
+fn keep_spare(shared: &Shared, worker: PoolConnection) {
     shared.cursors.lock().unwrap().keep_spare(worker);
 }
 
 /// A step of an iteration inside a transaction, on the writer's connection.
-pub(super) fn on_writer(worker: &mut Worker, job: &Job, id: u32, step: &IterateStep, safe_integers: bool) -> Outcome {
+pub(super) fn on_writer(
+    worker: &mut PoolConnection,
+    job: &Job,
+    id: u32,
+    step: &IterateStep,
+    safe_integers: bool,
+) -> Outcome {
     let cursor = match *step {
         IterateStep::Start { page_rows } => match worker.cursor(&job.sql, job.params.clone(), page_rows) {
             Ok(cursor) => cursor,

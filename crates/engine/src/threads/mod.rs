@@ -1,7 +1,8 @@
 //! The engine: each database's writer and reader queues and connections, served by sessions on
 //! the process's engine threads (`executor`, `sessions`), and the completion queue their
 //! outcomes go to. A job runs on one of its database's connections (`worker`) through `sqlite`
-//! and `encode`; its completion goes on to `handoff`.
+//! and `encode`; its completion goes on to `handoff`. The live queries' registry
+//! (`live_registry`) sends their runs to the readers as jobs.
 
 mod checkpoint;
 mod completions;
@@ -10,9 +11,11 @@ pub mod executor;
 pub mod group_commit;
 mod iterate;
 pub mod job;
+mod live_registry;
 mod open;
 mod pool;
 mod reader;
+mod reader_connections;
 mod run;
 mod sessions;
 mod shared;

@@ -3,15 +3,13 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::job::Outcome;
-use super::shared::Shared;
-use super::worker::Worker;
+use super::worker::PoolConnection;
 use crate::error::DbError;
 use crate::functions::Functions;
+use crate::sqlite::connection::InvalidUtf8;
 use crate::sqlite::encryption::KeyConfig;
 use crate::sqlite::extensions::Extension;
 use crate::sqlite::setup::{self, OpenOptions, Role, Synchronous};
-use crate::sqlite::step::InvalidUtf8;
 
 pub struct PoolOptions {
     pub path: String,
@@ -39,49 +37,22 @@ pub struct PoolOptions {
     /// `PRAGMA synchronous` on every connection, whenever it opens (setup.rs).
     pub synchronous: Synchronous,
 }
-
-/// Opens the database, on an engine thread: the lead connection (the writer, which creates the
-/// file and switches it to WAL; reader 0 when read-only), and, when the database is encrypted,
-/// the JS thread's (inline.rs); the open job completes when they are open, or with the first
-/// failure. The readers open as reads need them (reader.rs), and so does the JS thread's
-/// connection of a plaintext database (sessions.rs `open_inline_later`): such a database opens
-/// one connection, not `readers + 2`. An encrypted one opens its JS thread's connection at once
-/// because each open derives the key, tens of milliseconds (experiments/057), which a first read
-/// should not wait for twice.
-pub(super) fn open_database(shared: &Shared, open_id: u32) {
-    let opts = &shared.opts;
-    let key = shared.key();
-    let role = if opts.readonly { Role::Reader } else { Role::Writer };
-    let opened = open_lead(opts, role, key.as_deref()).and_then(|lead| {
-        if opts.readonly {
-            shared.slots[0].db.store(lead.conn.raw(), std::sync::atomic::Ordering::Release);
-            shared.reader_connections.lock().unwrap().put_opened(0, lead);
-        } else {
-            *shared.writer_db.lock().unwrap() = lead.conn.raw() as usize;
-            shared.record_memory(0, &lead.conn);
-            *shared.writer.lock().unwrap() = Some(lead);
-        }
-        if opts.inline && key.is_some() {
-            *shared.inline.lock().unwrap() = Some(open_worker(opts, Role::Reader, key.as_deref())?);
-            shared.inline_used();
-        }
-        Ok(())
-    });
-    shared.complete(open_id, opened.map_or_else(Outcome::Error, |_| Outcome::Done));
-    shared.opened();
-}
-
-pub(super) fn open_worker(opts: &PoolOptions, role: Role, key: Option<&KeyConfig>) -> Result<Worker, DbError> {
+pub(super) fn open_worker(opts: &PoolOptions, role: Role, key: Option<&KeyConfig>) -> Result<PoolConnection, DbError> {
     open_connection(opts, role, key, false)
 }
 
 /// The pool's first connection (the writer, or reader 0 when read-only): a wrong key is found
 /// before anything touches the files (sqlite/setup.rs `probe_key`).
-pub(super) fn open_lead(opts: &PoolOptions, role: Role, key: Option<&KeyConfig>) -> Result<Worker, DbError> {
+pub(super) fn open_lead(opts: &PoolOptions, role: Role, key: Option<&KeyConfig>) -> Result<PoolConnection, DbError> {
     open_connection(opts, role, key, true)
 }
 
-fn open_connection(opts: &PoolOptions, role: Role, key: Option<&KeyConfig>, lead: bool) -> Result<Worker, DbError> {
+fn open_connection(
+    opts: &PoolOptions,
+    role: Role,
+    key: Option<&KeyConfig>,
+    lead: bool,
+) -> Result<PoolConnection, DbError> {
     let conn = setup::open(&OpenOptions {
         path: &opts.path,
         role,
@@ -97,5 +68,5 @@ fn open_connection(opts: &PoolOptions, role: Role, key: Option<&KeyConfig>, lead
     })?;
     let mut conn = conn;
     conn.set_functions(opts.functions.clone());
-    Ok(Worker::new(conn, role))
+    Ok(PoolConnection::new(conn, role))
 }

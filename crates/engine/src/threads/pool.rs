@@ -14,13 +14,13 @@ use super::completions::{Completions, Waker};
 use super::executor;
 use super::group_commit;
 use super::job::{Job, Outcome};
-use super::open::{open_database, open_worker, PoolOptions};
-use super::reader::ReaderConnections;
+use super::live_registry::{Counters, Registry};
+use super::open::{open_lead, open_worker, PoolOptions};
+use super::reader_connections::ReaderConnections;
 use super::shared::{ReaderSlot, Shared};
 use crate::encode::rows::EncodedRows;
 use crate::error::DbError;
 use crate::live::dependencies::Dependencies;
-use crate::live::registry::{Counters, Registry};
 use crate::sqlite::backup;
 use crate::sqlite::setup::Role;
 use crate::threads::step_aside::JsThread;
@@ -68,6 +68,7 @@ impl Pool {
             idle_closed: Default::default(),
             backups: Mutex::default(),
             counted_open: AtomicBool::new(true),
+            gone: executor::database_gone,
             completions: Completions::new(waker),
             writer_db: Mutex::new(0),
             cancelled: Mutex::new(HashSet::new()),
@@ -243,4 +244,35 @@ impl Drop for Pool {
 
 fn spawn(name: String, f: impl FnOnce() + Send + 'static) -> JoinHandle<()> {
     std::thread::Builder::new().name(name).spawn(f).expect("cannot start a thread")
+}
+
+/// Opens the database, on an engine thread: the lead connection (the writer, which creates the
+/// file and switches it to WAL; reader 0 when read-only), and, when the database is encrypted,
+/// the JS thread's (inline.rs); the open job completes when they are open, or with the first
+/// failure. The readers open as reads need them (reader.rs), and so does the JS thread's
+/// connection of a plaintext database (sessions.rs `open_inline_later`): such a database opens
+/// one connection, not `readers + 2`. An encrypted one opens its JS thread's connection at once
+/// because each open derives the key, tens of milliseconds (experiments/057), which a first read
+/// should not wait for twice.
+pub(super) fn open_database(shared: &Shared, open_id: u32) {
+    let opts = &shared.opts;
+    let key = shared.key();
+    let role = if opts.readonly { Role::Reader } else { Role::Writer };
+    let opened = open_lead(opts, role, key.as_deref()).and_then(|lead| {
+        if opts.readonly {
+            shared.slots[0].db.store(lead.conn.raw(), std::sync::atomic::Ordering::Release);
+            shared.reader_connections.lock().unwrap().put_opened(0, lead);
+        } else {
+            *shared.writer_db.lock().unwrap() = lead.conn.raw() as usize;
+            shared.record_memory(0, &lead.conn);
+            *shared.writer.lock().unwrap() = Some(lead);
+        }
+        if opts.inline && key.is_some() {
+            *shared.inline.lock().unwrap() = Some(open_worker(opts, Role::Reader, key.as_deref())?);
+            shared.inline_used();
+        }
+        Ok(())
+    });
+    shared.complete(open_id, opened.map_or_else(Outcome::Error, |_| Outcome::Done));
+    shared.opened();
 }

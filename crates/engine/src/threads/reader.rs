@@ -4,14 +4,15 @@
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use super::iterate;
 use super::job::{Job, Outcome, Request};
 use super::open::open_worker;
+use super::reader_connections::ReaderConnection;
 use super::run::run;
 use super::shared::{ReaderSlot, Shared};
-use super::worker::{transaction_control_refused, Worker};
+use super::worker::{transaction_control_refused, PoolConnection};
 use crate::error::DbError;
 use crate::sqlite::setup::Role;
 
@@ -19,56 +20,6 @@ use crate::sqlite::setup::Role;
 const MAX_READ_BATCH: usize = 16;
 /// A read whose last run on this connection took this long (µs) is not batched with others.
 const SLOW_MICROS: u32 = 1_000;
-
-/// One of a database's reader connections (`readers` of them, each with its slot for
-/// `cancel`), open or closed.
-pub(super) struct ReaderConnection {
-    index: usize,
-    worker: Option<Worker>,
-    last_used: Instant,
-}
-
-/// The reader connections no session holds, the most recently used last.
-pub(super) struct ReaderConnections(Vec<ReaderConnection>);
-
-impl ReaderConnections {
-    /// `count` connections, all closed: each opens when a session first needs it.
-    pub(super) fn new(count: usize) -> ReaderConnections {
-        let now = Instant::now();
-        ReaderConnections(
-            (0..count).rev().map(|index| ReaderConnection { index, worker: None, last_used: now }).collect(),
-        )
-    }
-
-    /// One already open lead connection (a read-only database's first).
-    pub(super) fn put_opened(&mut self, index: usize, worker: Worker) {
-        if let Some(conn) = self.0.iter_mut().find(|c| c.index == index) {
-            conn.worker = Some(worker);
-        }
-    }
-
-    pub(super) fn len(&self) -> usize {
-        self.0.len()
-    }
-
-    pub(super) fn open(&self) -> usize {
-        self.0.iter().filter(|c| c.worker.is_some()).count()
-    }
-
-    pub(super) fn all_closed(&self) -> bool {
-        self.0.iter().all(|c| c.worker.is_none())
-    }
-
-    /// The open connections unused since `now - idle`, taken out to close.
-    pub(super) fn take_idle(&mut self, now: Instant, idle: Duration) -> Vec<(usize, Worker)> {
-        let stale = |c: &ReaderConnection| now.saturating_duration_since(c.last_used) >= idle;
-        self.0.iter_mut().filter(|c| stale(c)).filter_map(|c| Some((c.index, c.worker.take()?))).collect()
-    }
-
-    pub(super) fn take_all(&mut self) -> Vec<(usize, Worker)> {
-        self.0.iter_mut().filter_map(|c| Some((c.index, c.worker.take()?))).collect()
-    }
-}
 
 /// A reader session (sessions.rs starts it, on an engine thread).
 pub(super) fn session(shared: Arc<Shared>) {
@@ -87,7 +38,7 @@ pub(super) fn session(shared: Arc<Shared>) {
 
 /// Opens the connection if it is closed (idle, or after a rekey): `Err` if that fails, for the
 /// job at hand (the next one tries again).
-fn open_connection<'a>(shared: &Shared, conn: &'a mut ReaderConnection) -> Result<&'a mut Worker, DbError> {
+fn open_connection<'a>(shared: &Shared, conn: &'a mut ReaderConnection) -> Result<&'a mut PoolConnection, DbError> {
     if conn.worker.is_none() {
         let worker = open_worker(&shared.opts, Role::Reader, shared.key().as_deref())?;
         shared.slots[conn.index].db.store(worker.conn.raw(), Ordering::Release);
@@ -123,7 +74,7 @@ fn run_reads(shared: &Shared, conn: &mut ReaderConnection) {
         // and such reads taken with a batch run after the quick ones, shortest first: reads
         // batched behind one waited for it (a web page's queries behind a report;
         // experiments/035, 048).
-        let expected = |worker: &Worker, job: &Job| expected_micros(worker.cache.last_micros(&job.sql));
+        let expected = |worker: &PoolConnection, job: &Job| expected_micros(worker.cache.last_micros(&job.sql));
         if expected(worker, &batch[0]) == 0 {
             let extra = (rx.len() / shared.slots.len()).min(MAX_READ_BATCH - 1);
             batch.extend(rx.try_iter().take(extra));
@@ -170,7 +121,13 @@ fn finish_read(shared: &Shared, job: &Job, outcome: Outcome) {
     }
 }
 
-fn run_read(worker: &mut Worker, shared: &Shared, slot: &ReaderSlot, job: &Job, in_transaction: bool) -> Outcome {
+fn run_read(
+    worker: &mut PoolConnection,
+    shared: &Shared,
+    slot: &ReaderSlot,
+    job: &Job,
+    in_transaction: bool,
+) -> Outcome {
     if job.cancellable {
         *slot.running.lock().unwrap() = job.id;
         if shared.take_cancelled(job.id) {

@@ -7,12 +7,12 @@ use super::iterate;
 use super::job::{Job, Outcome, Request};
 use super::shared::Shared;
 use super::step_aside;
-use super::worker::Worker;
+use super::worker::PoolConnection;
 use crate::error::DbError;
 use crate::live::dependencies::ChangeSet;
 
 /// Runs a job, turning a panic into an error for that job alone.
-pub(super) fn run(worker: &mut Worker, job: &Job, shared: &Shared) -> Outcome {
+pub(super) fn run(worker: &mut PoolConnection, job: &Job, shared: &Shared) -> Outcome {
     step_aside::job_starts();
     let result = catch_unwind(AssertUnwindSafe(|| {
         let r = match job.request {

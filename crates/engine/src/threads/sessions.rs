@@ -11,64 +11,15 @@
 //! a close lets the sessions empty their queues, then closes the connections, the writer's
 //! last.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Condvar, Mutex, MutexGuard};
+use std::sync::atomic::Ordering;
+use std::sync::MutexGuard;
 
 use super::executor;
 use super::job::Outcome;
 use super::open::open_worker;
-use super::shared::Shared;
+use super::shared::{Shared, State};
 use super::{reader, writer};
 use crate::sqlite::setup::Role;
-
-#[derive(Default)]
-pub(super) struct Sessions {
-    state: Mutex<State>,
-    /// Signalled when a reader session ends (a rekey waits for them all).
-    ended: Condvar,
-    /// A rekey holds the readers: running reader sessions stop after their job.
-    parked: AtomicBool,
-}
-
-struct State {
-    /// The database is opening (open.rs): jobs sent meanwhile wait for it.
-    opening: bool,
-    readers: usize,
-    /// The JS thread's connection is opening on an engine thread (`open_inline_later`).
-    inline_opening: bool,
-    /// Opening it failed: reads stay on the readers, which report what is wrong.
-    inline_failed: bool,
-    /// It was asked for while the database was opening (JS can hear of the open before
-    /// `opened` runs): `opened` starts it.
-    inline_wanted: bool,
-    writer: bool,
-    parked: bool,
-    /// `close(id)` was called: once no session runs, the connections close and `id` completes.
-    closing: Option<u32>,
-    closed: bool,
-}
-
-impl Default for State {
-    fn default() -> State {
-        State {
-            opening: true,
-            readers: 0,
-            inline_opening: false,
-            inline_failed: false,
-            inline_wanted: false,
-            writer: false,
-            parked: false,
-            closing: None,
-            closed: false,
-        }
-    }
-}
-
-impl Sessions {
-    pub(super) fn parked(&self) -> bool {
-        self.parked.load(Ordering::Acquire)
-    }
-}
 
 impl Shared {
     /// Starts reader sessions for the reads waiting, up to `readers` at once.

@@ -3,8 +3,8 @@
 //! key, the live-query registry, and the diagnostics counters.
 
 use std::collections::HashSet;
-use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, Weak};
 use std::thread::JoinHandle;
 
 use crossbeam_channel::Receiver;
@@ -15,13 +15,12 @@ use super::completions::Completions;
 use super::cursors::Cursors;
 use super::group_commit;
 use super::job::{Job, Outcome};
+use super::live_registry::Registry;
 use super::open::PoolOptions;
-use super::reader::ReaderConnections;
-use super::sessions::Sessions;
+use super::reader_connections::ReaderConnections;
 use super::step_aside::JsThread;
-use super::worker::Worker;
+use super::worker::PoolConnection;
 use crate::live::dependencies::ChangeSet;
-use crate::live::registry::Registry;
 use crate::sqlite::connection::Connection;
 use crate::sqlite::encryption::KeyConfig;
 
@@ -42,6 +41,55 @@ pub(super) struct ConnectionCounts {
     pub(super) writes_queued: usize,
 }
 
+#[derive(Default)]
+pub(super) struct Sessions {
+    pub(super) state: Mutex<State>,
+    /// Signalled when a reader session ends (a rekey waits for them all).
+    pub(super) ended: Condvar,
+    /// A rekey holds the readers: running reader sessions stop after their job.
+    pub(super) parked: AtomicBool,
+}
+
+pub(super) struct State {
+    /// The database is opening (open.rs): jobs sent meanwhile wait for it.
+    pub(super) opening: bool,
+    pub(super) readers: usize,
+    /// The JS thread's connection is opening on an engine thread (`open_inline_later`).
+    pub(super) inline_opening: bool,
+    /// Opening it failed: reads stay on the readers, which report what is wrong.
+    pub(super) inline_failed: bool,
+    /// It was asked for while the database was opening (JS can hear of the open before
+    /// `opened` runs): `opened` starts it.
+    pub(super) inline_wanted: bool,
+    pub(super) writer: bool,
+    pub(super) parked: bool,
+    /// `close(id)` was called: once no session runs, the connections close and `id` completes.
+    pub(super) closing: Option<u32>,
+    pub(super) closed: bool,
+}
+
+impl Default for State {
+    fn default() -> State {
+        State {
+            opening: true,
+            readers: 0,
+            inline_opening: false,
+            inline_failed: false,
+            inline_wanted: false,
+            writer: false,
+            parked: false,
+            closing: None,
+            closed: false,
+        }
+    }
+}
+
+impl Sessions {
+    pub(super) fn parked(&self) -> bool {
+        self.parked.load(Ordering::Acquire)
+    }
+}
+
 pub struct Shared {
     /// Itself, for the sessions it starts (each holds it while it runs).
     pub(super) me: Weak<Shared>,
@@ -60,8 +108,10 @@ pub struct Shared {
     pub(super) idle_closed: AtomicU64,
     /// Backups' threads (`Pool::backup`), joined at close.
     pub(super) backups: Mutex<Vec<JoinHandle<()>>>,
-    /// Counted as open by the executor until closed or dropped (executor.rs).
+    /// Counted as open by the executor until closed or dropped (executor.rs), which is told
+    /// by `gone` (`executor::database_gone`, given by the pool).
     pub(super) counted_open: AtomicBool,
+    pub(super) gone: fn(),
     pub completions: Completions,
     /// The writer's connection while it is open (0 otherwise), for `interrupt_writer`; the
     /// lock keeps it from closing during an interrupt.
@@ -88,12 +138,12 @@ pub struct Shared {
     /// an engine thread when a read there first finds it closed (sessions.rs
     /// `open_inline_later`; with the database when it is encrypted), closed when idle as the
     /// readers are, by the writer for a rekey, and at close.
-    pub inline: Mutex<Option<Worker>>,
+    pub inline: Mutex<Option<PoolConnection>>,
     /// When a read last ran on it (ms since `started`), for the idle sweep.
     pub(super) inline_used_ms: std::sync::atomic::AtomicU64,
     /// The writer's connection: the writer thread holds the lock while it runs a job, and a
     /// transaction's read may run on it from the JS thread in between (inline.rs).
-    pub writer: Mutex<Option<Worker>>,
+    pub writer: Mutex<Option<PoolConnection>>,
     /// Iterations outside transactions, on connections of their own (cursors.rs).
     pub(super) cursors: Mutex<Cursors>,
 }
@@ -123,7 +173,7 @@ impl Shared {
     /// After writer work (a job on the writer thread, or a transaction's statement on the JS
     /// thread, inline.rs): re-runs the live queries its commit touched, if it committed.
     /// `tracking`: the change hooks were on while it ran.
-    pub fn publish_committed(&self, worker: &Worker, tracking: bool) {
+    pub fn publish_committed(&self, worker: &PoolConnection, tracking: bool) {
         let committed = worker.take_committed();
         if !tracking && self.tracking.load(std::sync::atomic::Ordering::SeqCst) {
             // The first live query started while this work ran untracked: its first run may
@@ -162,7 +212,7 @@ impl Shared {
     /// The database is closed or dropped: it no longer keeps the engine's threads.
     pub(super) fn gone(&self) {
         if self.counted_open.swap(false, std::sync::atomic::Ordering::SeqCst) {
-            super::executor::database_gone();
+            (self.gone)();
         }
     }
 
@@ -198,7 +248,11 @@ impl Shared {
     /// The JS thread's connection in `slot` (its lock held) for a run there, marked used; `None`
     /// when a sliced read holds its snapshot (`sliced_too` false), or when it is closed: then it
     /// opens on an engine thread for the next run (sessions.rs `open_inline_later`).
-    pub(crate) fn inline_for_run<'a>(&self, slot: &'a mut Option<Worker>, sliced_too: bool) -> Option<&'a mut Worker> {
+    pub(crate) fn inline_for_run<'a>(
+        &self,
+        slot: &'a mut Option<PoolConnection>,
+        sliced_too: bool,
+    ) -> Option<&'a mut PoolConnection> {
         let Some(worker) = slot.as_mut() else {
             self.open_inline_later();
             return None;
@@ -222,7 +276,7 @@ impl Shared {
     }
 
     /// The connection in `slot` unless a sliced read holds its snapshot open.
-    fn take_unsliced(slot: &mut Option<Worker>) -> Option<Worker> {
+    fn take_unsliced(slot: &mut Option<PoolConnection>) -> Option<PoolConnection> {
         if slot.as_ref().is_some_and(|w| w.sliced.is_none()) {
             slot.take()
         } else {

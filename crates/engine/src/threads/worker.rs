@@ -11,25 +11,27 @@ use super::job::Outcome;
 use crate::encode::json::{encode_json, write_string};
 use crate::encode::pages::Cursor;
 use crate::encode::rows::encode_rows;
-use crate::error::{DbError, DbResult};
+use crate::error::{code, DbError, DbResult};
 use crate::live::dependencies::ChangeSet;
 use crate::live::hooks::Hooks;
+use crate::live::hooks::{ResetOnDrop, Statement, StatementCache};
 use crate::live::tracker::WriteEffects;
 use crate::sqlite::bounded::calls_js_function;
 use crate::sqlite::budget::Budget;
 use crate::sqlite::connection::Connection;
 use crate::sqlite::params::{bind, bind_with, Reader};
 use crate::sqlite::setup::Role;
-use crate::sqlite::statement_cache::{prepare, ResetOnDrop, Statement, StatementCache};
+use crate::sqlite::statement_cache::prepare;
 use crate::sqlite::step::{column_names, step};
 
 /// `PRAGMA synchronous = NORMAL`'s number: in WAL mode a commit appends without syncing.
 const SYNCHRONOUS_NORMAL: i64 = 1;
 
-/// A connection with its statement cache and its live-query hooks: what a pool thread owns.
+/// One of the pool's connections (the writer's, a reader's, the JS thread's, an iteration's)
+/// with its statement cache and its live-query hooks: what the thread that uses it owns.
 /// Declared in drop order: the cache's statements are finalized before the connection closes,
 /// and the hooks and the budget, which SQLite may call while it closes, outlive it.
-pub struct Worker {
+pub struct PoolConnection {
     /// Iterations inside the transaction (threads/iterate.rs): their statements are finalized
     /// first.
     pub cursors: HashMap<u32, Cursor>,
@@ -83,27 +85,27 @@ pub struct TxWrites {
 // SAFETY: SQLite is built with SQLITE_THREADSAFE=2: a connection may move between threads as
 // long as one thread uses it at a time. A worker is used by the thread that owns it, or, behind
 // a lock (threads/shared.rs), by the JS thread or the writer in turn.
-unsafe impl Send for Worker {}
+unsafe impl Send for PoolConnection {}
 
 /// A read runs one read-only statement.
 fn check_read(stmt: &Statement) -> DbResult<()> {
     if stmt.has_tail {
         return Err(multiple_statements("select takes one statement"));
     }
-    if !stmt.readonly && !stmt.kind.reads_journal_mode {
+    if !stmt.readonly && !stmt.facts.kind.reads_journal_mode {
         return Err(DbError::new(
-            "ERR_NOT_READ_ONLY",
+            code::ERR_NOT_READ_ONLY,
             "select runs read-only statements; use execute() for statements that write",
         ));
     }
     // SQLite counts these as read-only, but they would change the connection's transaction or
     // (a setting compiled by execute(), found in the cache) its settings.
-    if stmt.kind.transaction_control || stmt.kind.savepoint {
+    if stmt.facts.kind.transaction_control || stmt.facts.kind.savepoint {
         return Err(transaction_control_refused());
     }
-    if stmt.kind.sets_pragma {
+    if stmt.facts.kind.sets_pragma {
         return Err(DbError::new(
-            "ERR_NOT_READ_ONLY",
+            code::ERR_NOT_READ_ONLY,
             "select cannot change a setting (a PRAGMA with a value); use execute()",
         ));
     }
@@ -114,7 +116,7 @@ fn check_read(stmt: &Statement) -> DbResult<()> {
 /// begin one inside it (`execute` inside a transaction body, `executeBatch`).
 fn transaction_control_in_transaction(what: &str) -> DbError {
     DbError::new(
-        "ERR_TRANSACTION_CONTROL",
+        code::ERR_TRANSACTION_CONTROL,
         format!(
             "{what} (BEGIN, COMMIT, ROLLBACK, END, SAVEPOINT, RELEASE or ROLLBACK TO inside \
              db.transaction()); end a transaction by returning from or throwing in its body, and nest \
@@ -127,7 +129,7 @@ fn transaction_control_in_transaction(what: &str) -> DbError {
 /// (open() refuses a database that cannot be in it).
 fn leaves_wal_refused() -> DbError {
     DbError::new(
-        "ERR_JOURNAL_MODE",
+        code::ERR_JOURNAL_MODE,
         "PRAGMA journal_mode can only be WAL here: the readers read beside the writer in WAL mode \
          (reading the mode, PRAGMA journal_mode, is fine)",
     )
@@ -135,20 +137,23 @@ fn leaves_wal_refused() -> DbError {
 
 /// A read that began or ended a transaction (BEGIN and friends count as read-only).
 pub fn transaction_control_refused() -> DbError {
-    DbError::new("ERR_NOT_READ_ONLY", "select cannot begin or end transactions; use execute()")
+    DbError::new(code::ERR_NOT_READ_ONLY, "select cannot begin or end transactions; use execute()")
 }
 
 fn multiple_statements(what: &str) -> DbError {
-    DbError::new("ERR_MULTIPLE_STATEMENTS", format!("{what}: the SQL holds several statements; run them one call each"))
+    DbError::new(
+        code::ERR_MULTIPLE_STATEMENTS,
+        format!("{what}: the SQL holds several statements; run them one call each"),
+    )
 }
 
-impl Worker {
+impl PoolConnection {
     /// A worker on a freshly opened connection of `role`: the authorizer goes on now.
-    pub fn new(conn: Connection, role: Role) -> Worker {
+    pub fn new(conn: Connection, role: Role) -> PoolConnection {
         // SAFETY: the hooks outlive the connection (field order) and stay on this thread.
         let hooks = unsafe { Hooks::install(&conn, role) };
-        let budget = Budget::install(&conn);
-        Worker {
+        let budget = Budget::install(&conn, super::step_aside::now_and_then);
+        PoolConnection {
             cursors: HashMap::new(),
             sliced: None,
             cache: StatementCache::new(),
@@ -347,10 +352,10 @@ impl Worker {
         // Statements compiled while it ran (a re-prepare after a schema change, a virtual
         // table's own) read more.
         if let Some(more) = self.hooks.captured_reads() {
-            let merged = stmt.reads.borrow().union(&more);
-            *stmt.reads.borrow_mut() = Arc::new(merged);
+            let merged = stmt.facts.reads.borrow().union(&more);
+            *stmt.facts.reads.borrow_mut() = Arc::new(merged);
         }
-        Outcome::LiveRan { result, reads: Some(stmt.reads.borrow().clone()) }
+        Outcome::LiveRan { result, reads: Some(stmt.facts.reads.borrow().clone()) }
     }
 
     /// A live query's run on the JS thread (inline.rs): as `run_live`, within `budget`; also
@@ -387,7 +392,7 @@ impl Worker {
             let _ = self.hooks.exec(&self.conn, "ROLLBACK");
             if result.is_ok() {
                 return Err(DbError::new(
-                    "ERR_OPEN_TRANSACTION",
+                    code::ERR_OPEN_TRANSACTION,
                     "execute() left a transaction open (BEGIN without COMMIT) and it was rolled back; \
                      use db.transaction() for a transaction that spans several calls",
                 ));
@@ -411,23 +416,23 @@ impl Worker {
             }
             return self.execute_script(sql, in_transaction);
         }
-        if stmt.kind.leaves_wal {
+        if stmt.facts.kind.leaves_wal {
             return Err(leaves_wal_refused());
         }
-        if in_transaction && stmt.kind.ends_a_level() {
+        if in_transaction && stmt.facts.kind.ends_a_level() {
             return Err(self.refuse_transaction_control("this statement would begin or end a transaction or a level"));
         }
         let _reset = ResetOnDrop::new(stmt);
         bind(stmt, &mut Reader::new(params))?;
         // SAFETY: valid statement.
         if unsafe { ffi::sqlite3_column_count(stmt.raw) } == 0 {
-            let changes = run_to_end(&self.conn, &self.hooks, stmt.raw, &stmt.effects)?;
+            let changes = run_to_end(&self.conn, &self.hooks, stmt.raw, &stmt.facts.effects)?;
             return Ok(self.changes(changes));
         }
         // Its rows are stepped under the same change tracking as any write's, so live queries
         // see what it changed; all in one part: a write's result is not decoded in pieces.
         let mut rows = None;
-        let changes = run_write(&self.conn, &self.hooks, &stmt.effects, || {
+        let changes = run_write(&self.conn, &self.hooks, &stmt.facts.effects, || {
             rows = Some(encode_rows(&self.conn, stmt, usize::MAX, safe_integers, None)?);
             Ok(())
         })?;
@@ -492,7 +497,7 @@ impl Worker {
             return self.hooks.exec(&self.conn, sql).map(|_| Outcome::Done);
         }
         let _reset = ResetOnDrop::new(stmt);
-        run_to_end(&self.conn, &self.hooks, stmt.raw, &stmt.effects)?;
+        run_to_end(&self.conn, &self.hooks, stmt.raw, &stmt.facts.effects)?;
         Ok(Outcome::Done)
     }
 
@@ -529,10 +534,10 @@ impl Worker {
         if stmt.has_tail {
             return Err(multiple_statements("executeBatch takes one statement"));
         }
-        if stmt.kind.leaves_wal {
+        if stmt.facts.kind.leaves_wal {
             return Err(leaves_wal_refused());
         }
-        if stmt.kind.ends_a_level() {
+        if stmt.facts.kind.ends_a_level() {
             return Err(self.refuse_transaction_control("executeBatch runs in a transaction of its own"));
         }
         let raw = stmt.raw;
@@ -547,7 +552,7 @@ impl Worker {
                 // SAFETY: raw is the cached statement, alive for the whole job.
                 unsafe { ffi::sqlite3_reset(raw) };
                 let r = bind_with(stmt, &mut reader, &mut bound)
-                    .and_then(|_| run_to_end(&self.conn, &self.hooks, raw, &stmt.effects));
+                    .and_then(|_| run_to_end(&self.conn, &self.hooks, raw, &stmt.facts.effects));
                 changes +=
                     r.map_err(|e| DbError { message: format!("parameter set {}: {}", set + 1, e.message), ..e })?;
             }

@@ -15,9 +15,9 @@ use super::job::{Job, Outcome, Request};
 use super::open::{open_worker, PoolOptions};
 use super::run::run;
 use super::shared::Shared;
-use super::worker::Worker;
-use crate::error::DbError;
-use crate::handoff::spin::SpinPolicy;
+use super::worker::PoolConnection;
+use crate::error::{code, DbError};
+use crate::spin::SpinPolicy;
 use crate::sqlite::encryption::{self, KeyConfig};
 use crate::sqlite::setup::{self, Role};
 
@@ -30,7 +30,7 @@ thread_local! {
 }
 
 /// The next job: one waiting, or one arriving while the session spins briefly (when the CPUs
-/// have room for it, handoff/spin.rs).
+/// have room for it, spin.rs).
 fn next_job(rx: &Receiver<Job>) -> Option<Job> {
     let start = Instant::now();
     if SPIN.with(|spin| spin.allowed(start)) {
@@ -123,16 +123,16 @@ fn run_job(shared: &Shared, rx: &Receiver<Job>, job: Job) -> Option<Job> {
         }
     }
     if restart_wal {
-        checkpoint::restart(shared);
+        checkpoint::restart(&shared.writer, &shared.wal_bound, shared.started);
     }
     held
 }
 
 /// One writer job, with the checks that keep a transaction's statements inside it.
-fn run_writer_job(worker: &mut Worker, job: &Job, shared: &Shared) -> Outcome {
+fn run_writer_job(worker: &mut PoolConnection, job: &Job, shared: &Shared) -> Outcome {
     if job.in_transaction && worker.conn.autocommit() {
         return Outcome::Error(DbError::new(
-            "ERR_TRANSACTION_ROLLED_BACK",
+            code::ERR_TRANSACTION_ROLLED_BACK,
             "the transaction is not open: it failed to begin, or SQLite rolled it back after an earlier error",
         ));
     }
@@ -146,7 +146,7 @@ fn run_writer_job(worker: &mut Worker, job: &Job, shared: &Shared) -> Outcome {
     let user_statement = !matches!(job.request, Request::Control);
     if user_statement && job.in_transaction && !matches!(outcome, Outcome::Error(_)) && worker.conn.autocommit() {
         return Outcome::Error(DbError::new(
-            "ERR_TRANSACTION_CONTROL",
+            code::ERR_TRANSACTION_CONTROL,
             "this statement ended the transaction (COMMIT, ROLLBACK or END inside db.transaction()); \
              end a transaction by returning from or throwing in its body",
         ));
@@ -155,7 +155,10 @@ fn run_writer_job(worker: &mut Worker, job: &Job, shared: &Shared) -> Outcome {
 }
 
 fn writer_lost() -> DbError {
-    DbError::new("ERR_REKEY", "the writer connection could not be reopened after rekey; close and reopen the database")
+    DbError::new(
+        code::ERR_REKEY,
+        "the writer connection could not be reopened after rekey; close and reopen the database",
+    )
 }
 
 /// `db.rekey` in the writer session (sqlite/encryption.rs explains the copy-and-rename): parks
@@ -163,10 +166,15 @@ fn writer_lost() -> DbError {
 /// database, reopens the writer, then releases the readers to reopen with the key now current. On a
 /// failure before the rename nothing changed: the writer goes back to WAL and the readers
 /// reopen with the old key.
-fn rekey(slot: &mut Option<Worker>, opts: &PoolOptions, shared: &Shared, new: Option<Arc<KeyConfig>>) -> Outcome {
+fn rekey(
+    slot: &mut Option<PoolConnection>,
+    opts: &PoolOptions,
+    shared: &Shared,
+    new: Option<Arc<KeyConfig>>,
+) -> Outcome {
     let Some(worker) = slot.as_mut() else { return Outcome::Error(writer_lost()) };
     if !worker.conn.autocommit() {
-        return Outcome::Error(DbError::new("ERR_REKEY_IN_TRANSACTION", "rekey cannot run inside a transaction"));
+        return Outcome::Error(DbError::new(code::ERR_REKEY_IN_TRANSACTION, "rekey cannot run inside a transaction"));
     }
     let old = shared.key();
     if old.is_none() && new.is_none() {
@@ -188,7 +196,7 @@ fn rekey(slot: &mut Option<Worker>, opts: &PoolOptions, shared: &Shared, new: Op
 /// The rekey with every other connection closed: the copy, the rename (after which the new key
 /// is the database's), the writer reopened.
 fn swap_key(
-    slot: &mut Option<Worker>,
+    slot: &mut Option<PoolConnection>,
     opts: &PoolOptions,
     shared: &Shared,
     old: Option<Arc<KeyConfig>>,
@@ -241,7 +249,7 @@ fn swap_key(
 /// Switches the writer to rollback-journal mode for the rekey copy. SQLite tries that once, with
 /// no busy handler, and fails while any other connection reads the file (Litestream holds a
 /// read transaction all the time it replicates): retried here for up to the busy timeout.
-fn leave_wal(worker: &Worker, busy_timeout_ms: u32) -> Result<(), DbError> {
+fn leave_wal(worker: &PoolConnection, busy_timeout_ms: u32) -> Result<(), DbError> {
     let deadline = Instant::now() + Duration::from_millis(busy_timeout_ms.into());
     // Synced as the library's rollback-journal transactions are (setup::ROLLBACK_JOURNAL_SYNC);
     // the writer is replaced after the rekey, or its levels restored if the rekey fails.

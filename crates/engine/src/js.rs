@@ -1,10 +1,16 @@
 //! JS values made from Rust ones on the JS thread, for the calls that hand results over
-//! (inline_calls.rs, handoff/mailbox.rs). N-API's status is not checked: these only fail with an
-//! exception already pending, which the caller's return reports.
+//! (napi/inline_calls.rs, handoff/mailbox.rs, functions/); args.rs reads them. N-API's status is
+//! not checked: these only fail with an exception already pending, which the caller's return
+//! reports.
 
 use std::ptr;
 
 use napi::sys;
+
+pub mod args;
+
+/// The largest integer a JS number holds exactly (`Number.MAX_SAFE_INTEGER`).
+pub const MAX_SAFE: i64 = (1 << 53) - 1;
 
 pub unsafe fn number(env: sys::napi_env, n: u32) -> sys::napi_value {
     let mut value = ptr::null_mut();

@@ -1,10 +1,10 @@
 //! The wire protocol's numbers, the one place they are defined: job kinds (what JS asks for),
 //! completion kinds and the mailbox's layout (how results come back, handoff/mailbox.rs), what a
-//! read on the JS thread returns (napi/inline_calls.rs) and the cell tags of an encoded result
-//! (encode/rows.rs).
+//! read on the JS thread returns (napi/inline_calls.rs), the cell tags of an encoded result
+//! (encode/rows.rs) and the tags of packed parameters (sqlite/params.rs).
 //!
 //! The TypeScript side has its own copies as const enums (src/native.ts `JobKind`, `Done`,
-//! `Mailbox`; src/decode.ts `Tag`), which tsc inlines into the hot paths. `protocol()` hands
+//! `Mailbox`, `ParamSet`, `ParamTag`; src/decode.ts `Tag`), which tsc inlines into the hot paths. `protocol()` hands
 //! these numbers to JS, and test/protocol.test.mjs checks that both sides hold the same names
 //! with the same values: `Done.RowsPart` in TypeScript is `DONE_ROWS_PART` here (the group's
 //! name and the member's, in upper snake case).
@@ -163,6 +163,29 @@ protocol! {
         TAG_INT64 = 4;
         /// ASCII text of at most SHORT_TEXT_MAX characters; the slot as for TAG_TEXT.
         TAG_SHORT_TEXT = 5;
+    }
+
+    // A parameter set's first byte in the packed parameters (src/params.ts → sqlite/params.rs).
+    ParamSet: u8 {
+        /// No parameters.
+        PARAM_SET_NONE = 0;
+        /// u32 count, then each value.
+        PARAM_SET_POSITIONAL = 1;
+        /// u32 count, then each value after its name (u32 length, UTF-8).
+        PARAM_SET_NAMED = 2;
+    }
+
+    // A packed parameter's type, the byte before its payload.
+    ParamTag: u8 {
+        PARAM_TAG_NULL = 0;
+        /// 8 bytes, little-endian.
+        PARAM_TAG_INT64 = 1;
+        /// 8 bytes, little-endian.
+        PARAM_TAG_FLOAT64 = 2;
+        /// u32 length, UTF-8.
+        PARAM_TAG_TEXT = 3;
+        /// u32 length, bytes.
+        PARAM_TAG_BLOB = 4;
     }
 }
 

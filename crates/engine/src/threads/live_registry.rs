@@ -13,10 +13,10 @@ use std::sync::Arc;
 
 use crossbeam_channel::Sender;
 
-use super::dependencies::{Affected, ChangeSet, Dependencies};
+use super::job::{Job, Outcome, Request};
 use crate::encode::rows::EncodedRows;
 use crate::error::DbError;
-use crate::threads::job::{Job, Outcome, Request};
+use crate::live::dependencies::{Affected, ChangeSet, Dependencies};
 
 #[derive(Default, Clone, Copy)]
 pub struct Counters {
