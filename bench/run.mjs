@@ -37,10 +37,22 @@ const LIBRARIES = {
   'resqlite-sqlite3': null,
   libsql: 'libsql',
   powersync: '@powersync/node',
+  turso: '@tursodatabase/database',
+  // Turso's synchronous `compat` API (drivers/turso-compat.mjs), beside its promise API.
+  'turso-compat': '@tursodatabase/database',
+  photostructure: '@photostructure/sqlite',
 }
+// Shown beside the library in the report: what it is, and the lanes it does not run and why
+// (those lanes' library lists, LANE_LIBRARIES, leave it out).
 const NOTES = {
   powersync: 'its API takes SQL text and its workers prepare each statement per call: no statement reuse is possible',
   'node-sqlite': 'built into Node 24',
+  turso:
+    'promise API; each call steps SQLite on the JS thread. Not run: live-* (no change notification to build live queries on), functions (db.function is "not implemented" in 0.7.2), iterate (an async iterator stepping on the JS thread: its 1,000,000 rows would take minutes), encryption and wal-readers (resqlite only)',
+  'turso-compat':
+    "Turso's synchronous compat API. Not run: live-* (as node:sqlite: a synchronous re-run would repeat better-sqlite3's), functions (not implemented in 0.7.2), iterate (1,000,000 rows would take minutes), encryption and wal-readers (resqlite only)",
+  photostructure:
+    "node:sqlite's API in a package of its own, synchronous. Not run: live-* (as node:sqlite: a synchronous re-run would repeat better-sqlite3's), encryption and wal-readers (resqlite only); its experimental DatabasePool is not a library here (SQL text only, no interactive transactions, PRAGMA rejected: bench/drivers/photostructure.mjs)",
 }
 
 // ---- arguments: --name=value or --name value
