@@ -5,6 +5,7 @@
 import { counting } from '../measure.mjs'
 import { ENCRYPTION_LANES, ENCRYPTION_LIBRARIES } from './encryption.mjs'
 import { FUNCTION_LANES, FUNCTION_LIBRARIES } from './functions.mjs'
+import { INTERLEAVED_LANES } from './interleaved.mjs'
 import { LIVE_QUERY_LANES, LIVE_QUERY_LIBRARIES } from './live-queries.mjs'
 import { MEMORY_LANES } from './memory.mjs'
 import { PRISMA_LANE_LIBRARIES, PRISMA_LANES } from './prisma.mjs'
@@ -20,6 +21,7 @@ import { WRITE_LANES } from './writes.mjs'
 export const LANES = {
   ...READ_LANES,
   ...WRITE_LANES,
+  ...INTERLEAVED_LANES,
   ...STATEMENT_LANES,
   ...SCENARIO_LANES,
   ...MEMORY_LANES,
