@@ -45,7 +45,23 @@ export const LANE_LIBRARIES = {
   ...PRISMA_LANE_LIBRARIES,
   ...WEB_LIBRARIES,
 }
-export const supports = (lane, lib) => !LANE_LIBRARIES[lane] || LANE_LIBRARIES[lane].includes(lib)
+// library → lanes it cannot run, and why (the report's peer note says so): for a library that
+// lacks what many lanes need, where listing it out of each lane's libraries would not say why.
+export const LIBRARY_LIMITS = {
+  'photostructure-pool': {
+    lanes: [
+      'tx-reads',
+      'tx-interactive',
+      'savepoints',
+      'narrow-tx-reads',
+      'narrow-tx-interactive',
+      'interleaved.tx-interactive',
+    ],
+    why: 'no interactive transactions: a transaction is a batch of statements given up front',
+  },
+}
+export const supports = (lane, lib) =>
+  (!LANE_LIBRARIES[lane] || LANE_LIBRARIES[lane].includes(lib)) && !LIBRARY_LIMITS[lib]?.lanes.includes(lane)
 
 // Lanes of the --quick run (under 5 minutes on 2 cores with every peer): one of each kind, and
 // the live-query and encryption lanes (about 10 s together in --quick).
