@@ -9,7 +9,7 @@ import { test } from 'node:test'
 import v8 from 'node:v8'
 import vm from 'node:vm'
 import { Worker } from 'node:worker_threads'
-import { runLane } from '../bench/lanes/index.mjs'
+import { LANES, LIBRARY_LIMITS, runLane, supports } from '../bench/lanes/index.mjs'
 import { measureTenants, TENANT_CONFIGS } from '../bench/lanes/tenants.mjs'
 import { CONFIGS, counting, measure } from '../bench/measure.mjs'
 
@@ -191,4 +191,16 @@ test('tenants-no-pause reads right after the opens: no idle time, no GC, and eve
   assert.equal(m.threadsAt.idle, undefined)
   assert.equal(m.rssPerDb, undefined)
   assert.equal(m.reads.wall.length, sizes.rounds)
+})
+
+test('LIBRARY_LIMITS names lanes that exist, and supports() leaves them out for that library only', () => {
+  for (const [lib, { lanes, why }] of Object.entries(LIBRARY_LIMITS)) {
+    assert.ok(why, `${lib}: a reason`)
+    for (const lane of lanes) {
+      assert.ok(LANES[lane], `${lib}: no lane ${lane}`)
+      assert.equal(supports(lane, lib), false, `${lane} / ${lib}`)
+      assert.equal(supports(lane, 'better-sqlite3'), true, `${lane} / better-sqlite3`)
+    }
+  }
+  assert.equal(supports('point-awaited', 'photostructure-pool'), true)
 })

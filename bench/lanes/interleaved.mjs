@@ -148,8 +148,9 @@ const txInteractive = async (d, cfg) => {
   ]
 }
 
-async function interleaved(d, cfg) {
-  return [...(await insertSequential(d, cfg)), ...(await pointAwaited(d, cfg)), ...(await txInteractive(d, cfg))]
+// Lanes named as their cases, each beside its hot lane (`--only=interleaved.*` runs them).
+export const INTERLEAVED_LANES = {
+  'interleaved.insert-sequential': insertSequential,
+  'interleaved.point-awaited': pointAwaited,
+  'interleaved.tx-interactive': txInteractive,
 }
-
-export const INTERLEAVED_LANES = { interleaved }
