@@ -27,6 +27,7 @@ export async function open(path, { versions = true } = {}) {
     if (!control.has(sql)) control.set(sql, db.prepare(sql))
     return control.get(sql).run()
   }
+  // (s: this driver's statement below, whose calls are queued)
   const tx = { run: (s, params) => s.run(params), get: (s, params) => s.get(params) }
   let depth = 0 // open transaction levels: 0 → BEGIN, deeper → SAVEPOINT (one transaction at a time)
   return {
@@ -37,16 +38,26 @@ export async function open(path, { versions = true } = {}) {
     exec: (sql) => db.exec(sql),
     prepare(sql) {
       const stmt = db.prepare(sql)
+      // Calls on one statement wait for the one before: its run/get/all bind their parameters
+      // before they take the connection's lock, so two in flight on one statement can step
+      // with the other's (insert-concurrent: "UNIQUE constraint failed"). The connection runs
+      // one call at a time anyway, so this takes no concurrency away.
+      let tail = Promise.resolve()
+      const serial = (call) => {
+        const p = tail.then(call)
+        tail = p.catch(() => {})
+        return p
+      }
       return {
-        all: (params) => stmt.all(params),
-        get: (params) => stmt.get(params),
-        bytes: async (params) => Buffer.from(JSON.stringify(await stmt.all(params))),
-        run: (params) => stmt.run(params),
+        all: (params) => serial(() => stmt.all(params)),
+        get: (params) => serial(() => stmt.get(params)),
+        bytes: async (params) => Buffer.from(JSON.stringify(await serial(() => stmt.all(params)))),
+        run: (params) => serial(() => stmt.run(params)),
         // BEGIN; the sets one after another (the connection runs one call at a time); COMMIT.
         async runBatch(paramSets) {
           await ctl('BEGIN')
           try {
-            for (const p of paramSets) await stmt.run(p)
+            for (const p of paramSets) await serial(() => stmt.run(p))
             await ctl('COMMIT')
           } catch (err) {
             await ctl('ROLLBACK')
