@@ -59,6 +59,11 @@ export const LIBRARY_LIMITS = {
     ],
     why: 'no interactive transactions: a transaction is a batch of statements given up front',
   },
+  turso: { lanes: ['stall-grow'], why: 'no recursive CTE in Turso 0.7.2, which the lane grows its table with' },
+  'turso-compat': {
+    lanes: ['stall-grow'],
+    why: 'no recursive CTE in Turso 0.7.2, which the lane grows its table with',
+  },
 }
 export const supports = (lane, lib) =>
   (!LANE_LIBRARIES[lane] || LANE_LIBRARIES[lane].includes(lib)) && !LIBRARY_LIMITS[lib]?.lanes.includes(lane)
