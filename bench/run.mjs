@@ -135,8 +135,12 @@ const peers = libs.map((lib) => {
       present: false,
       reason: `package ${pkg} is not installed in bench/node_modules (npm install --prefix bench failed for it)`,
     }
-  const limits = LIBRARY_LIMITS[lib]
-  const notRun = limits && `Not run: ${limits.lanes.join(', ')} (${limits.why})`
+  // (lanes with the same reason together)
+  const byWhy = new Map()
+  for (const [lane, why] of Object.entries(LIBRARY_LIMITS[lib] ?? {})) byWhy.set(why, [...(byWhy.get(why) ?? []), lane])
+  const notRun = byWhy.size
+    ? `Not run: ${[...byWhy].map(([why, lanes]) => `${lanes.join(', ')} (${why})`).join('; ')}`
+    : undefined
   return { lib, present: true, note: [NOTES[lib], notRun].filter(Boolean).join('. ') || undefined }
 })
 for (const p of peers) if (!p.present) problems.push(`${p.lib} absent: ${p.reason}`)
