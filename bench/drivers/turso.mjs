@@ -40,8 +40,9 @@ export async function open(path, { versions = true } = {}) {
       const stmt = db.prepare(sql)
       // Calls on one statement wait for the one before: its run/get/all bind their parameters
       // before they take the connection's lock, so two in flight on one statement can step
-      // with the other's (insert-concurrent: "UNIQUE constraint failed"). The connection runs
-      // one call at a time anyway, so this takes no concurrency away.
+      // with the other's (insert-concurrent: "UNIQUE constraint failed"; upstream: open issue
+      // tursodatabase/turso#7794). The connection runs one call at a time anyway, so this takes
+      // no concurrency away.
       let tail = Promise.resolve()
       const serial = (call) => {
         const p = tail.then(call)
