@@ -139,7 +139,7 @@ const peers = libs.map((lib) => {
   const byWhy = new Map()
   for (const [lane, why] of Object.entries(LIBRARY_LIMITS[lib] ?? {})) byWhy.set(why, [...(byWhy.get(why) ?? []), lane])
   const notRun = byWhy.size
-    ? `Not run: ${[...byWhy].map(([why, lanes]) => `${lanes.join(', ')} (${why})`).join('; ')}`
+    ? `${NOTES[lib]?.includes('Not run:') ? 'Nor' : 'Not run'}: ${[...byWhy].map(([why, lanes]) => `${lanes.join(', ')} (${why})`).join('; ')}`
     : undefined
   return { lib, present: true, note: [NOTES[lib], notRun].filter(Boolean).join('. ') || undefined }
 })
