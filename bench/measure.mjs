@@ -69,19 +69,23 @@ export function checkCounts(expect, got, when) {
 }
 
 // One timed call: wall and JS-thread time (sync: JS = wall), the operations it counted.
-async function timedCall(d, op) {
+// gaps: the op's own synchronous work between its calls (lanes/interleaved.mjs), which it
+// times into gaps.ms; taken out of both clocks (synchronous, so its wall time is JS time).
+async function timedCall(d, op, gaps) {
   const ops0 = d.ctr.ops
+  if (gaps) gaps.ms = 0
+  const skip = () => gaps?.ms ?? 0
   if (d.sync) {
     const t0 = now()
     const result = op()
-    const w = now() - t0
+    const w = now() - t0 - skip()
     return { result, ops: d.ctr.ops - ops0, w, j: w }
   }
   const e0 = performance.eventLoopUtilization()
   const t0 = now()
   const result = await op()
   const w = now() - t0
-  return { result, ops: d.ctr.ops - ops0, w, j: performance.eventLoopUtilization(e0).active }
+  return { result, ops: d.ctr.ops - ops0, w: w - skip(), j: performance.eventLoopUtilization(e0).active - skip() }
 }
 
 // Runs op repeatedly; returns raw per-call wall and JS-thread samples (ms). Sync: JS = wall.
@@ -91,7 +95,9 @@ async function timedCall(d, op) {
 //   reset()  before every call (warm-up too), untimed
 //   stall    also record the longest event-loop delay around each call (1 ms resolution,
 //            minus that 1 ms)
-export async function measure(d, op, cfg, { expect, count, reset, stall = false } = {}) {
+//   gaps     { ms }: the op times its own work between calls into gaps.ms, left out of the
+//            sample (lanes/interleaved.mjs)
+export async function measure(d, op, cfg, { expect, count, reset, stall = false, gaps } = {}) {
   if (!expect || !count || !d.ctr)
     throw new Error('measure: a lane must declare expect and count, on a counting() driver')
   const t = now()
@@ -113,7 +119,7 @@ export async function measure(d, op, cfg, { expect, count, reset, stall = false 
       h.enable()
       await sleep(3)
     }
-    const { result, ops, w, j } = await timedCall(d, op)
+    const { result, ops, w, j } = await timedCall(d, op, gaps)
     wall.push(w)
     js.push(j)
     if (stall) {

@@ -19,7 +19,7 @@ import os from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { compare, formatComparison } from './compare.mjs'
-import { LANE_LIBRARIES, LANES, QUICK_LANES, supports } from './lanes/index.mjs'
+import { LANE_LIBRARIES, LANES, LIBRARY_LIMITS, QUICK_LANES, supports } from './lanes/index.mjs'
 import { consoleReport, flatCases, markdownReport, REFERENCE_LIB } from './report.mjs'
 import { writeResults } from './results-file.mjs'
 import { keepSamples, summarize } from './stats.mjs'
@@ -39,10 +39,26 @@ const LIBRARIES = {
   'resqlite-sqlite3': null,
   libsql: 'libsql',
   powersync: '@powersync/node',
+  turso: '@tursodatabase/database',
+  // Turso's synchronous `compat` API (drivers/turso-compat.mjs), beside its promise API.
+  'turso-compat': '@tursodatabase/database',
+  photostructure: '@photostructure/sqlite',
+  // its experimental DatabasePool (drivers/photostructure-pool.mjs)
+  'photostructure-pool': '@photostructure/sqlite',
 }
+// Shown beside the library in the report: what it is, and the lanes it does not run and why
+// (those lanes' library lists, LANE_LIBRARIES, leave it out).
 const NOTES = {
   powersync: 'its API takes SQL text and its workers prepare each statement per call: no statement reuse is possible',
   'node-sqlite': 'built into Node 24',
+  turso:
+    'promise API; each call steps SQLite on the JS thread. Not run: live-* (no change notification to build live queries on), functions (db.function is "not implemented" in 0.7.2), iterate (an async iterator stepping on the JS thread: its 1,000,000 rows would take minutes), encryption and wal-readers (resqlite only)',
+  'turso-compat':
+    "Turso's synchronous compat API. Not run: live-* (as node:sqlite: a synchronous re-run would repeat better-sqlite3's), functions (not implemented in 0.7.2), iterate (1,000,000 rows would take minutes), encryption and wal-readers (resqlite only)",
+  photostructure:
+    "node:sqlite's API in a package of its own, synchronous. Not run: live-* (as node:sqlite: a synchronous re-run would repeat better-sqlite3's), encryption and wal-readers (resqlite only)",
+  'photostructure-pool':
+    "@photostructure/sqlite's experimental DatabasePool: async, 4 connections stepped on libuv worker threads; SQL text only (no statement handles). Not run: live-*, functions, iterate (it has no change notification, user functions or iteration), encryption and wal-readers (resqlite only)",
 }
 
 // ---- arguments: --name=value or --name value
@@ -124,16 +140,25 @@ const peers = libs.map((lib) => {
       present: false,
       reason: `package ${pkg} is not installed in bench/node_modules (npm install --prefix bench failed for it)`,
     }
-  return { lib, present: true, note: NOTES[lib] }
+  // (lanes with the same reason together)
+  const byWhy = new Map()
+  for (const [lane, why] of Object.entries(LIBRARY_LIMITS[lib] ?? {})) byWhy.set(why, [...(byWhy.get(why) ?? []), lane])
+  const notRun = byWhy.size
+    ? `${NOTES[lib]?.includes('Not run:') ? 'Nor' : 'Not run'}: ${[...byWhy].map(([why, lanes]) => `${lanes.join(', ')} (${why})`).join('; ')}`
+    : undefined
+  return { lib, present: true, note: [NOTES[lib], notRun].filter(Boolean).join('. ') || undefined }
 })
 for (const p of peers) if (!p.present) problems.push(`${p.lib} absent: ${p.reason}`)
 const runLibs = peers.filter((p) => p.present).map((p) => p.lib)
 // Lanes that run for some libraries only (LANE_LIBRARIES): which ran for which.
 const laneLibraries = Object.fromEntries(
-  laneNames.filter((l) => LANE_LIBRARIES[l]).map((l) => [l, runLibs.filter((lib) => supports(l, lib))]),
+  laneNames
+    .filter((l) => runLibs.some((lib) => !supports(l, lib)))
+    .map((l) => [l, runLibs.filter((lib) => supports(l, lib))]),
 )
 for (const [lane, ls] of Object.entries(laneLibraries))
-  if (ls.length === 0) problems.push(`${lane}: runs only for ${LANE_LIBRARIES[lane].join(', ')}, none of which ran`)
+  if (ls.length === 0 && LANE_LIBRARIES[lane])
+    problems.push(`${lane}: runs only for ${LANE_LIBRARIES[lane].join(', ')}, none of which ran`)
 // The libraries that ran at least one lane (the report's columns).
 const ranLibs = runLibs.filter((lib) => laneNames.some((lane) => supports(lane, lib)))
 

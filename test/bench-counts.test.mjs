@@ -3,13 +3,14 @@
 
 import assert from 'node:assert/strict'
 import { existsSync } from 'node:fs'
-import { dirname } from 'node:path'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
 import { test } from 'node:test'
 import v8 from 'node:v8'
 import vm from 'node:vm'
 import { Worker } from 'node:worker_threads'
-import { runLane } from '../bench/lanes/index.mjs'
-import { TENANT_CONFIGS } from '../bench/lanes/tenants.mjs'
+import { LANES, LIBRARY_LIMITS, runLane, supports } from '../bench/lanes/index.mjs'
+import { measureTenants, TENANT_CONFIGS } from '../bench/lanes/tenants.mjs'
 import { CONFIGS, counting, measure } from '../bench/measure.mjs'
 
 // A fake synchronous driver over no database: `SELECT * FROM t WHERE id <= ?` returns rows
@@ -55,6 +56,24 @@ test('an op that issues fewer statements than declared fails (operation count)',
     measure(d, op, CONFIGS.smoke, { expect: { ops: 2, rows: 20 }, count: (rs) => ({ rows: rs.flat().length }) }),
     /ops = 1, expected 2/,
   )
+})
+
+// The interleaved lane (lanes/interleaved.mjs) times the work between its calls into gaps.ms;
+// measure leaves it out of both clocks. An op that reports far more than it took (1 s of gaps
+// in a call of well under 1 ms) must come out far below zero, sync and async alike.
+test('measure leaves the work an op reports in gaps out of its wall and JS-thread time', async () => {
+  for (const sync of [true, false]) {
+    const d = counting({ ...fakeDriver(), sync }, { ops: 0 })
+    const gaps = { ms: 0 }
+    const op = () => {
+      d.ctr.ops++
+      gaps.ms += 1000
+      return sync ? 1 : Promise.resolve(1)
+    }
+    const m = await measure(d, op, CONFIGS.smoke, { expect: { ops: 1 }, count: () => ({}), gaps })
+    assert.ok(m.samples.wall[0] < -900, `sync ${sync}: wall ${m.samples.wall[0]}`)
+    assert.ok(m.samples.js[0] < -900, `sync ${sync}: js ${m.samples.js[0]}`)
+  }
 })
 
 // The tenants lane (issue 33, bench/lanes/tenants.mjs) over fake databases: a Map per tenant.
@@ -147,4 +166,41 @@ test('the tenants lane closes its databases and removes its directory, also when
     )
     assert.equal(existsSync(dirname(paths[0])), false, `${dirname(paths[0])} removed`)
   }
+})
+
+test('tenants-no-pause reads right after the opens: no idle time, no GC, and every read checked', async () => {
+  const cases = await runLane('tenants-no-pause', null, { ...CONFIGS.smoke, lib: 'fake', open: fakeTenantOpen() })
+  assert.deepEqual(
+    cases.map((c) => [c.id, c.checkedSamples, c.expect]),
+    [
+      [
+        'tenants.reads-no-pause',
+        TENANT_CONFIGS.smoke.rounds,
+        { ops: TENANT_CONFIGS.smoke.reads, rows: TENANT_CONFIGS.smoke.reads },
+      ],
+    ],
+  )
+  await assert.rejects(
+    runLane('tenants-no-pause', null, { ...CONFIGS.smoke, lib: 'fake', open: fakeTenantOpen({ mixUp: true }) }),
+    /work check failed in read sample 1/,
+  )
+  // The idle step (sleep, GC, RSS) is skipped: nothing it measures is there, however long idleMs.
+  const dir = join(tmpdir(), `resqlite-no-pause-${process.pid}`)
+  const sizes = { ...TENANT_CONFIGS.smoke, idleMs: 60_000 }
+  const m = await measureTenants({ open: fakeTenantOpen(), dir, ...sizes, pause: false })
+  assert.equal(m.threadsAt.idle, undefined)
+  assert.equal(m.rssPerDb, undefined)
+  assert.equal(m.reads.wall.length, sizes.rounds)
+})
+
+test('LIBRARY_LIMITS names lanes that exist, and supports() leaves them out for that library only', () => {
+  for (const [lib, limits] of Object.entries(LIBRARY_LIMITS)) {
+    for (const [lane, why] of Object.entries(limits)) {
+      assert.ok(why, `${lib} / ${lane}: a reason`)
+      assert.ok(LANES[lane], `${lib}: no lane ${lane}`)
+      assert.equal(supports(lane, lib), false, `${lane} / ${lib}`)
+      assert.equal(supports(lane, 'better-sqlite3'), true, `${lane} / better-sqlite3`)
+    }
+  }
+  assert.equal(supports('point-awaited', 'photostructure-pool'), true)
 })

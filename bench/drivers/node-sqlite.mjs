@@ -3,7 +3,12 @@
 import { DatabaseSync } from 'node:sqlite'
 
 // { versions: false }: no version query (lanes/tenants.mjs times the open of many databases).
-export async function open(path, { versions = true } = {}) {
+export function open(path, options) {
+  return openWith(DatabaseSync, `node ${process.version}`, path, options)
+}
+
+// The same driver over another module with node:sqlite's API (drivers/photostructure.mjs).
+export async function openWith(DatabaseSync, library, path, { versions = true } = {}) {
   const db = new DatabaseSync(path)
   db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL')
   // BEGIN / COMMIT / SAVEPOINT … are prepared once too (as better-sqlite3 does internally).
@@ -18,7 +23,7 @@ export async function open(path, { versions = true } = {}) {
     sync: true,
     versions: versions
       ? {
-          library: `node ${process.version}`,
+          library,
           sqlite: db.prepare('SELECT sqlite_version() AS v').get().v,
         }
       : undefined,

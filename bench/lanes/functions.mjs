@@ -79,5 +79,5 @@ export const FUNCTION_LANES = {
   'fn-window': windowed,
   'fn-update': update,
 }
-const WITH_FUNCTIONS = ['resqlite', 'better-sqlite3', 'node-sqlite']
+const WITH_FUNCTIONS = ['resqlite', 'better-sqlite3', 'node-sqlite', 'photostructure']
 export const FUNCTION_LIBRARIES = Object.fromEntries(Object.keys(FUNCTION_LANES).map((lane) => [lane, WITH_FUNCTIONS]))

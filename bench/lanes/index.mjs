@@ -5,6 +5,7 @@
 import { counting } from '../measure.mjs'
 import { ENCRYPTION_LANES, ENCRYPTION_LIBRARIES } from './encryption.mjs'
 import { FUNCTION_LANES, FUNCTION_LIBRARIES } from './functions.mjs'
+import { INTERLEAVED_LANES } from './interleaved.mjs'
 import { LIVE_QUERY_LANES, LIVE_QUERY_LIBRARIES } from './live-queries.mjs'
 import { MEMORY_LANES } from './memory.mjs'
 import { PRISMA_LANE_LIBRARIES, PRISMA_LANES } from './prisma.mjs'
@@ -20,6 +21,7 @@ import { WRITE_LANES } from './writes.mjs'
 export const LANES = {
   ...READ_LANES,
   ...WRITE_LANES,
+  ...INTERLEAVED_LANES,
   ...STATEMENT_LANES,
   ...SCENARIO_LANES,
   ...MEMORY_LANES,
@@ -43,7 +45,29 @@ export const LANE_LIBRARIES = {
   ...PRISMA_LANE_LIBRARIES,
   ...WEB_LIBRARIES,
 }
-export const supports = (lane, lib) => !LANE_LIBRARIES[lane] || LANE_LIBRARIES[lane].includes(lib)
+// library → { lane: why it cannot run it } (the report's peer note says so): for a library that
+// lacks what some lanes need, where listing it out of each lane's libraries would not say why.
+const NO_INTERACTIVE_TX = 'no interactive transactions: a transaction is a batch of statements given up front'
+const TURSO = {
+  'stall-grow': 'no recursive CTE in Turso 0.7.2, which the lane grows its table with',
+  web: "Turso 0.7.2 locks the database file to one process, and the lane's server is a second process on the file",
+}
+export const LIBRARY_LIMITS = {
+  'photostructure-pool': Object.fromEntries(
+    [
+      'tx-reads',
+      'tx-interactive',
+      'savepoints',
+      'narrow-tx-reads',
+      'narrow-tx-interactive',
+      'interleaved.tx-interactive',
+    ].map((lane) => [lane, NO_INTERACTIVE_TX]),
+  ),
+  turso: TURSO,
+  'turso-compat': TURSO,
+}
+export const supports = (lane, lib) =>
+  (!LANE_LIBRARIES[lane] || LANE_LIBRARIES[lane].includes(lib)) && !LIBRARY_LIMITS[lib]?.[lane]
 
 // Lanes of the --quick run (under 5 minutes on 2 cores with every peer): one of each kind, and
 // the live-query and encryption lanes (about 10 s together in --quick).

@@ -8,7 +8,7 @@ import { fmtN, hash, hashRows, makeCase, rowsOf, rowsOfMany } from './common.mjs
 
 const POINT_BATCH = 2_000 // queries per point-lane sample
 const IN_FLIGHT = 64 // point lane, async libraries
-const POINT_AWAITED = 200 // point-awaited: queries per sample, one at a time
+export const POINT_AWAITED = 200 // point-awaited: queries per sample, one at a time
 const RANGES_PER_BATCH = 100
 const RANGE_ROWS = 500
 const RANGE_TABLE = 50_000 // ranges are drawn from ids 1..50,000
@@ -92,7 +92,7 @@ async function concurrent(d, cfg) {
 
 // The point lanes' statement, the rows of their first 100 ids (the check), and the next id of
 // a seeded random sequence that moves on with every query.
-async function pointQueries(d, seed) {
+export async function pointQueries(d, seed) {
   const q = await d.prepare('SELECT * FROM t WHERE id = ?')
   const rand = rng(seed)
   const ids = Array.from({ length: 100_000 }, () => 1 + Math.floor(rand() * NARROW_ROWS))

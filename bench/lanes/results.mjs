@@ -110,4 +110,4 @@ async function iterate(d, cfg) {
 
 export const RESULTS_LANES = { retained, iterate }
 // Only libraries with an iterator run `iterate`.
-export const RESULTS_LIBRARIES = { iterate: ['resqlite', 'better-sqlite3', 'node-sqlite'] }
+export const RESULTS_LIBRARIES = { iterate: ['resqlite', 'better-sqlite3', 'node-sqlite', 'photostructure'] }

@@ -62,10 +62,11 @@ const isTenantRow = (r, i) => r?.id === 1 && r.name === `tenant ${i}` && r.value
 /**
  * The measures, raw: opens `dbs` databases with `open` (a bench driver's), then idles, then
  * reads. Returns { open: {wall, js}, threads, threadsAt, rssPerDb, rssMB, reads: {wall, js},
- * closeMs, sync }. Needs --expose-gc. Every database is closed and `dir` removed before it
+ * closeMs, sync }. pause: false reads right after the last open, without the idle time and the
+ * GC (no threadsAt.idle, rssMB, rssPerDb then). Needs --expose-gc. Every database is closed and `dir` removed before it
  * returns, also when it throws.
  */
-export async function measureTenants({ open, dbs, reads, rounds, idleMs, dir }) {
+export async function measureTenants({ open, dbs, reads, rounds, idleMs, dir, pause = true }) {
   if (!globalThis.gc) throw new Error('the tenants lane needs --expose-gc (RSS after GC)')
   if (!(dbs >= 1) || !(reads >= 1) || !(rounds >= 1))
     throw new Error(`tenants: bad sizes ${JSON.stringify({ dbs, reads, rounds })}`)
@@ -102,13 +103,15 @@ export async function measureTenants({ open, dbs, reads, rounds, idleMs, dir }) 
     }
     out.threadsAt.opened = added()
 
-    // 2. idle, GC'd: threads and RSS per database
-    await sleep(idleMs)
-    globalThis.gc()
-    globalThis.gc()
-    out.threadsAt.idle = added()
-    out.rssMB = (process.memoryUsage.rss() - rss0) / MB
-    out.rssPerDb = out.rssMB / dbs
+    // 2. idle, GC'd: threads and RSS per database (pause: false skips it, reads come next)
+    if (pause) {
+      await sleep(idleMs)
+      globalThis.gc()
+      globalThis.gc()
+      out.threadsAt.idle = added()
+      out.rssMB = (process.memoryUsage.rss() - rss0) / MB
+      out.rssPerDb = out.rssMB / dbs
+    }
 
     // 3. awaited point reads, each on a random tenant; the sequence is drawn before timing
     const rand = rng(SEED)
@@ -164,17 +167,38 @@ export function tenantSizes(config, lib) {
   return sizes
 }
 
-// The lane: d is null (it opens its own databases); cfg carries the driver's open (child.mjs).
-async function tenantsLane(_d, cfg) {
-  if (!cfg.open || !cfg.lib) throw new Error('the tenants lane needs cfg.open and cfg.lib (child.mjs passes them)')
+// The measures for a lane: d is null (it opens its own databases); cfg carries the driver's
+// open (child.mjs).
+async function measureLane(cfg, pause) {
+  if (!cfg.open || !cfg.lib) throw new Error('the tenants lanes need cfg.open and cfg.lib (child.mjs passes them)')
   const sizes = tenantSizes(cfg.name, cfg.lib)
   const dir = mkdtempSync(join(tenantsBase(cfg.db ? dirname(cfg.db) : undefined), `resqlite-bench-tenants-${cfg.lib}-`))
   // (measureTenants removes it; this covers an exit before it could, e.g. a failed open)
   const remove = () => rmSync(dir, { recursive: true, force: true })
   process.once('exit', remove)
-  const m = await measureTenants({ open: cfg.open, dir, ...sizes }).finally(() => process.off('exit', remove))
+  const m = await measureTenants({ open: cfg.open, dir, ...sizes, pause }).finally(() => process.off('exit', remove))
+  const extra = { dbs: sizes.dbs, ...(sizes.note ? { note: sizes.note } : {}) }
+  return { sizes, m, extra }
+}
+
+const readsCase = (id, title, sizes, m, extra) =>
+  makeCase(
+    'tenants',
+    id,
+    title,
+    `${sizes.reads} reads, each its tenant's row`,
+    {
+      n: sizes.rounds,
+      samples: m.reads,
+      expect: { ops: sizes.reads, rows: sizes.reads },
+      checkedSamples: sizes.rounds,
+    },
+    { ...extra, perSample: [sizes.reads, 'queries'] },
+  )
+
+async function tenantsLane(_d, cfg) {
+  const { sizes, m, extra } = await measureLane(cfg, true)
   const n = sizes.dbs
-  const extra = { dbs: n, ...(sizes.note ? { note: sizes.note } : {}) }
   const sum = (xs) => xs.reduce((a, b) => a + b, 0)
   return [
     makeCase(
@@ -209,22 +233,32 @@ async function tenantsLane(_d, cfg) {
       },
       { ...extra, threadsAt: m.threadsAt },
     ),
-    makeCase(
-      'tenants',
+    readsCase(
       'tenants.reads',
       `tenants: ${sizes.reads.toLocaleString('en')} awaited point reads, each on a random database`,
-      `${sizes.reads} reads, each its tenant's row`,
-      {
-        n: sizes.rounds,
-        samples: m.reads,
-        expect: { ops: sizes.reads, rows: sizes.reads },
-        checkedSamples: sizes.rounds,
-      },
-      { ...extra, perSample: [sizes.reads, 'queries'] },
+      sizes,
+      m,
+      extra,
     ),
   ]
 }
 
-export const TENANT_LANES = { tenants: tenantsLane }
+// The same reads right after the opens, with no idle time and no GC between (issue 47): a
+// server takes requests as soon as its tenants are open. Its own lane, in a process of its
+// own, so the tenants lane's idle RSS and threads stay free of these reads.
+async function tenantsNoPauseLane(_d, cfg) {
+  const { sizes, m, extra } = await measureLane(cfg, false)
+  return [
+    readsCase(
+      'tenants.reads-no-pause',
+      `tenants: ${sizes.reads.toLocaleString('en')} awaited point reads, each on a random database, right after the opens (no idle time, no GC)`,
+      sizes,
+      m,
+      extra,
+    ),
+  ]
+}
+
+export const TENANT_LANES = { tenants: tenantsLane, 'tenants-no-pause': tenantsNoPauseLane }
 // Lanes that open their own databases: child.mjs runs them before opening the suite's.
-export const OWN_DATABASE_LANES = ['tenants']
+export const OWN_DATABASE_LANES = ['tenants', 'tenants-no-pause']

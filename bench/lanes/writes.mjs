@@ -8,15 +8,20 @@ import { narrowRow, rng, wideColumns, wideRow } from '../data.mjs'
 import { measure } from '../measure.mjs'
 import { fmtN, hashRows, makeCase } from './common.mjs'
 
-const SMALL_WRITES = 100 // insert-concurrent, insert-sequential: inserts per sample
-const TX_PER_SAMPLE = 100 // tx-interactive, savepoints: transactions per sample, one after another
+export const SMALL_WRITES = 100 // insert-concurrent, insert-sequential: inserts per sample
+export const TX_PER_SAMPLE = 100 // tx-interactive, savepoints: transactions per sample, one after another
 const SAVEPOINT_LEVELS = 5 // savepoints: BEGIN + 4 nested SAVEPOINTs, one row inserted at each level
 const NARROW_COLUMNS = 'id INTEGER PRIMARY KEY, name TEXT, value REAL'
-const INSERT_T = 'INSERT INTO write_t (id, name, value) VALUES (?, ?, ?)'
+export const INSERT_T = 'INSERT INTO write_t (id, name, value) VALUES (?, ?, ?)'
 
 // expect: per-sample {ops, rows} where rows = rows in the table after the sample (and `read`
 // for lanes that also return rows). setup() prepares statements and returns the timed call.
-async function writeLane(d, cfg, { id, title, table, columns = NARROW_COLUMNS, per, expect, setup, returns = false }) {
+// gaps: passed to measure() (lanes/interleaved.mjs).
+export async function writeLane(
+  d,
+  cfg,
+  { id, title, table, columns = NARROW_COLUMNS, per, expect, setup, returns = false, gaps },
+) {
   const u = d.uncounted
   await u.exec(`DROP TABLE IF EXISTS ${table}; CREATE TABLE ${table} (${columns})`)
   const reset = () => u.exec(`DELETE FROM ${table}; PRAGMA wal_checkpoint(PASSIVE)`)
@@ -27,7 +32,7 @@ async function writeLane(d, cfg, { id, title, table, columns = NARROW_COLUMNS, p
     ...(returns ? { read: out.filter(Boolean).length } : {}),
   })
   const op = await setup()
-  const m = await measure(d, op, cfg, { reset, expect, count })
+  const m = await measure(d, op, cfg, { reset, expect, count, gaps })
   await reset()
   const out = await op()
   const rows = await (await u.prepare(`SELECT * FROM ${table} ORDER BY id`)).all([])
@@ -35,7 +40,7 @@ async function writeLane(d, cfg, { id, title, table, columns = NARROW_COLUMNS, p
   return makeCase('writes', id, title, check, m, { perSample: per })
 }
 
-const narrowRows = (n, seed) => {
+export const narrowRows = (n, seed) => {
   const rand = rng(seed)
   return Array.from({ length: n }, (_, i) => narrowRow(rand, i + 1))
 }
