@@ -8,14 +8,21 @@ import { CORE, testPath } from '../test/tiers.mjs'
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..')
 
-/** The command that runs these test files (names in test/) as `npm test` does. */
-export const testCommand = (names) => [process.execPath, '--test', '--test-concurrency=1', ...names.map(testPath)]
+/** The command that runs these test files (names in test/) as `npm test` does, with node --test
+ * options (`npm run test:core -- --test-reporter=tap`, say) before them. */
+export const testCommand = (names, options = []) => [
+  process.execPath,
+  '--test',
+  '--test-concurrency=1',
+  ...options,
+  ...names.map(testPath),
+]
 
 /** Runs the test files (names in test/) from the repository's root; returns node --test's exit code. */
-export function runTests(names) {
-  const [node, ...args] = testCommand(names)
+export function runTests(names, options) {
+  const [node, ...args] = testCommand(names, options)
   const { status } = spawnSync(node, args, { stdio: 'inherit', cwd: ROOT })
   return status ?? 1
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1]).href) process.exit(runTests(CORE))
+if (import.meta.url === pathToFileURL(process.argv[1]).href) process.exit(runTests(CORE, process.argv.slice(2)))
