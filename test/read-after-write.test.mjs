@@ -90,11 +90,9 @@ test('a read waiting for an earlier write rejects at once when its signal aborts
   const db = await setUp(t, { inlineBudget: 0 })
   // A slow write on the writer thread (a cross join of 20,000 × 2,000 rows).
   let written = false
-  const slow = db
-    .execute('INSERT INTO t (v) SELECT count(*) FROM big a, (SELECT x FROM big LIMIT 2000) b')
-    .then(() => {
-      written = true
-    })
+  const slow = db.execute('INSERT INTO t (v) SELECT count(*) FROM big a, (SELECT x FROM big LIMIT 2000) b').then(() => {
+    written = true
+  })
   const controller = new AbortController()
   const read = db.select('SELECT count(*) AS n FROM t', [], { signal: controller.signal })
   setTimeout(() => controller.abort(), 5)
