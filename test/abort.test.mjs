@@ -4,25 +4,38 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { ResqliteError } from '../dist/esm/index.mjs'
-import { calibrate, expectReject, openDb, SLOW_SQL } from './helpers.mjs'
+import { calibrate, ENDLESS_SQL, expectReject, openDb, SLOW_SQL } from './helpers.mjs'
 
 const METHODS = ['select', 'selectOne', 'selectBytes']
 
-test('an already-aborted signal rejects with ABORT_ERR without running the query', async (t) => {
+// The tests below abort ENDLESS_SQL (helpers.mjs): they check that it ends, not how fast.
+const ENDS = { timeout: 60_000 }
+
+/** What `promise` settled with if it settled before the event loop's next turn (a setImmediate),
+ * else 'not yet': a call that went to an engine thread cannot answer that soon. */
+function settledAtOnce(promise) {
+  const turn = new Promise((resolve) => setImmediate(() => resolve('not yet')))
+  return Promise.race([
+    promise.then(
+      (v) => ({ resolved: v }),
+      (e) => ({ rejected: e }),
+    ),
+    turn,
+  ])
+}
+
+test('an already-aborted signal rejects with ABORT_ERR without running the query', ENDS, async (t) => {
   const db = await openDb(t, { readers: 2 })
-  const n = await calibrate(db, 3000) // the query would take ~3 s
   for (const method of METHODS) {
     const ac = new AbortController()
     ac.abort()
-    const t0 = performance.now()
-    const err = await expectReject(
-      () => db[method](SLOW_SQL, [n], { signal: ac.signal }),
-      ResqliteError,
-      'ABORT_ERR',
-      /abort/i,
+    const settled = await settledAtOnce(db[method](ENDLESS_SQL, [], { signal: ac.signal }))
+    assert.notEqual(settled, 'not yet', `${method}: a pre-aborted call must reject at once, not run the query`)
+    const err = settled.rejected
+    assert.ok(
+      err instanceof ResqliteError && err.code === 'ABORT_ERR' && /abort/i.test(err.message),
+      `${method}: ${err}`,
     )
-    const ms = performance.now() - t0
-    assert.ok(ms < 300, `${method}: pre-aborted call took ${ms.toFixed(0)} ms; it must not run the query`)
     assert.equal(err.cause, ac.signal.reason, `${method}: cause must hold the signal's reason`)
     // even a trivial query does not run (it would have resolved)
     await expectReject(
@@ -46,25 +59,15 @@ test('an already-aborted signal rejects with ABORT_ERR without running the query
   assert.deepStrictEqual(await db.select('SELECT 2 AS x'), [{ x: 2 }])
 })
 
-test('aborting a long-running read rejects quickly and the database still answers', async (t) => {
+test('aborting a long-running read rejects it and the database still answers', ENDS, async (t) => {
   const db = await openDb(t, { readers: 2 })
-  const n = await calibrate(db, 4000) // would take ~4 s if not aborted
   for (const method of METHODS) {
     const ac = new AbortController()
-    let settled = false
-    const pending = db[method](SLOW_SQL, [n], { signal: ac.signal })
-    pending.then(
-      () => (settled = true),
-      () => (settled = true),
-    )
-    await sleep(150)
-    assert.equal(settled, false, `${method}: the query settled within 150 ms; it is not slow enough to test abort`)
+    const pending = db[method](ENDLESS_SQL, [], { signal: ac.signal })
+    await sleep(50) // running now, on a reader (it overran the JS thread's budget)
     const reason = new Error(`stop ${method}`)
-    const t0 = performance.now()
     ac.abort(reason)
     const err = await expectReject(() => pending, ResqliteError, 'ABORT_ERR', /abort/i)
-    const latency = performance.now() - t0
-    assert.ok(latency < 500, `${method}: abort took ${latency.toFixed(0)} ms to reject`)
     assert.equal(err.cause, reason)
     assert.ok(err instanceof Error)
   }
@@ -80,25 +83,19 @@ test('aborting a long-running read rejects quickly and the database still answer
   assert.deepStrictEqual(await db.select('SELECT v FROM t'), [{ v: 1 }])
 })
 
-test('an aborted read stops running: its reader is free again right away', async (t) => {
+test('an aborted read stops running: its reader is free again', ENDS, async (t) => {
   const db = await openDb(t, { readers: 1 })
-  const n = await calibrate(db, 4000)
   for (let i = 0; i < 2; i++) {
     const ac = new AbortController()
-    const pending = db.select(SLOW_SQL, [n], { signal: ac.signal })
+    const pending = db.select(ENDLESS_SQL, [], { signal: ac.signal })
     await sleep(100)
     ac.abort()
     await expectReject(() => pending, ResqliteError, 'ABORT_ERR', /abort/i)
-    // the only reader must not still be counting: a new read is answered promptly
-    const t0 = performance.now()
+    // the only reader must not still be counting (it never would stop): a new read is answered
     assert.deepStrictEqual(await db.select('SELECT 1 AS x'), [{ x: 1 }])
-    const ms = performance.now() - t0
-    assert.ok(ms < 500, `a read after the abort waited ${ms.toFixed(0)} ms: the aborted query kept running`)
   }
-  // close() does not wait for the aborted work either
-  const t0 = performance.now()
+  // close() does not wait for the aborted work either (it would wait forever)
   await db.close()
-  assert.ok(performance.now() - t0 < 1000, 'close() waited for an aborted query')
 })
 
 test('aborting one read does not affect a concurrent one', async (t) => {

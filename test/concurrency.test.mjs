@@ -3,121 +3,89 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { calibrate, openDb, SLOW_SQL, timeQuery } from './helpers.mjs'
+import { barrierExtension } from './barrier.mjs'
+import { openDb } from './helpers.mjs'
 
-// Run one after the other, two reads take twice as long as one; in parallel, about as long.
-// Time is the observable, so the machine's other load can take a core away for a moment:
-// the check is retried (each try times a single read, then a pair, side by side) and passes
-// on the first pair under 1.8 × the fastest single read. Reads that never overlap can't pass:
-// their pair takes at least twice the fastest single. (With a busy process hogging one of two
-// cores, parallel reads measured 1.5–1.7 ×.)
-test('two slow reads with readers: 2 take about the time of one', async (t) => {
-  const db = await openDb(t, { readers: 2 })
-  const n = await calibrate(db, 300)
-  const singles = []
-  const pairs = []
-  for (let attempt = 0; attempt < 8; attempt++) {
-    singles.push(await timeQuery(db, n))
-    const t0 = performance.now()
-    await Promise.all([timeQuery(db, n), timeQuery(db, n)])
-    pairs.push(performance.now() - t0)
-    if (Math.min(...pairs) < 1.8 * Math.min(...singles)) break
-  }
-  const single = Math.min(...singles)
-  const best = Math.min(...pairs)
-  assert.ok(single >= 120, `calibration failed: the slow read took only ${single.toFixed(0)} ms`)
-  assert.ok(
-    best < 1.8 * single,
-    `two parallel reads took ${best.toFixed(0)} ms at best vs ${single.toFixed(0)} ms for one (ratio ${(best / single).toFixed(2)}; must be < 1.8); ` +
-      `pairs ${pairs.map((x) => x.toFixed(0)).join(', ')}, singles ${singles.map((x) => x.toFixed(0)).join(', ')}`,
-  )
+// What runs at the same time is shown by test/barrier.mjs's barrier(n, ms), not timed: n
+// statements inside it at once all get 1; a statement that waited for another's end would
+// time out waiting for it and get 0. So these hold whatever the machine's load (the speed of
+// parallel reads is the benchmark's: bench/lanes/reads.mjs "concurrent"). inlineBudget: 0 keeps
+// every call off the JS thread, where a barrier would hold the event loop.
+const WAIT_MS = 20_000
+const barrierDb = (t, options) => openDb(t, { extensions: [barrierExtension()], inlineBudget: 0, ...options })
+const barrier = (n, ms = WAIT_MS) => `SELECT barrier(${n}, ${ms}) AS met`
+
+test('two reads with readers: 2 run at the same time', async (t) => {
+  const db = await barrierDb(t, { readers: 2 })
+  const both = await Promise.all([db.selectOne(barrier(2)), db.selectOne(barrier(2))])
+  assert.deepStrictEqual(both, [{ met: 1 }, { met: 1 }])
+})
+
+test('with readers: 1, reads run one after the other (what the barrier check tells apart)', async (t) => {
+  const db = await barrierDb(t, { readers: 1 })
+  const both = await Promise.all([db.selectOne(barrier(2, 100)), db.selectOne(barrier(2, 100))])
+  assert.deepStrictEqual(both, [{ met: 0 }, { met: 0 }])
 })
 
 test('a quick read is not queued behind slow reads while a reader is free', async (t) => {
-  const db = await openDb(t, { readers: 3 })
-  const n = await calibrate(db, 800)
+  const db = await barrierDb(t, { readers: 3 })
+  // Two reads that cannot finish until a third statement joins them hold two of the readers.
   let slowDone = 0
-  const slow = [db.select(SLOW_SQL, [n]), db.selectOne(SLOW_SQL, [n])].map((p) => p.then((r) => (slowDone++, r)))
-  await sleep(20)
-  const t0 = performance.now()
+  const slow = [db.selectOne(barrier(3)), db.selectOne(barrier(3))].map((p) => p.then((r) => (slowDone++, r)))
   assert.deepStrictEqual(await db.select('SELECT 42 AS answer'), [{ answer: 42 }])
-  const quick = performance.now() - t0
-  assert.equal(slowDone, 0, 'the slow reads finished before the quick one; calibration failed')
-  assert.ok(quick < 500, `the quick read waited ${quick.toFixed(0)} ms behind the slow ones`)
-  assert.deepStrictEqual(await Promise.all(slow), [[{ n }], { n }])
+  assert.equal(slowDone, 0, 'the quick read waited for the slow ones')
+  assert.deepStrictEqual(await db.selectOne(barrier(3)), { met: 1 })
+  assert.deepStrictEqual(await Promise.all(slow), [{ met: 1 }, { met: 1 }])
 })
 
-function tickMonitor(intervalMs) {
-  let ticks = 0
-  let last = performance.now()
-  let maxGap = 0
-  const timer = setInterval(() => {
-    const now = performance.now()
-    maxGap = Math.max(maxGap, now - last)
-    last = now
-    ticks++
-  }, intervalMs)
-  return {
-    stop() {
-      clearInterval(timer)
-      maxGap = Math.max(maxGap, performance.now() - last)
-      return { ticks, maxGap }
-    },
-  }
+/** Resolves after `count` turns of the event loop's timers, each a setTimeout of 1 ms. */
+async function timerTurns(count) {
+  for (let i = 0; i < count; i++) await sleep(1)
 }
 
 test('the event loop keeps running during a long read', async (t) => {
-  const db = await openDb(t, { readers: 2 })
-  const n = await calibrate(db, 400)
-  const monitor = tickMonitor(5)
-  const t0 = performance.now()
-  const rows = await db.select(SLOW_SQL, [n])
-  const elapsed = performance.now() - t0
-  const { ticks, maxGap } = monitor.stop()
-  assert.deepStrictEqual(rows, [{ n }])
-  assert.ok(elapsed >= 150, `the read took only ${elapsed.toFixed(0)} ms`)
-  const ideal = elapsed / 5
-  assert.ok(
-    ticks >= Math.max(20, ideal * 0.4),
-    `only ${ticks} ticks of a 5 ms interval during a ${elapsed.toFixed(0)} ms read`,
-  )
-  assert.ok(maxGap < 100, `the event loop was blocked for ${maxGap.toFixed(0)} ms`)
+  const db = await barrierDb(t, { readers: 2 })
+  let done = false
+  const read = db.selectOne(barrier(2)).then((r) => {
+    done = true
+    return r
+  })
+  // The read cannot end until the statement below joins it: meanwhile timers run.
+  await timerTurns(20)
+  assert.equal(done, false)
+  assert.deepStrictEqual(await db.selectOne(barrier(2)), { met: 1 })
+  assert.deepStrictEqual(await read, { met: 1 })
 })
 
 test('the event loop keeps running during a long write, and reads are not blocked by it', async (t) => {
-  const db = await openDb(t, { readers: 2 })
+  const db = await barrierDb(t, { readers: 2 })
   await db.execute('CREATE TABLE small (v); INSERT INTO small VALUES (1), (2); CREATE TABLE big (x INTEGER)')
-  const n = await calibrate(db, 250) // inserting n rows takes longer than counting to n
-  const monitor = tickMonitor(5)
-  const t0 = performance.now()
   let writeDone = false
   // A reader of its own, as another request of a server: started before the write, it does not
   // wait for it (a read waits only for the writes its own flow issued: test/read-after-write).
+  let go
+  const gate = new Promise((resolve) => {
+    go = resolve
+  })
   const reading = (async () => {
-    await sleep(30)
-    // a reader answers while the writer is busy, from the last committed state
-    const rows = await db.select('SELECT (SELECT count(*) FROM small) AS s, (SELECT count(*) FROM big) AS b')
-    return { rows, whileWriting: !writeDone }
-  })()
-  const write = db
-    .execute(
-      'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < ?) INSERT INTO big (x) SELECT x FROM c',
-      [n],
+    await gate
+    return db.selectOne(
+      `SELECT (SELECT count(*) FROM small) AS s, (SELECT count(*) FROM big) AS b, barrier(2, ${WAIT_MS}) AS met`,
     )
-    .then((r) => {
-      writeDone = true
-      return r
-    })
-  const { rows: during, whileWriting: readDoneWhileWriting } = await reading
-  const result = await write
-  const elapsed = performance.now() - t0
-  const { ticks, maxGap } = monitor.stop()
-  assert.equal(result.changes, n)
-  assert.deepStrictEqual(during, [{ s: 2, b: 0 }])
-  assert.ok(readDoneWhileWriting, 'a read had to wait for the writer to finish')
-  assert.ok(ticks >= Math.max(20, (elapsed / 5) * 0.4), `only ${ticks} ticks during a ${elapsed.toFixed(0)} ms write`)
-  assert.ok(maxGap < 100, `the event loop was blocked for ${maxGap.toFixed(0)} ms`)
-  assert.deepStrictEqual(await db.select('SELECT count(*) AS b FROM big'), [{ b: n }])
+  })()
+  // The write cannot commit until the read joins its barrier: the read answers while the writer
+  // is busy, from the last committed state, and timers run meanwhile.
+  const write = db.execute(`INSERT INTO big (x) ${barrier(2)}`).then((r) => {
+    writeDone = true
+    return r
+  })
+  await timerTurns(20)
+  assert.equal(writeDone, false)
+  go()
+  const during = await reading
+  assert.deepStrictEqual(during, { s: 2, b: 0, met: 1 })
+  assert.equal((await write).changes, 1)
+  assert.deepStrictEqual(await db.select('SELECT x FROM big'), [{ x: 1 }])
 })
 
 test('many concurrent execute calls all resolve with distinct lastInsertRowid', async (t) => {

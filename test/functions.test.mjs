@@ -148,33 +148,25 @@ describe('db.function: where the statement runs', () => {
 
   test('a statement calling a function 100,000 times on a reader keeps the event loop turning', async (t) => {
     const db = await filled(t, 100_000, { inlineBudget: 0 })
-    db.function('f', (x) => x + 1)
-    // The longest gap between two turns of the loop while it runs, best of 3 tries (the
-    // machine's other load can take the CPU away). Served all at once, the 100,000 calls would
-    // hold the loop for the whole statement; they are served in slices of 1 ms.
-    const gaps = []
-    let statementMs = 0
-    for (let attempt = 0; attempt < 3; attempt++) {
-      let last = performance.now()
-      let gap = 0
-      let running = true
-      const tick = () => {
-        const now = performance.now()
-        gap = Math.max(gap, now - last)
-        last = now
-        if (running) setImmediate(tick)
-      }
-      setImmediate(tick)
-      const t0 = performance.now()
-      assert.deepStrictEqual(await db.selectOne('SELECT count(*) AS n FROM t WHERE f(x) > 1'), { n: 100_000 })
-      statementMs = performance.now() - t0
-      running = false
-      gaps.push(gap)
-      if (gap < 20) break
+    // Served all at once, the 100,000 calls would hold the loop for the whole statement, in one
+    // turn; they are served in slices of at most 1 ms, the loop turning between them. The calls
+    // made within one turn are counted, not timed (a loaded machine only shortens the slices):
+    // here at most a few hundred, and never a quarter of them.
+    // (The loop's delay is the benchmark's: bench/measure.mjs reports it for every lane.)
+    let calls = 0
+    let most = 0
+    db.function('f', (x) => (calls++, x + 1))
+    let running = true
+    const tick = () => {
+      most = Math.max(most, calls)
+      calls = 0
+      if (running) setImmediate(tick)
     }
-    const best = Math.min(...gaps)
-    assert.ok(statementMs > 3 * best, `the statement took ${statementMs.toFixed(1)} ms: too short to tell`)
-    assert.ok(best < 20, `the loop waited up to ${gaps.map((g) => g.toFixed(1)).join(', ')} ms between turns`)
+    setImmediate(tick)
+    assert.deepStrictEqual(await db.selectOne('SELECT count(*) AS n FROM t WHERE f(x) > 1'), { n: 100_000 })
+    running = false
+    tick()
+    assert.ok(most < 25_000, `up to ${most} of the 100,000 calls in one turn of the loop`)
   })
 
   test('a write calling a function once per statement (by key) runs on the JS thread, calling it there', async (t) => {

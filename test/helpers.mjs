@@ -47,6 +47,11 @@ export async function expectReject(fn, Class, code, ...patterns) {
 export const SLOW_SQL =
   'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < ?) SELECT count(*) AS n FROM c'
 
+// A read that never ends on its own: only an abort (or close) ends it. A test that it ended
+// needs no timing, so it holds whatever the machine's load: a read not stopped would never
+// settle, and the test would fail at its timeout.
+export const ENDLESS_SQL = 'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) AS n FROM c'
+
 export async function timeQuery(db, n) {
   const t0 = performance.now()
   const rows = await db.select(SLOW_SQL, [n])

@@ -46,10 +46,10 @@ export async function openOwnConnection(db, sql = 'SELECT 1 AS one') {
 }
 
 /** Two databases, each on its own file (the same writes must find the same rows): writes
- * inline where bounded (the default budget), and never inline. */
+ * inline where bounded (PLACEMENT's budget: the tests count where writes ran), and never inline. */
 export async function twoFiles(t, options = {}) {
   const dir = tempDir(t)
-  const on = await Database.open(path.join(dir, 'on.db'), options)
+  const on = await Database.open(path.join(dir, 'on.db'), { ...PLACEMENT, ...options })
   const off = await Database.open(path.join(dir, 'off.db'), { ...options, inlineBudget: 0 })
   t.after(() => Promise.all([on.close(), off.close()]))
   return { on, off }

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { ResqliteError } from '../dist/esm/index.mjs'
-import { calibrate, expectReject, SLOW_SQL } from './helpers.mjs'
+import { ENDLESS_SQL, expectReject } from './helpers.mjs'
 import {
   assertError,
   deferred,
@@ -89,13 +89,12 @@ async function abortWhileAwaiting(t, nested) {
   const state = track(txp)
   await withTimeout(reached.promise, 5000, 'the body')
   const reason = new Error('user cancelled')
-  const t0 = performance.now()
   ac.abort(reason)
+  // It rejects while the body still waits (the test lets it go on only below): not timed, so
+  // the machine's load cannot fail it.
   const err = await rejectionOf(withTimeout(txp, 5000, 'the aborted transaction'))
-  const latency = performance.now() - t0
   assertError(err, ResqliteError, 'ABORT_ERR', /abort/i)
   assert.equal(err.cause, reason, where)
-  assert.ok(latency < 500, `${where}: the aborted transaction took ${latency.toFixed(0)} ms to reject`)
   assert.equal(state.rejected, true)
   // rolled back, and the writer is free although the body has not finished
   assert.deepStrictEqual(await values(db), [], where)
@@ -169,9 +168,8 @@ test('aborting a transaction still waiting for its turn rejects at once; the que
   assert.deepStrictEqual(await values(db), ['first', 'third', 'fourth'])
 })
 
-test('aborting while a long statement of the transaction runs rejects promptly and rolls back', T, async (t) => {
+test('aborting while a long statement of the transaction runs rejects and rolls back', T, async (t) => {
   const db = await tdb(t, { readers: 1 })
-  const n = await calibrate(db, 3000) // ~3 s of counting if not interrupted
   const ac = new AbortController()
   const started = deferred()
   let slow
@@ -179,7 +177,7 @@ test('aborting while a long statement of the transaction runs rejects promptly a
     async (tx) => {
       await tx.execute(INSERT, ['a'])
       started.resolve()
-      slow = track(tx.select(SLOW_SQL, [n]))
+      slow = track(tx.select(ENDLESS_SQL))
       await slow.promise
       await tx.execute(INSERT, ['b'])
     },
@@ -187,13 +185,10 @@ test('aborting while a long statement of the transaction runs rejects promptly a
   )
   await withTimeout(started.promise, 5000, 'the body')
   await sleep(150)
-  assert.equal(slow.settled, false, 'the slow statement finished within 150 ms; it is not slow enough to test abort')
-  const t0 = performance.now()
   ac.abort()
+  // The statement never ends on its own: the transaction rejects only if the abort stopped it.
   const err = await rejectionOf(withTimeout(txp, 10_000, 'the aborted transaction'))
-  const latency = performance.now() - t0
   assertError(err, ResqliteError, 'ABORT_ERR', /abort/i)
-  assert.ok(latency < 1000, `the aborted transaction took ${latency.toFixed(0)} ms to reject`)
   await withTimeout(
     slow.promise.catch(() => {}),
     10_000,
