@@ -1,9 +1,10 @@
 // The test suite's tiers (not a test file itself), the one place that says which test file
 // needs what. The core tier (`npm run test:core`) needs only what the README's set-up needs:
-// Node, Rust, a C compiler and `npm install`. Every other file is listed in NEEDS with the
+// Node, Rust, a C compiler and `npm install`, and runs in a few minutes; SLOW names the files
+// that need no more but take longer. Every other file is listed in NEEDS with the
 // prerequisites it needs beyond that; `npm test`'s pretest (scripts/test-prerequisites.mjs)
 // installs those, and names the files it could not run when it cannot. test/tiers.test.mjs
-// fails on a test file that is in neither list.
+// fails on a test file that is in none of the lists, or in two.
 import { readdirSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 
@@ -35,32 +36,50 @@ export const NEEDS = {
   'sqlite3-tools.test.mjs': ['bench-peers'],
 }
 
-/** The core tier, each file named (a new file must be put here or in NEEDS). */
-export const CORE = [
-  'abort.test.mjs',
-  'api-edges.test.mjs',
-  'attach.test.mjs',
-  'backup.test.mjs',
+/** Files that need nothing beyond the core's set-up but take minutes between them (whole-system
+ * runs: packing and installing the package, 1,000 databases, power cuts and killed processes,
+ * a 40-million-row write, the bad-input harness's hundreds of cases, Bun and Deno): `npm test`
+ * runs them, `npm run test:core` leaves them out so that it stays a few minutes' check. */
+export const SLOW = [
   'bad-input-close-races.test.mjs',
   'bad-input-edges.test.mjs',
   'bad-input-open.test.mjs',
   'bad-input-queries.test.mjs',
   'bad-input-writes.test.mjs',
+  'crash-safety.test.mjs',
+  'durability.test.mjs',
+  'many-databases.test.mjs',
+  'packed-install.test.mjs',
+  'power-loss.test.mjs',
+  'process-exit.test.mjs',
+  'read-after-write.test.mjs',
+  'release-workflow.test.mjs',
+  'runtimes.test.mjs',
+]
+
+/** The core tier, each file named (a new file must be put here, in SLOW or in NEEDS). */
+export const CORE = [
+  'abort.test.mjs',
+  'api-edges.test.mjs',
+  'attach.test.mjs',
+  'backup.test.mjs',
   'batch.test.mjs',
   'bench-compare.test.mjs',
   'bench-counts.test.mjs',
+  'bench-results.test.mjs',
   'bench-targets.test.mjs',
   'busy.test.mjs',
   'caller-stack.test.mjs',
+  'check-layers.test.mjs',
   'checkpoint.test.mjs',
   'cjs.test.mjs',
   'close.test.mjs',
   'columns.test.mjs',
   'concurrency.test.mjs',
-  'crash-safety.test.mjs',
   'decode-columns.test.mjs',
   'docs-api.test.mjs',
   'docs-encryption.test.mjs',
+  'docs-examples.test.mjs',
   'docs-integrations.test.mjs',
   'docs-live-queries.test.mjs',
   'docs-readme.test.mjs',
@@ -69,8 +88,8 @@ export const CORE = [
   'drizzle-batch-migrator.test.mjs',
   'drizzle-esm.test.mjs',
   'drizzle.test.mjs',
-  'durability.test.mjs',
   'encryption-plaintext-header.test.mjs',
+  'error-codes.test.mjs',
   'errors.test.mjs',
   'extensions.test.mjs',
   'functions.test.mjs',
@@ -93,26 +112,19 @@ export const CORE = [
   'live-rekey.test.mjs',
   'live-rxjs.test.mjs',
   'loader.test.mjs',
-  'many-databases.test.mjs',
   'memory.test.mjs',
   'native-edges-failed-open.test.mjs',
   'native-edges-readonly-watch.test.mjs',
   'native-edges-sql.test.mjs',
   'native-edges-utf8.test.mjs',
   'open.test.mjs',
-  'packed-install.test.mjs',
   'params.test.mjs',
   'placement.test.mjs',
-  'power-loss.test.mjs',
-  'process-exit.test.mjs',
   'protocol.test.mjs',
-  'read-after-write.test.mjs',
   'reads-in-a-row.test.mjs',
-  'release-workflow.test.mjs',
   'replica-option.test.mjs',
   'retention.test.mjs',
   'returning.test.mjs',
-  'runtimes.test.mjs',
   'select-bytes.test.mjs',
   'sqlite3-backup.test.mjs',
   'sqlite3.test.mjs',

@@ -1,5 +1,5 @@
 // The suite's tiers (test/tiers.mjs) and npm test's pretest (scripts/test-prerequisites.mjs):
-// every test file is in the core tier or listed with what it needs, a core file uses none of
+// every test file is in the core tier, the slow tier, or listed with what it needs, a core file uses none of
 // the prerequisites, and where the pretest cannot install one it names each file it could not
 // run, with the command that installs what it needs, and fails (checked in its dry run, which
 // installs and runs nothing, with a PATH that hides sqlcipher and apt-get).
@@ -10,17 +10,17 @@ import path from 'node:path'
 import { test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { tempDir } from './helpers.mjs'
-import { CORE, NEEDS, PREREQUISITES, testFiles } from './tiers.mjs'
+import { CORE, NEEDS, PREREQUISITES, SLOW, testFiles } from './tiers.mjs'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 const read = (name) => fs.readFileSync(path.join(ROOT, 'test', name), 'utf8')
 
-test('every test file is in the core tier or listed with the prerequisites it needs, not both', () => {
-  const listed = [...CORE, ...Object.keys(NEEDS)]
+test('every test file is in the core tier, the slow one, or listed with the prerequisites it needs: in one of them', () => {
+  const listed = [...CORE, ...SLOW, ...Object.keys(NEEDS)]
   assert.deepEqual(
     testFiles().filter((f) => !listed.includes(f)),
     [],
-    'test files in neither CORE nor NEEDS (test/tiers.mjs)',
+    'test files in none of CORE, SLOW and NEEDS (test/tiers.mjs)',
   )
   assert.deepEqual(
     listed.filter((f) => !testFiles().includes(f)),
@@ -28,9 +28,9 @@ test('every test file is in the core tier or listed with the prerequisites it ne
     'files test/tiers.mjs lists that are not in test/',
   )
   assert.deepEqual(
-    CORE.filter((f) => f in NEEDS),
+    listed.filter((f, i) => listed.indexOf(f) !== i),
     [],
-    'in both CORE and NEEDS',
+    'in more than one of CORE, SLOW and NEEDS',
   )
   for (const [file, needs] of Object.entries(NEEDS)) {
     assert.ok(needs.length > 0, file)
@@ -68,16 +68,16 @@ test("where npm test's pretest cannot install a prerequisite, it names each file
   assert.match(r.stderr, /^ {2}test\/replication\.test\.mjs needs litestream$/m)
   assert.match(r.stderr, /go install github\.com\/benbjohnson\/litestream\/cmd\/litestream@v/)
 
-  // It runs every other file (the core tier and any whose prerequisites are here), one at a time.
+  // It runs every other file (the core and slow tiers, and any whose prerequisites are here), one at a time.
   const run = r.stdout.match(/^dry run: would run (.+)$/m)?.[1].split(' ')
   assert.ok(run, r.stdout)
   assert.deepEqual(run.slice(1, 3), ['--test', '--test-concurrency=1'])
   const ran = run.slice(3).map((f) => path.basename(f))
   const named = [...r.stderr.matchAll(/^ {2}test\/(\S+) needs /gm)].map((m) => m[1])
   assert.deepEqual(
-    CORE.filter((f) => !ran.includes(f)),
+    [...CORE, ...SLOW].filter((f) => !ran.includes(f)),
     [],
-    'core files it did not run',
+    'core or slow files it did not run',
   )
   assert.ok(named.includes('encryption.test.mjs') && !ran.includes('encryption.test.mjs'))
   // Nothing in silence: every test file is run or named, none both.
