@@ -36,6 +36,7 @@ import { writeMayRunInline } from './js-thread/placement'
 import { WriteGroup } from './js-thread/write-group'
 import { LiveQueries, LiveQuery } from './live-queries'
 import { binding, JobKind } from './native'
+import { NOTHING } from './nothing'
 import { copyPacked, encodeBatch, encodeParams, NO_PARAMS, noParams, type Packed, type Params } from './params'
 import { type Description, prepareStatement, type Statement, StatementLink } from './statement'
 import {
@@ -831,8 +832,6 @@ function readonlyError(sql: string, replica: boolean): ResqliteError {
   }
   return new ResqliteError('ERR_DATABASE_READONLY', 'the database was opened with readonly: true', sql)
 }
-
-const NOTHING = (): void => {}
 
 /** A standalone write an async flow issued: pending until it has run, counted in
  * `count.writes` until `settled`. */
