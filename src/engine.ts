@@ -1,5 +1,6 @@
 // The JS side of the native engine: submits jobs to the reader pool or the writer and settles
-// their promises when the engine hands back a batch of completions.
+// their promises when the engine hands back a batch of completions. A call the JS thread may run
+// itself is offered to js-thread/ (`JsThread`) first; what it declines comes back here.
 import { whenAborted } from './abort-listeners'
 import { awaitedAway } from './caller-stack'
 import { arrayResult, DIRECT_DECODE_CELLS, type Row, RowsAssembler, RowsResult } from './decode'
@@ -194,6 +195,7 @@ export class Engine implements Threads {
     return this.readOnThreads(kind, sql, packed, signal, arrays)
   }
 
+  /** Settles when the last job sent to the writer thread settles (js-thread.ts `Threads`). */
   get lastWrite(): Promise<void> {
     return this.#lastWrite
   }
