@@ -6,9 +6,9 @@ import { CIPHERS, DEFAULT_CIPHER } from './cipher'
 import type { CheckedCipher, Encryption, EngineOptions } from './engine'
 import { abortError, describe, ResqliteError, rangeError, typeError } from './errors'
 import { callInFunctionError, inFunction } from './functions'
+import { DEFAULT_INLINE_BUDGET } from './js-thread/placement'
 import type { NativeExtension } from './native'
 import { copyPacked, type Packed } from './params'
-import { DEFAULT_INLINE_BUDGET } from './placement'
 import type {
   BackupOptions,
   Extension,

@@ -32,10 +32,12 @@ import {
   type SqlFunction,
 } from './functions'
 import { iteration, type PageSource, type RowIterator } from './iterate'
+import { writeMayRunInline } from './js-thread/placement'
+import { WriteGroup } from './js-thread/write-group'
 import { LiveQueries, LiveQuery } from './live-queries'
 import { binding, JobKind } from './native'
+import { NOTHING } from './nothing'
 import { copyPacked, encodeBatch, encodeParams, NO_PARAMS, noParams, type Packed, type Params } from './params'
-import { writeMayRunInline } from './placement'
 import { type Description, prepareStatement, type Statement, StatementLink } from './statement'
 import {
   closeChannel,
@@ -71,7 +73,6 @@ import type {
   SelectResult,
   TransactionOptions,
 } from './types'
-import { WriteGroup } from './write-group'
 
 const DEBUG_PANIC = Symbol.for('resqlite.debugPanic')
 
@@ -310,7 +311,7 @@ export class Database implements Queryable {
       walHeldMs: native.walHeldMs,
       groupCommit: { groups: native.groups, writes: native.groupedWrites },
       steppedAside: native.steppedAside,
-      inline: this.#engine.inlineCounters(),
+      inline: this.#engine.jsThread.counters(),
     }
   }
 
@@ -621,7 +622,7 @@ export class Database implements Queryable {
       // A deferred BEGIN may run at once on the idle writer's connection (it takes no lock).
       const begin = `BEGIN ${mode.toUpperCase()}`
       begun =
-        (mode === 'deferred' ? this.#engine.controlInline(begin, false) : undefined) ??
+        (mode === 'deferred' ? this.#engine.jsThread.controlInline(begin, false) : undefined) ??
         this.#engine.write(JobKind.Control, begin, NO_PARAMS)
     } catch (error) {
       this.#turns.release()
@@ -723,7 +724,7 @@ export class Database implements Queryable {
     if (this.#pending.writes === 0) return undefined
     const issued = this.#flow.getStore()
     if (issued === undefined || !issued.pending) return undefined
-    this.#engine.runGroupNow()
+    this.#engine.jsThread.runGroupNow()
     // Committing the group may have committed the flow's write.
     return issued.pending ? issued.settled : undefined
   }
@@ -802,9 +803,9 @@ export class Database implements Queryable {
     if (this.#readonly) return Promise.reject(readonlyError(sql, this.#replica))
     if (this.#turns.free) {
       // Nothing holds or waits for the writer: a bounded execute may run on the JS thread.
-      const done = writeMayRunInline(kind) ? this.#engine.writeInline<T>(sql, packed, undefined) : undefined
+      const done = writeMayRunInline(kind) ? this.#engine.jsThread.writeInline<T>(sql, packed, undefined) : undefined
       const written = done ?? this.#engine.write<T>(kind, sql, packed, undefined, arrays)
-      this.#issued(this.#engine.takePendingWrite())
+      this.#issued(this.#engine.jsThread.takePendingWrite())
       return written
     }
     const queued = copyPacked(packed)
@@ -831,8 +832,6 @@ function readonlyError(sql: string, replica: boolean): ResqliteError {
   }
   return new ResqliteError('ERR_DATABASE_READONLY', 'the database was opened with readonly: true', sql)
 }
-
-const NOTHING = (): void => {}
 
 /** A standalone write an async flow issued: pending until it has run, counted in
  * `count.writes` until `settled`. */

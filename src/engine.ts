@@ -1,17 +1,18 @@
 // The JS side of the native engine: submits jobs to the reader pool or the writer and settles
-// their promises when the engine hands back a batch of completions.
+// their promises when the engine hands back a batch of completions. A call the JS thread may run
+// itself is offered to js-thread/ (`JsThread`) first; what it declines comes back here.
 import { whenAborted } from './abort-listeners'
 import { awaitedAway } from './caller-stack'
 import { arrayResult, DIRECT_DECODE_CELLS, type Row, RowsAssembler, RowsResult } from './decode'
 import { abortError, closedError, engineError, type ResqliteError } from './errors'
 import { Functions } from './functions'
-import { type InlineCounters, InlineRunner, NO_INLINE_COUNTS, RESOLVED } from './inline'
 import type { Page, PageSource } from './iterate'
+import { type FirstRun, RESOLVED } from './js-thread/inline'
+import { JsThread, type Threads } from './js-thread/js-thread'
+import type { Placement } from './js-thread/placement'
 import {
   binding,
   Done,
-  Inline,
-  InlineResult,
   IterateStep,
   type JobCalls,
   JobKind,
@@ -19,19 +20,11 @@ import {
   type NativeDatabase,
   type NativeDiagnostics,
   type NativeExtension,
-  ReadOn,
 } from './native'
-import { copyPacked, NO_PARAMS, type Packed } from './params'
-import { AT_CHECKPOINT, groupFull, groupWaits, Placement, readKindMayRunInline, readRunsSliced } from './placement'
-import { type PlacementRecord, type QueryContext, queryChannel, traced, traceLiveRun, Where } from './tracing'
+import { NOTHING } from './nothing'
+import type { Packed } from './params'
+import { type QueryContext, queryChannel, traced, traceLiveRun, Where } from './tracing'
 import type { BackupProgress } from './types'
-import { WriteGroup } from './write-group'
-
-const NOTHING = (): void => {}
-
-/** What SQLite's automatic checkpoint runs, for a commit made on the JS thread (the checkpoint
- * itself is work for the writer thread). */
-const CHECKPOINT = 'PRAGMA wal_checkpoint(PASSIVE)'
 
 export interface EngineOptions {
   readers: number
@@ -104,11 +97,9 @@ interface Job {
 /** Receives a live query's results: rows, or the error of a run. */
 export type LiveSink = (rows: Row[] | undefined, error: ResqliteError | undefined) => void
 
-export class Engine implements PlacementRecord {
+export class Engine implements Threads {
   readonly opened: Promise<void>
   readonly #native: NativeDatabase
-  /** Sliced reads under way (`#readSliced`): `close` waits for them. */
-  readonly #slicedReads = new Set<Promise<unknown>>()
   /** `db.function` and `db.aggregate` definitions (src/functions.ts). */
   readonly functions: Functions
   readonly #calls: JobCalls
@@ -124,21 +115,13 @@ export class Engine implements PlacementRecord {
   /** The engine keeps the process alive (jobs or live queries pending, or polling just ended). */
   #referenced = false
   readonly #safeIntegers: boolean
-  /** SQLite work on the JS thread (inline.ts); undefined with a budget of 0. */
-  readonly #inline: InlineRunner | undefined
+  /** The calls offered to the JS thread, and their runs there (js-thread/). */
+  readonly jsThread: JsThread
+  /** `jsThread.placement`: where each call runs (js-thread/placement.ts), and the counts it
+   * decides by. */
+  readonly #placement: Placement
   /** Settles when the last job sent to the writer thread settles (holding none of its result). */
   #lastWrite: Promise<void> = RESOLVED
-  /** The last standalone write issued, if it did not commit at once: its group, or a promise
-   * that settles (never rejects) when it has run. Taken by `takePendingWrite`. */
-  #pendingWrite: Promise<void> | WriteGroup | undefined
-  /** Standalone writes waiting to run together on the JS thread, with the snapshot the reads
-   * beside them share (write-group.ts); undefined when none is open. */
-  #group: WriteGroup | undefined
-  /** Reads and writes issued while groups were open: a group runs once a microtask round
-   * issued none. */
-  #issued = 0
-  /** Where each call runs (placement.ts), and the counts it decides by. */
-  readonly #placement = new Placement(this.#words)
   #nextId = 0
   /** The engine was told to close: it takes no job after that (it would drop it unrun, and its
    * promise would never settle), so one offered then rejects with `ERR_DATABASE_CLOSED`. */
@@ -149,15 +132,13 @@ export class Engine implements PlacementRecord {
   placed = Where.None
   readonly database: string
 
-  /** `path`: the file the connections open; `database`: the path the database was opened with
-   * (tracing names it). */
-  /** A traced call settled (tracing.ts `settle`): its caller resumes a microtask turn later, so
-   * that turn counts as one that issued a call, and an open group waits for its next call as it
-   * would untraced (experiments/071). */
+  /** A traced call settled (js-thread.ts `tracedSettled`). */
   tracedSettled(): void {
-    this.#issued++
+    this.jsThread.tracedSettled()
   }
 
+  /** `path`: the file the connections open; `database`: the path the database was opened with
+   * (tracing names it). */
   constructor(path: string, options: EngineOptions, database = path) {
     this.database = database
     this.#safeIntegers = options.safeIntegers
@@ -190,100 +171,37 @@ export class Engine implements PlacementRecord {
     }
     this.#calls = this.#native.jobCalls()
     this.functions = new Functions(this.#native)
-    this.#inline =
-      options.inlineBudgetMicros > 0
-        ? new InlineRunner(this.#calls, options.inlineBudgetMicros, options.safeIntegers, () => {
-            this.write(JobKind.Control, CHECKPOINT, NO_PARAMS).catch(() => {})
-          })
-        : undefined
+    this.jsThread = new JsThread(
+      this,
+      this.#calls,
+      this.#words,
+      this.functions,
+      options.inlineBudgetMicros,
+      options.safeIntegers,
+    )
+    this.#placement = this.jsThread.placement
     this.opened = new Promise((resolve, reject) =>
       this.#track(openId, { kind: undefined, sql: undefined, resolve, reject }),
     )
   }
 
-  /** Runs a read on the JS thread when it fits the inline budget, else on the reader pool. An
-   * abort cancels it queued or interrupts it running on a reader (an inline run is over before
-   * any abort can be seen). */
+  /** Runs a read on the JS thread when it fits the inline budget (or in slices), else on the
+   * reader pool (js-thread.ts `read`). An abort cancels it queued or interrupts it running on a
+   * reader (an inline run is over before any abort can be seen). */
   read<T>(kind: JobKind, sql: string, packed: Packed, signal: AbortSignal | undefined, arrays = false): Promise<T> {
-    // The rules: placement.ts.
-    const placement = this.#placement
-    if (
-      this.#inline !== undefined &&
-      readKindMayRunInline(kind) &&
-      placement.readInline(this.#readBesideWrites(this.#inline))
-    ) {
-      const done = this.#inline.read<T>(kind, sql, packed.bytes, packed.length, placement.readOn(), arrays)
-      if (done !== undefined) {
-        this.placed = Where.JsThread
-        return done
-      }
-    }
-    if (this.#inline !== undefined && readRunsSliced(kind, signal, this.functions.defined)) {
-      const sliced = this.#readSliced<T>(sql, packed, arrays)
-      if (sliced !== undefined) {
-        this.placed = Where.Sliced
-        return sliced
-      }
-    }
+    const done = this.jsThread.read<T>(kind, sql, packed, signal, arrays)
+    if (done !== undefined) return done
     this.placed = Where.Reader
-    return this.#readOnThreads(kind, sql, packed, signal, arrays)
+    return this.readOnThreads(kind, sql, packed, signal, arrays)
   }
 
-  /** A select calling JavaScript functions, on the JS thread's connection a slice of about
-   * 0.25 ms at a time, with a turn of the event loop between slices: its functions are
-   * called right there, where a reader would hand each call over (experiments/054). Undefined
-   * when it calls none (or another runs so): a reader's job then. A step that overruns (a sort,
-   * an aggregate: one step over every row) ends it, and it runs on a reader instead. */
-  #readSliced<T>(sql: string, packed: Packed, arrays: boolean): Promise<T> | undefined {
-    let part: RowsResult | undefined
-    let last = false
-    let error: ResqliteError | undefined
-    const handler = (what: InlineResult, a: unknown, b: unknown, c: unknown): void => {
-      if (what === InlineResult.Rows) {
-        part = this.#rows(a, b, arrays)
-        last = c === true
-      } else error = engineError(a as string, b as string, sql)
-    }
-    // A turn steps one slice and decodes its rows in what is left of the turn's budget; rows
-    // left over decode in the next turns, before the next slice (experiments/066).
-    let turnStart = performance.now()
-    if (this.#calls.readSlice(sql, packed.bytes, packed.length, handler) !== Inline.Done) return undefined
-    ;(this.#inline as InlineRunner).counters.sliced++
-    const params = copyPacked(packed)
-    const read = new Promise<T>((resolve, reject) => {
-      let assembler: RowsAssembler | undefined
-      const next = (): void => {
-        turnStart = performance.now()
-        take(this.#calls.readSlice(null, NO_PARAMS.bytes, 0, handler))
-      }
-      const take = (status: Inline): void => {
-        if (status !== Inline.Done) {
-          // Moved (a step overran) or the connection went (a rekey, close): from the start,
-          // on a reader; nothing was resolved yet.
-          this.#readOnThreads<T>(JobKind.Select, sql, params, undefined, arrays).then(resolve, reject)
-          return
-        }
-        if (error !== undefined) {
-          reject(error)
-          return
-        }
-        const rows = part as RowsResult
-        assembler ??= new RowsAssembler(
-          arrays ? (all) => resolve(arrayResult(rows.columns, all, false) as T) : (all) => resolve(all as T),
-          reject,
-        )
-        assembler.add(rows, last, turnStart)
-        if (!last) assembler.afterDecoding(next)
-      }
-      take(Inline.Done)
-    })
-    this.#slicedReads.add(read)
-    const forget = () => this.#slicedReads.delete(read)
-    read.then(forget, forget)
-    return awaitedAway(read)
+  /** Settles when the last job sent to the writer thread settles (js-thread.ts `Threads`). */
+  get lastWrite(): Promise<void> {
+    return this.#lastWrite
   }
 
-  #readOnThreads<T>(
+  /** A read on the reader pool. */
+  readOnThreads<T>(
     kind: JobKind,
     sql: string,
     packed: Packed,
@@ -309,211 +227,6 @@ export class Engine implements PlacementRecord {
     return awaitedAway(read)
   }
 
-  /** A transaction's read, run on the JS thread on the writer's connection when the writer is
-   * idle (nothing in flight: every writer job now is the transaction's own, so none is ahead of
-   * it); undefined when it must go to the writer thread. */
-  readInTransaction<T>(kind: JobKind, sql: string, packed: Packed, arrays: boolean): Promise<T> | undefined {
-    const done = this.#writerIdle()?.read<T>(kind, sql, packed.bytes, packed.length, ReadOn.Transaction, arrays)
-    if (done !== undefined) this.placed = Where.JsThread
-    return done
-  }
-
-  /** A transaction's cheap control statement (a deferred BEGIN, SAVEPOINT, a nested RELEASE),
-   * run at once on the idle writer's connection: none takes a lock or writes a page. Undefined
-   * when it must go to the writer thread (something in flight, the writer busy, or it failed:
-   * the writer thread then reports the error). */
-  controlInline(sql: string, inTransaction: boolean): Promise<void> | undefined {
-    return this.#writerIdle()?.control(sql, inTransaction) ? RESOLVED : undefined
-  }
-
-  /** An execute run on the JS thread on the idle writer's connection when its statement is
-   * bounded (crates/engine/src/sqlite/bounded.rs): a transaction's (experiments/036), or, without
-   * `onNoTransaction`, one that nothing holding or waiting for the writer is ahead of: alone
-   * when writes come one at a time (experiments/040), else in a write group (experiments/049,
-   * 050).
-   * Undefined when it must go to the writer thread. */
-  writeInline<T>(
-    sql: string,
-    packed: Packed,
-    onNoTransaction: ((error: ResqliteError) => void) | undefined,
-  ): Promise<T> | undefined {
-    this.#placement.wrote()
-    if (onNoTransaction !== undefined) {
-      const done = this.#writerIdle()?.write<T>(sql, packed.bytes, packed.length, onNoTransaction)
-      if (done !== undefined) this.placed = Where.JsThread
-      return done
-    }
-    this.#pendingWrite = undefined
-    if (this.#inline === undefined || !this.#placement.writerFinished()) return undefined
-    // A group of reads in a row takes no write: it commits first, and the write runs as if it
-    // had not been open.
-    if (this.#group?.readsInARow) this.#closeGroup()
-    if (!this.#placement.writeRunsAlone(this.#group !== undefined)) {
-      const grouped = this.#groupWrite<T>(this.#inline, sql, packed)
-      if (grouped !== null) return grouped
-    }
-    const done = this.#inline.write<T>(sql, packed.bytes, packed.length, undefined)
-    if (done !== undefined) this.placed = Where.JsThread
-    if (done === undefined || this.#words[Mailbox.WritesInFlight] === 0) return done
-    // Writes settle in call order: after the writer jobs sent before it, finished but not yet
-    // delivered to this thread. A rejection reaches the caller through the chain.
-    done.catch(NOTHING)
-    const settled = () => done
-    return this.#lastWrite.then(settled)
-  }
-
-  /** A standalone write added to the open write group, or to a new one (the writer thread has
-   * finished its jobs): its promise, settled when the group has run; null when no group could
-   * open (its COMMIT could not run here), to run alone. */
-  #groupWrite<T>(inline: InlineRunner, sql: string, packed: Packed): Promise<T> | null {
-    const group = this.#group ?? this.#openGroup(inline, false)
-    if (group === undefined) return null
-    this.#issued++
-    const settled = group.add<T>(sql, copyPacked(packed))
-    this.placed = Where.WriteGroup
-    this.#pendingWrite = group
-    if (groupFull(group)) this.#closeGroup()
-    return awaitedAway(settled)
-  }
-
-  /** Before a read that may run on the JS thread: it joins the open write group, or opens one
-   * while writes come together (a server's clients), to read in its snapshot and settle at
-   * once. Whether it did. */
-  #readBesideWrites(inline: InlineRunner): boolean {
-    let group = this.#group
-    if (group === undefined) {
-      const placement = this.#placement
-      if (placement.readOpensGroup()) group = this.#openGroup(inline, false)
-      else if (placement.readFollowsRead()) group = this.#openGroup(inline, true)
-    }
-    if (group === undefined) return false
-    group.reads++
-    this.#issued++
-    return true
-  }
-
-  /** Opens a write group: its deferred BEGIN on the idle writer's connection (refused when its
-   * COMMIT could not run here), and the microtask rounds that run it. `readsInARow`: opened by
-   * one flow's reads, one after another (placement.ts `readFollowsRead`). */
-  #openGroup(inline: InlineRunner, readsInARow: boolean): WriteGroup | undefined {
-    if (!inline.beginGroup(readsInARow)) return undefined
-    const after = this.#words[Mailbox.WritesInFlight] === 0 ? undefined : this.#lastWrite
-    const group = new WriteGroup(this.#placement.wroteAloneThisRound(), after, this.#issued, readsInARow)
-    this.#group = group
-    // One function a group, queued again each round (`AT_CHECKPOINT`: no queueMicrotask's
-    // AsyncResource and bound function a round, which reads in a row pay each: experiments/061).
-    group.check = () => this.#checkGroup(group)
-    AT_CHECKPOINT.then(group.check)
-    return group
-  }
-
-  /** At the end of a microtask round: runs the group unless it waits another round
-   * (placement.ts `groupWaits`). */
-  #checkGroup(group: WriteGroup): void {
-    if (this.#group !== group) return
-    if (groupWaits(group, this.#issued)) {
-      group.issued = this.#issued
-      AT_CHECKPOINT.then(group.check)
-      return
-    }
-    this.#closeGroup()
-  }
-
-  /** Runs the open write group (nothing when none is open) and settles its writes: before
-   * anything else may use the writer's connection. A write that cannot run here, and every
-   * write after it, go to the writer thread, in order. */
-  #closeGroup(): void {
-    const group = this.#group
-    if (group === undefined) return
-    this.#group = undefined
-    const inline = this.#inline!
-    const ran = this.#runGroup(inline, group)
-    group.committed = ran
-    // A group none of whose calls ran in it (a script, say) says nothing of how they come; nor
-    // does one flow's reads one after another (else a loop of reads would make the next writes
-    // wait in groups).
-    if (!group.readsInARow) this.#placement.groupRan(group.before, ran, group.reads)
-    inline.counters.groupReads += group.reads
-    const writes = group.writes
-    for (let next = ran; next < writes.length; next++) {
-      const w = writes[next]!
-      w.settle(this.write(JobKind.Execute, w.sql, w.packed))
-    }
-    group.ended()
-  }
-
-  /** Runs the group's writes in its transaction and commits: how many of them it settled (the
-   * rest go to the writer thread); none when SQLite rolled the transaction back or the COMMIT
-   * failed, since then nothing of it was committed. */
-  #runGroup(inline: InlineRunner, group: WriteGroup): number {
-    const ran: Promise<unknown>[] = []
-    let ended = false
-    const onEnded = () => {
-      ended = true
-    }
-    for (const w of group.writes) {
-      const done = inline.write(w.sql, w.packed.bytes, w.packed.length, onEnded)
-      if (ended) {
-        // SQLite rolled the group back: every write of it runs again.
-        done?.catch(NOTHING)
-        for (const r of ran) r.catch(NOTHING)
-        return 0
-      }
-      if (done === undefined) break
-      ran.push(done)
-    }
-    const committed = inline.commit(onEnded, ran.length > 0 ? 'groups' : null)
-    if (committed !== RESOLVED) {
-      // The COMMIT failed, or must run on the writer thread (not expected: the group's BEGIN
-      // checked that it need not). What is still open is rolled back; every write runs again.
-      committed?.catch(NOTHING)
-      for (const r of ran) r.catch(NOTHING)
-      if (!ended && !inline.control('ROLLBACK', true)) {
-        this.write(JobKind.Control, 'ROLLBACK', NO_PARAMS, NOTHING).catch(NOTHING)
-      }
-      return 0
-    }
-    // Each settles after the writer jobs sent before the group; a rejection reaches its caller
-    // through that chain.
-    const after = group.after
-    for (const [i, done] of ran.entries()) {
-      if (after !== undefined) done.catch(NOTHING)
-      group.writes[i]!.settle(after === undefined ? done : after.then(() => done))
-    }
-    return ran.length
-  }
-
-  /** The open transaction's COMMIT, run on the JS thread when every write of it ran there and
-   * there were few (experiments/036); undefined when it must go to the writer thread. A
-   * checkpoint it made due is sent to the writer thread, ahead of anything sent later. */
-  commitInline(onNoTransaction: (error: ResqliteError) => void): Promise<void> | undefined {
-    return this.#writerIdle()?.commit(onNoTransaction, 'commits')
-  }
-
-  /** The inline runner when the writer has no job in flight (its connection may then be used
-   * from here, between the writer thread's jobs). */
-  #writerIdle(): InlineRunner | undefined {
-    this.#closeGroup()
-    return this.#placement.writerIdle() ? this.#inline : undefined
-  }
-
-  /** After a standalone write was issued (execute, executeBatch outside a transaction): the
-   * write group it joined, or a promise that settles once it has run, or undefined when it
-   * committed at once (on the JS thread, alone). database.ts keeps it for the reads its caller
-   * issues next. */
-  takePendingWrite(): Promise<void> | WriteGroup | undefined {
-    const pending = this.#pendingWrite
-    this.#pendingWrite = undefined
-    return pending
-  }
-
-  /** Before a read that must see a write issued before it (database.ts `#writesBeforeRead`):
-   * an open write group holding writes runs and commits now rather than at the end of its
-   * rounds. */
-  runGroupNow(): void {
-    if (this.#group !== undefined && this.#group.writes.length > 0) this.#closeGroup()
-  }
-
   /** Runs a job on the writer, after every writer job sent before it. With `onNoTransaction`
    * the job belongs to an open transaction: the writer refuses to run it outside one, and an
    * error that leaves the writer outside any transaction is reported to the callback. */
@@ -524,7 +237,7 @@ export class Engine implements PlacementRecord {
     onNoTransaction?: (error: ResqliteError) => void,
     arrays = false,
   ): Promise<T> {
-    this.#closeGroup()
+    this.jsThread.closeGroup()
     this.#placement.wrote()
     this.placed = Where.Writer
     const written = new Promise<T>((resolve, reject) => {
@@ -538,7 +251,7 @@ export class Engine implements PlacementRecord {
     })
     this.#lastWrite = written.then(NOTHING, NOTHING)
     if (onNoTransaction === undefined && (kind === JobKind.Execute || kind === JobKind.Batch))
-      this.#pendingWrite = this.#lastWrite
+      this.jsThread.pendingWrite = this.#lastWrite
     return awaitedAway(written)
   }
 
@@ -551,7 +264,7 @@ export class Engine implements PlacementRecord {
     onNoTransaction?: (error: ResqliteError) => void,
     arrays = false,
   ): PageSource<T> {
-    this.#closeGroup()
+    this.jsThread.closeGroup()
     this.placed = onNoTransaction === undefined ? Where.Reader : Where.Writer
     const cursor = this.#newId()
     let started = false
@@ -584,20 +297,20 @@ export class Engine implements PlacementRecord {
   /** Starts a live query on the readers; `sink` receives every result that differs from the
    * one before, until `liveStop`. An active live query keeps the process alive. */
   liveStart(sql: string, packed: Packed, sink: LiveSink): number {
-    this.#closeGroup() // its first run must not see the group's writes
+    this.jsThread.closeGroup() // its first run must not see the group's writes
     const id = this.#newId()
     this.#keepAlive()
     this.#live.set(id, { sql, sink })
     // Its first run on the JS thread when it fits the budget (experiments/037), under the same
     // rules as a read (else the engine started it on the readers); delivered in a microtask,
     // before any later run's completion.
-    if (this.#inline !== undefined && this.#placement.readInline(false)) {
-      const first = this.#inline.liveStart(id, sql, packed.bytes, packed.length)
-      if (first !== undefined) queueMicrotask(() => this.#deliver(id, first.kind, first.a, first.b, Where.JsThread))
-      return id
-    }
-    this.#native.liveStart(id, sql, packed.bytes, packed.length)
+    if (!this.jsThread.liveStart(id, sql, packed, this.#ranFirst))
+      this.#native.liveStart(id, sql, packed.bytes, packed.length)
     return id
+  }
+
+  readonly #ranFirst = (id: number, first: FirstRun): void => {
+    queueMicrotask(() => this.#deliver(id, first.kind, first.a, first.b, Where.JsThread))
   }
 
   liveStop(id: number): void {
@@ -610,15 +323,10 @@ export class Engine implements PlacementRecord {
     return this.#native.diagnostics()
   }
 
-  /** Reads run on the JS thread, moved off it, or sent past it (a copy). */
-  inlineCounters(): InlineCounters {
-    return { ...(this.#inline?.counters ?? NO_INLINE_COUNTS) }
-  }
-
   /** Re-encrypts the database on the writer, in turn with the writes sent before it;
    * `undefined` decrypts it. */
   rekey(enc: Encryption | undefined): Promise<void> {
-    this.#closeGroup()
+    this.jsThread.closeGroup()
     const rekeyed = new Promise<void>((resolve, reject) => {
       const id = this.#newId()
       try {
@@ -670,9 +378,10 @@ export class Engine implements PlacementRecord {
 
   /** Finishes every job sent, closes the connections and joins the threads. */
   async close(): Promise<void> {
-    this.#closeGroup()
+    this.jsThread.closeGroup()
     // A sliced read runs on the JS thread's connection, which the engine closes: it finishes first.
-    while (this.#slicedReads.size > 0) await Promise.allSettled([...this.#slicedReads])
+    for (let sliced = this.jsThread.slicesUnderWay(); sliced !== undefined; sliced = this.jsThread.slicesUnderWay())
+      await sliced
     return new Promise<void>((resolve, reject) => {
       const id = this.#newId()
       const done = () => {
@@ -771,7 +480,7 @@ export class Engine implements PlacementRecord {
       if (job === undefined) continue
       if (kind === Done.RowsPart) {
         if (!job.settled) {
-          const part = this.#rows(a, b, job.arrays)
+          const part = this.rows(a, b, job.arrays)
           this.#assembler(job, part).add(part, false, turnStart)
         }
         continue
@@ -803,7 +512,7 @@ export class Engine implements PlacementRecord {
     switch (done) {
       case Done.Page:
       case Done.Rows: {
-        const result = this.#rows(a, b, job.arrays)
+        const result = this.rows(a, b, job.arrays)
         if (job.page) {
           job.resolve({ rows: result.all(), last: done === Done.Rows, columns: result.columns })
         } else if (job.kind === JobKind.SelectOne) {
@@ -848,7 +557,7 @@ export class Engine implements PlacementRecord {
   /** A write's RETURNING rows (crates/engine/src/threads/worker.rs `execute`), decoded at once:
    * a write's result is not assembled across turns. */
   #returned(job: Job, buffer: unknown, names: unknown, changes: number, rowid: unknown): void {
-    const result = this.#rows(buffer, names, job.arrays)
+    const result = this.rows(buffer, names, job.arrays)
     const rows = result.all()
     const lastInsertRowid = this.#safeIntegers ? BigInt(rowid as number | bigint) : rowid
     job.resolve(
@@ -866,7 +575,7 @@ export class Engine implements PlacementRecord {
     if (kind === Done.LiveError) error = engineError(a as string, b as string, live.sql)
     else {
       try {
-        rows = this.#rows(a, b).all()
+        rows = this.rows(a, b).all()
       } catch (failure) {
         error = failure as ResqliteError
       }
@@ -888,7 +597,8 @@ export class Engine implements PlacementRecord {
     return job.parts
   }
 
-  #rows(buffer: unknown, names: unknown, arrays = false): RowsResult {
+  /** A result's rows, decoded as the database was opened to. */
+  rows(buffer: unknown, names: unknown, arrays = false): RowsResult {
     return new RowsResult(buffer as ArrayBuffer, names as string, this.#safeIntegers, this.#calls.texts, arrays)
   }
 }

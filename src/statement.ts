@@ -13,6 +13,7 @@ import { rejected } from './functions'
 import { iteration, type RowIterator } from './iterate'
 import { LiveQueries, LiveQuery } from './live-queries'
 import { JobKind } from './native'
+import { NOTHING } from './nothing'
 import { encodeBatch, encodeParams, type Params } from './params'
 import { type PlacementRecord, tracedQuery, traceQuery, Where } from './tracing'
 import type {
@@ -63,8 +64,6 @@ export class StatementLink {
     this.inTransaction = () => false
   }
 }
-
-const NOTHING = (): void => {}
 
 type RunPrepared = <T>(kind: JobKind, sql: string, call: PreparedCall) => Promise<T>
 

@@ -9,11 +9,11 @@ import { awaitedAway } from './caller-stack'
 import type { Engine } from './engine'
 import { abortError, describe, ResqliteError, typeError } from './errors'
 import { callInFunctionError, inFunction, rejected } from './functions'
-import { RESOLVED } from './inline'
 import { iteration, type RowIterator } from './iterate'
+import { RESOLVED } from './js-thread/inline'
+import { transactionCallInline } from './js-thread/placement'
 import { JobKind } from './native'
 import { copyPacked, encodeBatch, encodeParams, NO_PARAMS, noParams, type Packed, type Params } from './params'
-import { transactionCallInline } from './placement'
 import type { Description } from './statement'
 import { sentAfterWaiting, traced, tracedQuery, traceOperation, traceQuery, transactionChannel, Where } from './tracing'
 import type {
@@ -505,8 +505,8 @@ export class Transaction implements Queryable {
         const failure = this.#failure()
         if (failure) return Promise.reject(failure)
         const done = read
-          ? this.#engine.readInTransaction<T>(kind, sql, packed, arrays)
-          : this.#engine.writeInline<T>(sql, packed, this.#root.onNoTransaction)
+          ? this.#engine.jsThread.readInTransaction<T>(kind, sql, packed, arrays)
+          : this.#engine.jsThread.writeInline<T>(sql, packed, this.#root.onNoTransaction)
         if (done !== undefined) return done
       }
       return this.#send<T>(sql, kind, packed, arrays)
@@ -537,7 +537,7 @@ export class Transaction implements Queryable {
    * (experiments/036), else sent to the writer. */
   #commit(): Promise<unknown> {
     if (this.#failure() === undefined) {
-      const done = this.#engine.commitInline(this.#root.onNoTransaction)
+      const done = this.#engine.jsThread.commitInline(this.#root.onNoTransaction)
       if (done !== undefined) return done
     }
     return this.#send(OUTERMOST.commit)
@@ -548,7 +548,7 @@ export class Transaction implements Queryable {
    * the writer. */
   #control(sql: string): Promise<unknown> {
     if (this.#failure() === undefined) {
-      const done = this.#engine.controlInline(sql, true)
+      const done = this.#engine.jsThread.controlInline(sql, true)
       if (done !== undefined) return done
     }
     return this.#send(sql)

@@ -1,5 +1,5 @@
 // Inline work once the writer thread has finished its jobs, before their completions reach the
-// JS thread (experiments/042; src/engine.ts `writeInline`, the mailbox's WritesRunning word): a
+// JS thread (experiments/042; src/js-thread/js-thread.ts `writeInline`, the mailbox's WritesRunning word): a
 // standalone write then runs inline and still settles after the writes sent before it; a read
 // then runs on the writer's connection. And the rule that keeps reads off the readers while
 // writes drop their page caches (`AFTER_WRITE_READS`).

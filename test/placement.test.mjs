@@ -1,4 +1,4 @@
-// src/placement.ts, the JS side's rules for where a call runs: the numbers it shares with the
+// src/js-thread/placement.ts, the JS side's rules for where a call runs: the numbers it shares with the
 // engine agree, and every experiment it cites for a number exists (ARCHITECTURE.md points
 // readers there for the why). The rules' effects are tested where they show: inline-*.test.mjs,
 // write-groups.test.mjs, functions tests.
@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url'
 
 const require = createRequire(import.meta.url)
 const ROOT = path.join(path.dirname(fileURLToPath(import.meta.url)), '..')
-const placement = require('../dist/cjs/placement.js')
+const placement = require('../dist/cjs/js-thread/placement.js')
 
 test('a write group holds no more writes than a COMMIT on the JS thread may follow (inline.rs MAX_COMMIT_WRITES)', () => {
   const inlineRs = readFileSync(path.join(ROOT, 'crates/engine/src/inline.rs'), 'utf8')
@@ -21,7 +21,7 @@ test('a write group holds no more writes than a COMMIT on the JS thread may foll
 })
 
 test('every experiment placement.ts cites exists', () => {
-  const source = readFileSync(path.join(ROOT, 'src/placement.ts'), 'utf8')
+  const source = readFileSync(path.join(ROOT, 'src/js-thread/placement.ts'), 'utf8')
   const entries = new Set(readdirSync(path.join(ROOT, 'experiments')).map((f) => f.slice(0, 3)))
   // Cited as experiments/NNN, or as a list of numbers in parentheses: (032), (040, 042), (`readOn`; 054).
   const cited = new Set()

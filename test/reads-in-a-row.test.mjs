@@ -1,4 +1,4 @@
-// Reads awaited one after another in one turn of the event loop (placement.ts `readFollowsRead`,
+// Reads awaited one after another in one turn of the event loop (js-thread/placement.ts `readFollowsRead`,
 // experiments/061): from the second on, they open a write group and read in its snapshot, so
 // SQLite's WAL read lock is taken once for the run instead of once a read. Covered: such a run
 // shares one group; a read alone in its turn opens none; each read still sees every commit

@@ -1,6 +1,7 @@
-// Write groups (src/write-group.ts, experiments/049, 050): standalone writes issued while the
-// writer is idle wait until the microtask queue runs dry, then run on the JS thread in one
-// transaction and commit together; reads issued meanwhile run at once in the group's snapshot.
+// Write groups (src/js-thread/write-group.ts and js-thread.ts, experiments/049, 050): standalone
+// writes issued while the writer is idle wait until the microtask queue runs dry, then run on
+// the JS thread in one transaction and commit together; reads issued meanwhile run at once in
+// the group's snapshot.
 // Covered: writes awaited one at a time run alone; writes issued together share one commit, each
 // with its own result; writes settle at the commit, in call order, reads at once with what was
 // committed; a client whose reads settled at once joins the group with its next write; a commit

@@ -88,7 +88,7 @@ impl Drop for SqlText {
 /// skips handing over what the native side already has (the same statement run again, with
 /// parameters packed into the same scratch buffer): reading the SQL text and the typed array's
 /// info was about 5 % of a point select's instructions (experiments/059). Only the JS thread
-/// uses it. The buffer stays alive because JS holds it while it leaves it out (src/inline.ts
+/// uses it. The buffer stays alive because JS holds it while it leaves it out (src/js-thread/inline.ts
 /// `InlineRunner.read`), and its bytes do not move (V8 moves no typed array's bytes once they
 /// were handed out, which `uint8_array` does).
 pub struct LastArgs {

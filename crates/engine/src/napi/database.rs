@@ -45,7 +45,7 @@ pub struct NativeDatabase {
     pub(super) handler_args: Cell<Vec<sys::napi_value>>,
     /// The Float64Array JS shares for results of numbers (`readInline`, `writeInline`;
     /// `shareNumbers`), as its address and length. JS keeps it for as long as it can call them
-    /// (src/inline.ts), and its bytes do not move (an off-heap typed array's never do).
+    /// (src/js-thread/inline.ts), and its bytes do not move (an off-heap typed array's never do).
     numbers: Cell<(*mut f64, usize)>,
 }
 
@@ -472,7 +472,7 @@ impl NativeDatabase {
 
     /// A result's column names as `readInline` hands them to its handler: null when they are
     /// the ones it handed over last time (the statement run again, most often), which JS still
-    /// holds (src/inline.ts `handle`), else joined by NUL. Making the string was about 2 % of a
+    /// holds (src/js-thread/inline.ts `handle`), else joined by NUL. Making the string was about 2 % of a
     /// point select's instructions (experiments/059).
     ///
     /// # Safety

@@ -4,10 +4,10 @@
 // right away and calls `handle` once with the result as arguments: a read's cells, each TEXT
 // cell a string of its own, or a write's changes. Rows are built by one generated function per
 // column-name set, as in decode.ts, so every row of a shape shares one hidden class.
-import { arrayResult, type Row, rowLiteral } from './decode'
-import { engineError, type ResqliteError } from './errors'
-import { type Done, Inline, InlineResult, type JobCalls, JobKind, type ReadOn } from './native'
-import type { Diagnostics } from './types'
+import { arrayResult, type Row, rowLiteral } from '../decode'
+import { engineError, type ResqliteError } from '../errors'
+import { type Done, Inline, InlineResult, type JobCalls, JobKind, type ReadOn } from '../native'
+import type { Diagnostics } from '../types'
 
 type MakeRow = (cells: unknown[], k: number) => Row
 
@@ -185,7 +185,7 @@ export class InlineRunner {
     this.#arrays = arrays
     this.#sql = sql
     // The SQL and params are left out when they are the last call's, which the engine kept
-    // (napi/args.rs `LastArgs`).
+    // (js/args.rs `LastArgs`).
     const budget = this.#budgetMicros
     const how =
       params !== this.#lastParams

@@ -2,8 +2,9 @@
 // (inline: SQLite work fits a time budget, so it costs less than the hop to a thread and back),
 // in a write group (inline too, sharing one commit), in slices on the JS thread (it calls a
 // JavaScript function), on a reader, or on the writer thread. This module decides which; the
-// engine (engine.ts), the database and transactions (database.ts, transaction.ts) call it, and
-// a `Statement`'s call takes the same path as the `db.*` call it mirrors (statement.ts).
+// JS thread's side of the engine (js-thread.ts, which runs what it places here), the engine
+// (engine.ts), the database and transactions (database.ts, transaction.ts) call it, and a
+// `Statement`'s call takes the same path as the `db.*` call it mirrors (statement.ts).
 //
 // What only the statement and its connection can tell is decided in Rust, after the JS side
 // has offered the call: whether a read fits the budget or skips the JS thread after overrunning
@@ -27,7 +28,7 @@
 // 11. A transaction's reads, bounded executes, control statements and COMMIT may use the idle writer's connection (`writerIdle`; 036).
 // 12. Everything else: writes to the writer thread in call order, reads to the readers.
 import { nextTick } from 'node:process'
-import { JobKind, Mailbox, ReadOn } from './native'
+import { JobKind, Mailbox, ReadOn } from '../native'
 import type { WriteGroup } from './write-group'
 
 /** Milliseconds a read may run on the JS thread before it moves to a reader (experiments/032). */
@@ -65,8 +66,8 @@ export function readKindMayRunInline(kind: JobKind): boolean {
   )
 }
 
-/** Whether a select that did not run inline runs in slices on the JS thread (engine.ts
- * `#readSliced`): it may call a JavaScript function, which is called right there where a reader
+/** Whether a select that did not run inline runs in slices on the JS thread (slices.ts
+ * `SlicedReads`): it may call a JavaScript function, which is called right there where a reader
  * would hand each call over (experiments/054). Not with a signal: a sliced read cannot be
  * interrupted the way a reader's can. */
 export function readRunsSliced(kind: JobKind, signal: AbortSignal | undefined, functionsDefined: boolean): boolean {

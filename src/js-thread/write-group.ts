@@ -1,7 +1,7 @@
-// A write group (experiments/049, 050; when one opens and runs: placement.ts): standalone writes issued together (several clients of a
-// server, each awaiting its own) wait in the group until a microtask round issues no more calls,
-// then run on the JS thread inside one transaction on the writer's connection and commit
-// together.
+// A write group (experiments/049, 050; when one opens: placement.ts; how it runs: js-thread.ts):
+// standalone writes issued together (several clients of a server, each awaiting its own) wait in
+// the group until a microtask round issues no more calls, then run on the JS thread inside one
+// transaction on the writer's connection and commit together.
 // The writes share one commit: its file locks and its WAL append, which cost a small write alone
 // more than the write itself (bench/experiments/chat-commits.mjs).
 //
@@ -19,7 +19,8 @@
 // nothing of the group was committed: every write of it runs again on the writer thread, in call
 // order, and settles as it would have alone (as the writer thread's group commit does,
 // crates/engine/src/threads/group_commit.rs).
-import type { Packed } from './params'
+import { NOTHING } from '../nothing'
+import type { Packed } from '../params'
 
 /** A write waiting in the group (its parameters copied: the packing buffer is reused). */
 export interface PendingWrite {
@@ -27,8 +28,6 @@ export interface PendingWrite {
   packed: Packed
   settle: (outcome: Promise<unknown>) => void
 }
-
-const NOTHING = (): void => {}
 
 export class WriteGroup {
   readonly writes: PendingWrite[] = []
@@ -55,7 +54,7 @@ export class WriteGroup {
   issued: number
   /** Microtask rounds the group has waited. */
   rounds = 0
-  /** Checks at the end of each round whether the group runs (engine.ts `#checkGroup`). */
+  /** Checks at the end of each round whether the group runs (js-thread.ts `#checkGroup`). */
   check: () => void = NOTHING
 
   /** Opened by one flow's reads, one after another (placement.ts `readFollowsRead`). */
