@@ -92,14 +92,9 @@ export class Database implements Queryable {
   readonly #turns = new Turns()
   /** The innermost open transaction of the current async context. */
   readonly #context = new AsyncLocalStorage<Transaction>()
-  /** The last standalone write each async flow issued (the code that runs after it, awaits or
-   * not, and what it calls): a read in that flow waits for it (`#writesBeforeRead`). Writes
-   * issued by other flows (a server's other requests) are seen once they committed, so reads
-   * never wait for someone else's long write (experiments/051). */
-  readonly #flow = new AsyncLocalStorage<IssuedWrite>()
   /** How many IssuedWrites are pending. While none is, no flow has a write to wait for, so a
    * read skips looking its flow up: an AsyncLocalStorage lookup is several percent of a small
-   * read (experiments/059). */
+   * read (experiments/059). Also this database's mark in `FLOWS`. */
   readonly #pending = { writes: 0 }
   /** Reads (and iterations' first pages) waiting for earlier writes (`#closeWaitsFor`), as settled
    * promises: close() waits for them. */
@@ -722,7 +717,7 @@ export class Database implements Queryable {
    * there is none. A write group holding it commits now. */
   #writesBeforeRead(): Promise<void> | undefined {
     if (this.#pending.writes === 0) return undefined
-    const issued = this.#flow.getStore()
+    const issued = markOf(FLOWS.getStore(), this.#pending)
     if (issued === undefined || !issued.pending) return undefined
     this.#engine.jsThread.runGroupNow()
     // Committing the group may have committed the flow's write.
@@ -733,18 +728,19 @@ export class Database implements Queryable {
    * that joined the write group `pending`. */
   #issued(pending: Promise<void> | WriteGroup | undefined): void {
     if (pending === undefined) return
+    const marks = FLOWS.getStore()
     if (!(pending instanceof WriteGroup)) {
-      this.#flow.enterWith(new IssuedWrite(pending, this.#pending))
+      FLOWS.enterWith(marked(marks, new IssuedWrite(pending, this.#pending)))
       return
     }
     const last = pending.writes.length - 1
     // Writes a flow issues together into one write group: one mark, at the last of them.
-    const current = this.#flow.getStore()
+    const current = markOf(marks, this.#pending)
     if (current?.group === pending && current.pending) {
       current.last = last
       return
     }
-    this.#flow.enterWith(new IssuedWrite(pending.finished, this.#pending, pending, last))
+    FLOWS.enterWith(marked(marks, new IssuedWrite(pending.finished, this.#pending, pending, last)))
   }
 
   async #readAfter<T>(
@@ -835,7 +831,32 @@ function readonlyError(sql: string, replica: boolean): ResqliteError {
 
 /** A standalone write an async flow issued: pending until it has run, counted in
  * `count.writes` until `settled`. */
+/** The last standalone write each async flow issued to each database (the code that runs after
+ * it, awaits or not, and what it calls): a read in that flow waits for it (`#writesBeforeRead`).
+ * Writes issued by other flows (a server's other requests) are seen once they committed, so
+ * reads never wait for someone else's long write (experiments/051). One store for every
+ * database, holding a flow's marks still pending: Node 24's `enterWith` copies every store the
+ * flow holds, so one store a database made a flow that wrote to 1,000 databases copy 1,000
+ * entries a write (experiments/074). */
+const FLOWS = new AsyncLocalStorage<readonly IssuedWrite[]>()
+
+/** This database's mark (`owner`: its `#pending`) among a flow's. */
+function markOf(marks: readonly IssuedWrite[] | undefined, owner: object): IssuedWrite | undefined {
+  if (marks !== undefined) for (const mark of marks) if (mark.owner === owner) return mark
+  return undefined
+}
+
+/** A flow's marks with `mark` in place of its database's: those of other databases that have
+ * run are dropped, so the list holds only writes not run yet. */
+function marked(marks: readonly IssuedWrite[] | undefined, mark: IssuedWrite): readonly IssuedWrite[] {
+  const kept = [mark]
+  if (marks !== undefined) for (const m of marks) if (m.owner !== mark.owner && m.pending) kept.push(m)
+  return kept
+}
+
 class IssuedWrite {
+  /** The database it was issued to (its `#pending`). */
+  readonly owner: { writes: number }
   /** Settles (never rejects) once it has run. */
   readonly settled: Promise<void>
   /** The write group it joined, and the place in it of the flow's last write there; let go
@@ -846,6 +867,7 @@ class IssuedWrite {
   #ran = false
 
   constructor(source: Promise<void>, count: { writes: number }, group?: WriteGroup, last = 0) {
+    this.owner = count
     this.group = group
     this.last = last
     count.writes++

@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict'
 import path from 'node:path'
 import { test } from 'node:test'
+import { setImmediate as turn } from 'node:timers/promises'
 import v8 from 'node:v8'
 import vm from 'node:vm'
 import { Database, ResqliteError } from '../dist/esm/index.mjs'
@@ -109,6 +110,33 @@ test('a read past the budget moves to a reader, settles once with its result, an
   // a cheap statement still runs inline
   assert.deepStrictEqual(await db.select('SELECT 1 AS one'), [{ one: 1 }])
   assert.equal((await inlineCounts(db)).runs, after.runs + 1)
+})
+
+test("a read's first overrun moves only that read: its statement's next read still runs on the JS thread; a second overrun in a row makes it skip", async (t) => {
+  // A tenant's read that overran once (cold pages, a preempted thread) sent its next 16 to a
+  // reader, which opened a connection for them (experiments/074).
+  const SLOW = 2_000_000 // counting to 2 million: milliseconds, far past the default 0.1 ms budget
+  const dir = tempDir(t)
+  const reader = async (name) => {
+    const db = await Database.open(path.join(dir, name))
+    t.after(() => db.close())
+    return async (n) => {
+      await turn() // alone in its turn of the event loop: no group of reads in a row
+      const before = await inlineCounts(db)
+      assert.deepStrictEqual(await db.select(SLOW_SQL, [n]), [{ n }])
+      const after = await inlineCounts(db)
+      return { moved: after.moved - before.moved, skipped: after.skipped - before.skipped }
+    }
+  }
+  const once = await reader('once.db')
+  assert.deepStrictEqual(await once(SLOW), { moved: 1, skipped: 0 })
+  // Not skipped: it runs on the JS thread (or moves, were its thread preempted past the budget).
+  assert.equal((await once(1)).skipped, 0)
+
+  const twice = await reader('twice.db')
+  assert.deepStrictEqual(await twice(SLOW), { moved: 1, skipped: 0 })
+  assert.deepStrictEqual(await twice(SLOW), { moved: 1, skipped: 0 })
+  assert.deepStrictEqual(await twice(1), { moved: 0, skipped: 1 })
 })
 
 test('a read that moved can be aborted on the reader; the database stays usable', async (t) => {

@@ -183,3 +183,17 @@ function deferred() {
   })
   return { promise, resolve }
 }
+
+test("a flow's writes to several databases, not awaited: a read of each sees that database's write (one store holds every database's mark)", async (t) => {
+  // Each database's write goes to its writer thread (a scan: not bounded), so it is still
+  // pending when the flow writes to the next and when it reads.
+  const dbs = [await setUp(t, { inlineBudget: 0 }), await setUp(t), await setUp(t, { inlineBudget: 0 })]
+  const count = async (db) => (await db.selectOne('SELECT count(*) AS n FROM t')).n
+  for (let i = 0; i < 10; i++) {
+    const writes = dbs.map((db) => db.execute('INSERT INTO t (v) SELECT ? FROM big WHERE x = 7', [i]))
+    // The first database's mark is the oldest of the flow's: read it first, while its write
+    // may still be running.
+    for (const db of dbs) assert.equal(await count(db), i + 1)
+    await Promise.all(writes)
+  }
+})

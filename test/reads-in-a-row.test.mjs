@@ -111,3 +111,27 @@ test("a write in a run of reads commits the reads' group first and runs as it wo
   assert.deepStrictEqual(result, [1, 1, 1, 1, 0, 2])
   assert.equal(groupReads, 1)
 })
+
+test('awaited reads rotating over more databases than FOLLOW_WITHIN open no group; two interleaved in a row still do', async (t) => {
+  // Tenants read in turn (experiments/074): each database's last read is 8 reads back, so its
+  // group would hold one read and cost a BEGIN and a COMMIT more than it saves.
+  const tenants = []
+  for (let i = 0; i < 8; i++) tenants.push((await open(t)).db)
+  const before = await Promise.all(tenants.map(inlineCounts))
+  const seen = []
+  for (let round = 0; round < 5; round++) for (const db of tenants) seen.push((await db.selectOne(COUNT)).n)
+  const after = await Promise.all(tenants.map(inlineCounts))
+  assert.deepStrictEqual(seen, Array(40).fill(1))
+  const runs = after.reduce((n, a, i) => n + a.runs - before[i].runs, 0)
+  const groupReads = after.reduce((n, a, i) => n + a.groupReads - before[i].groupReads, 0)
+  assert.equal(runs, 40, 'every read ran on the JS thread')
+  assert.equal(groupReads, 0)
+
+  // Two databases read in turn: each one's last read is 2 reads back, so each run shares a group.
+  const [a, b] = tenants
+  const [a0, b0] = [await inlineCounts(a), await inlineCounts(b)]
+  for (let i = 0; i < 10; i++) for (const db of [a, b]) assert.deepStrictEqual(await db.selectOne(COUNT), { n: 1 })
+  const [a1, b1] = [await inlineCounts(a), await inlineCounts(b)]
+  assert.ok(a1.groupReads - a0.groupReads >= 8, `${a1.groupReads - a0.groupReads} of a's reads in a group`)
+  assert.ok(b1.groupReads - b0.groupReads >= 8, `${b1.groupReads - b0.groupReads} of b's reads in a group`)
+})

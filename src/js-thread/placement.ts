@@ -20,7 +20,8 @@
 // 4. ...and not while reads are on the readers, unless within AFTER_WRITE_READS reads of a write (042).
 // 5. ...on the writer's connection once its thread finished every job, else the JS thread's own (`readOn`; 040, 042).
 // 6. ...or, in an open write group's snapshot, up to GROUP_BURST instead of 3-4; it opens one while writes come together (050),
-//    or when reads are awaited one after another in a turn of the event loop (`readFollowsRead`; 061).
+//    or when reads are awaited one after another in a turn of the event loop, this database's last
+//    within FOLLOW_WITHIN reads (`readFollowsRead`; 061, 074).
 // 7. A select calling a JS function, not run inline and without a signal, runs in slices (`readRunsSliced`; 054).
 // 8. A standalone execute, with the writer free and its thread finished, may run inline (`writeMayRunInline`; 040).
 // 9. ...alone when writes come one at a time, else in a write group (`writeRunsAlone`; 049).
@@ -45,6 +46,13 @@ export const GROUP_BURST = 16
 /** Reads after a write during which reads in flight on the readers do not send the next one
  * there too: a commit drops the readers' page caches, not the writer's (experiments/042). */
 export const AFTER_WRITE_READS = 32
+/** A read opens a group of reads in a row only when this database's last read was among the last
+ * FOLLOW_WITHIN reads offered to the JS thread by any database: reads rotating over many
+ * databases (a server's tenants) each hold one read, whose group's BEGIN and COMMIT cost more
+ * than the WAL read lock it saves (experiments/074). */
+export const FOLLOW_WITHIN = 4
+/** Reads offered to the JS thread by every engine on this thread (`Placement.readInline`). */
+let readsOffered = 0
 /** The most microtask rounds a write group waits for more calls (a client reading on and on
  * does not hold the others' writes back for long; experiments/050). */
 export const MAX_GROUP_ROUNDS = 64
@@ -108,6 +116,8 @@ export class Placement {
   #burst = 0
   /** Reads issued since the last write. */
   #readsSinceWrite = AFTER_WRITE_READS
+  /** `readsOffered` at this engine's last read offered to the JS thread. */
+  #lastRead = Number.NEGATIVE_INFINITY
   /** Reads sent to the readers and not completed yet. */
   readsInFlight = 0
   /** The last write group held one call (a write or a read): calls come one at a time. The next
@@ -139,6 +149,7 @@ export class Placement {
    * others are on the readers unless a write was issued within the last AFTER_WRITE_READS
    * reads. */
   readInline(inGroup: boolean): boolean {
+    this.#lastRead = ++readsOffered
     const afterWrite = this.#readsSinceWrite++ < AFTER_WRITE_READS
     if (this.#burst >= (inGroup ? GROUP_BURST : INLINE_BURST)) return false
     if (!inGroup && this.readsInFlight > 0 && !afterWrite) return false
@@ -166,11 +177,18 @@ export class Placement {
 
   /** Whether a read, with no write group open and calls coming one at a time, opens a group to
    * read in its snapshot: a read was offered to the JS thread in an earlier microtask round of
-   * this turn of the event loop (an awaited loop of reads), none is on the readers, and the
-   * writer's thread has finished. Reads that share a snapshot take SQLite's WAL read lock once,
-   * not each (two `fcntl` calls a read, most of a point select's time: experiments/061). */
+   * this turn of the event loop (an awaited loop of reads), this engine's last read was among
+   * the last FOLLOW_WITHIN offered on this thread, none is on the readers, and the writer's
+   * thread has finished. Reads that share a snapshot take SQLite's WAL read lock once, not each
+   * (two `fcntl` calls a read, most of a point select's time: experiments/061). */
   readFollowsRead(): boolean {
-    if (this.#readThisTurn) return this.#burst === 0 && this.readsInFlight === 0 && this.writerFinished()
+    if (this.#readThisTurn)
+      return (
+        readsOffered - this.#lastRead < FOLLOW_WITHIN &&
+        this.#burst === 0 &&
+        this.readsInFlight === 0 &&
+        this.writerFinished()
+      )
     this.#readThisTurn = true
     nextTick(this.#endTurn)
     return false

@@ -4,7 +4,8 @@
 //! the statement once the budget is spent (sqlite/budget.rs). Then nothing was delivered, and
 //! the same read goes to a reader thread (a read-only statement runs again safely); the
 //! statement skips the JS thread for a while (doubling while it keeps overrunning), and tries
-//! again now and then, since data changes.
+//! again now and then, since data changes. A read's first overrun after runs that fit moves
+//! only that read (`READ_STRIKE`).
 //!
 //! Outside transactions the read runs on a read-only connection of the JS thread's own, opened
 //! by a pool thread (threads/open.rs) and kept behind a lock in `Shared`; the writer closes and
@@ -41,6 +42,12 @@ use crate::threads::worker::{run_write, PoolConnection};
 /// overrun, up to MAX_SKIP, and halved after each inline run that fits.
 const FIRST_SKIP: u32 = 16;
 const MAX_SKIP: u32 = 1024;
+/// A read that overruns after runs that fit moves alone: its statement skips nothing, and
+/// remembers the overrun for the next runs that fit (halved each: 4 of them). Its pages were
+/// cold, or its thread was preempted on a busy machine; skipping the JS thread for the next 16
+/// runs sent a tenant's next reads to a reader, which opened a connection each (experiments/074).
+/// Another overrun meanwhile skips FIRST_SKIP runs, as any overrun of a write or a slice does.
+const READ_STRIKE: u32 = 8;
 /// A write with more parameter bytes than this stays on the writer thread: a bounded
 /// program's work still grows with the size of its values.
 const MAX_WRITE_PARAMS: usize = 64 << 10;
@@ -163,8 +170,18 @@ fn run<T>(
             other => other,
         }
     };
-    back_off(&stmt.inline, matches!(result, Ok(Ran::Moved)));
+    back_off_read(&stmt.inline, matches!(result, Ok(Ran::Moved)));
     result
+}
+
+/// After a read's run on the JS thread: as `back_off`, except that an overrun with none
+/// remembered skips nothing (READ_STRIKE).
+fn back_off_read(b: &Backoff, overran: bool) {
+    if overran && b.backoff.get() == 0 {
+        b.backoff.set(READ_STRIKE);
+    } else {
+        back_off(b, overran);
+    }
 }
 
 /// After a run on the JS thread: one that overran makes the statement skip the JS thread for a
@@ -410,4 +427,48 @@ unsafe extern "C" fn defer_checkpoint(
         deferred.due.set(true);
     }
     ffi::SQLITE_OK
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Runs that skip the JS thread from now on, counting them down to the next try.
+    fn skipped(b: &Backoff) -> u32 {
+        let mut n = 0;
+        while skips(b) {
+            n += 1;
+        }
+        n
+    }
+
+    #[test]
+    fn a_reads_first_overrun_moves_it_alone_a_second_soon_after_skips() {
+        let b = Backoff::default();
+        back_off_read(&b, true);
+        assert_eq!(skipped(&b), 0, "a first overrun skips nothing");
+        back_off_read(&b, false);
+        back_off_read(&b, true);
+        assert_eq!(skipped(&b), FIRST_SKIP, "another within 4 runs that fit skips");
+        back_off_read(&b, true);
+        assert_eq!(skipped(&b), 2 * FIRST_SKIP, "and doubles while it keeps overrunning");
+    }
+
+    #[test]
+    fn a_reads_overrun_is_forgotten_after_4_runs_that_fit() {
+        let b = Backoff::default();
+        back_off_read(&b, true);
+        for _ in 0..4 {
+            back_off_read(&b, false);
+        }
+        back_off_read(&b, true);
+        assert_eq!(skipped(&b), 0);
+    }
+
+    #[test]
+    fn a_writes_or_slices_first_overrun_skips() {
+        let b = Backoff::default();
+        back_off(&b, true);
+        assert_eq!(skipped(&b), FIRST_SKIP);
+    }
 }
