@@ -6,6 +6,7 @@
 // arguments directly (src/statement.cc, Statement::Bind), so arguments are its cheapest form;
 // the difference is small beside the thread-pool round trip of every call.
 import { createRequire } from 'node:module'
+import { asyncTransactions } from './async-transactions.mjs'
 
 const require = createRequire(import.meta.url)
 const sqlite3 = require('sqlite3')
@@ -43,7 +44,6 @@ export async function openWith(sqlite3, version, path, { versions = true } = {})
   // later write on the connection; all() on the lanes' single-row lookups does the same SQLite
   // work (one row, then done) and resets.
   const tx = { run: (s, params) => s.run(params), get: (s, params) => s.get(params) }
-  let depth = 0 // open transaction levels: 0 → BEGIN, deeper → SAVEPOINT (one transaction at a time)
   return {
     sync: false,
     versions: versions
@@ -74,24 +74,7 @@ export async function openWith(sqlite3, version, path, { versions = true } = {})
       }
     },
     // The body's calls are awaited one by one, so they run in order without db.serialize().
-    transaction(body) {
-      return async () => {
-        const level = depth
-        await ctl(level ? `SAVEPOINT s${level}` : 'BEGIN')
-        depth++
-        try {
-          const result = await body(tx)
-          await ctl(level ? `RELEASE s${level}` : 'COMMIT')
-          return result
-        } catch (err) {
-          await ctl(level ? `ROLLBACK TO s${level}` : 'ROLLBACK')
-          if (level) await ctl(`RELEASE s${level}`)
-          throw err
-        } finally {
-          depth--
-        }
-      }
-    },
+    transaction: asyncTransactions(ctl, tx),
     // Live queries, done yourself: the update hook ('change' event, once per changed row)
     // marks the watched queries on that table; they re-run once per event-loop turn.
     // (resqlite/sqlite3 emits no 'change' events: its live queries are resqlite's own.)

@@ -12,6 +12,7 @@
 // that array first.
 import { readFileSync } from 'node:fs'
 import { connect } from '@tursodatabase/database'
+import { asyncTransactions } from './async-transactions.mjs'
 
 // (its package.json is not in its exports map)
 export const version = JSON.parse(
@@ -29,7 +30,6 @@ export async function open(path, { versions = true } = {}) {
   }
   // (s: this driver's statement below, whose calls are queued)
   const tx = { run: (s, params) => s.run(params), get: (s, params) => s.get(params) }
-  let depth = 0 // open transaction levels: 0 → BEGIN, deeper → SAVEPOINT (one transaction at a time)
   return {
     sync: false,
     versions: versions
@@ -67,24 +67,7 @@ export async function open(path, { versions = true } = {}) {
         },
       }
     },
-    transaction(body) {
-      return async () => {
-        const level = depth
-        await ctl(level ? `SAVEPOINT s${level}` : 'BEGIN')
-        depth++
-        try {
-          const result = await body(tx)
-          await ctl(level ? `RELEASE s${level}` : 'COMMIT')
-          return result
-        } catch (err) {
-          await ctl(level ? `ROLLBACK TO s${level}` : 'ROLLBACK')
-          if (level) await ctl(`RELEASE s${level}`)
-          throw err
-        } finally {
-          depth--
-        }
-      }
-    },
+    transaction: asyncTransactions(ctl, tx),
     close: () => db.close(),
   }
 }

@@ -10,7 +10,7 @@ import { performance } from 'node:perf_hooks'
 import { measure } from '../measure.mjs'
 import { fmtN, hashRows, makeCase } from './common.mjs'
 import { POINT_AWAITED, pointQueries } from './reads.mjs'
-import { INSERT_T, narrowRows, SMALL_WRITES, TX_PER_SAMPLE, writeLane } from './writes.mjs'
+import { INSERT_T, interactiveTransactions, narrowRows, SMALL_WRITES, TX_PER_SAMPLE, writeLane } from './writes.mjs'
 
 // A small API response, serialized WORK_REPS times per burst (a fixed amount of work, not a
 // fixed time, so a library whose calls slow the JS thread down pays for it here too).
@@ -108,42 +108,7 @@ const txInteractive = async (d, cfg) => {
       table: 'write_t',
       returns: true,
       gaps,
-      setup: async () => {
-        const ins = await d.prepare(INSERT_T)
-        const sel = await d.prepare('SELECT * FROM write_t WHERE id = ?')
-        const rows = narrowRows(2 * TX_PER_SAMPLE, 25)
-        let k = 0
-        const txn = d.transaction(
-          d.sync
-            ? (tx) => {
-                tx.run(ins, rows[2 * k])
-                tx.run(ins, rows[2 * k + 1])
-                return tx.get(sel, [rows[2 * k][0]])
-              }
-            : async (tx) => {
-                await tx.run(ins, rows[2 * k])
-                await tx.run(ins, rows[2 * k + 1])
-                return tx.get(sel, [rows[2 * k][0]])
-              },
-        )
-        return d.sync
-          ? () => {
-              const out = []
-              for (k = 0; k < TX_PER_SAMPLE; k++) {
-                out.push(txn())
-                work(gaps)
-              }
-              return out
-            }
-          : async () => {
-              const out = []
-              for (k = 0; k < TX_PER_SAMPLE; k++) {
-                out.push(await txn())
-                work(gaps)
-              }
-              return out
-            }
-      },
+      setup: () => interactiveTransactions(d, () => work(gaps)),
     }),
   ]
 }

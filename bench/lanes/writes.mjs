@@ -115,6 +115,46 @@ const insertSequential = singleInserts('insert-sequential', 24, 'each awaited', 
   for (const r of rows) await ins.run(r)
 })
 
+/** tx-interactive's sample, for its lane and the interleaved one: 100 transactions one after
+ * another, each inserting rows[2k] and rows[2k + 1] and selecting the first back; `between`
+ * (the interleaved lane's work) runs after each. */
+export async function interactiveTransactions(d, between) {
+  const ins = await d.prepare(INSERT_T)
+  const sel = await d.prepare('SELECT * FROM write_t WHERE id = ?')
+  const rows = narrowRows(2 * TX_PER_SAMPLE, 25)
+  let k = 0 // the transaction being run: it inserts rows[2k] and rows[2k + 1]
+  const txn = d.transaction(
+    d.sync
+      ? (tx) => {
+          tx.run(ins, rows[2 * k])
+          tx.run(ins, rows[2 * k + 1])
+          return tx.get(sel, [rows[2 * k][0]])
+        }
+      : async (tx) => {
+          await tx.run(ins, rows[2 * k])
+          await tx.run(ins, rows[2 * k + 1])
+          return tx.get(sel, [rows[2 * k][0]])
+        },
+  )
+  return d.sync
+    ? () => {
+        const out = []
+        for (k = 0; k < TX_PER_SAMPLE; k++) {
+          out.push(txn())
+          if (between) between()
+        }
+        return out
+      }
+    : async () => {
+        const out = []
+        for (k = 0; k < TX_PER_SAMPLE; k++) {
+          out.push(await txn())
+          if (between) between()
+        }
+        return out
+      }
+}
+
 // One sample = 100 transactions one after another, each: BEGIN, 2 inserts, select the first
 // inserted row back (read-your-writes), COMMIT. Returns the 100 selected rows.
 const txInteractive = async (d, cfg) => [
@@ -125,36 +165,7 @@ const txInteractive = async (d, cfg) => [
     title: `${TX_PER_SAMPLE} transactions: 2 inserts + 1 select`,
     table: 'write_t',
     returns: true,
-    setup: async () => {
-      const ins = await d.prepare(INSERT_T)
-      const sel = await d.prepare('SELECT * FROM write_t WHERE id = ?')
-      const rows = narrowRows(2 * TX_PER_SAMPLE, 25)
-      let k = 0 // the transaction being run: it inserts rows[2k] and rows[2k + 1]
-      const txn = d.transaction(
-        d.sync
-          ? (tx) => {
-              tx.run(ins, rows[2 * k])
-              tx.run(ins, rows[2 * k + 1])
-              return tx.get(sel, [rows[2 * k][0]])
-            }
-          : async (tx) => {
-              await tx.run(ins, rows[2 * k])
-              await tx.run(ins, rows[2 * k + 1])
-              return tx.get(sel, [rows[2 * k][0]])
-            },
-      )
-      return d.sync
-        ? () => {
-            const out = []
-            for (k = 0; k < TX_PER_SAMPLE; k++) out.push(txn())
-            return out
-          }
-        : async () => {
-            const out = []
-            for (k = 0; k < TX_PER_SAMPLE; k++) out.push(await txn())
-            return out
-          }
-    },
+    setup: () => interactiveTransactions(d),
   }),
 ]
 
