@@ -829,8 +829,6 @@ function readonlyError(sql: string, replica: boolean): ResqliteError {
   return new ResqliteError('ERR_DATABASE_READONLY', 'the database was opened with readonly: true', sql)
 }
 
-/** A standalone write an async flow issued: pending until it has run, counted in
- * `count.writes` until `settled`. */
 /** The last standalone write each async flow issued to each database (the code that runs after
  * it, awaits or not, and what it calls): a read in that flow waits for it (`#writesBeforeRead`).
  * Writes issued by other flows (a server's other requests) are seen once they committed, so
@@ -854,6 +852,8 @@ function marked(marks: readonly IssuedWrite[] | undefined, mark: IssuedWrite): r
   return kept
 }
 
+/** A standalone write an async flow issued: pending until it has run, counted in
+ * `count.writes` until `settled`. */
 class IssuedWrite {
   /** The database it was issued to (its `#pending`). */
   readonly owner: { writes: number }

