@@ -3,7 +3,8 @@
 // deletes, on the writer's connection, whichever thread runs the write.
 
 import assert from 'node:assert/strict'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, test } from 'node:test'
@@ -144,4 +145,41 @@ test('a write changing more rows than are kept between deliveries reports the re
   await new Promise((resolve) => setImmediate(resolve))
   assert.equal(count, kept + 1)
   await call(db, 'close')
+})
+
+test("the same writes give the real sqlite3's 'change' events (a trigger's rows, REPLACE, a rollback, WITHOUT ROWID)", async (t) => {
+  const realPath = new URL('../bench/node_modules/sqlite3', import.meta.url).pathname
+  if (!existsSync(realPath)) {
+    t.skip('the real sqlite3 is not installed (npm install in bench/)')
+    return
+  }
+  const real = createRequire(import.meta.url)(realPath)
+  const script = [
+    'CREATE TABLE t (id INTEGER PRIMARY KEY, k INTEGER UNIQUE, v TEXT)',
+    'CREATE TABLE log (n INTEGER)',
+    'CREATE TABLE w (k TEXT PRIMARY KEY, v TEXT) WITHOUT ROWID',
+    'CREATE TRIGGER t_log AFTER UPDATE ON t BEGIN INSERT INTO log VALUES (new.id); END',
+    "INSERT INTO t (k, v) VALUES (1, 'a'), (2, 'b'), (3, 'c')",
+    "UPDATE t SET v = 'x' WHERE k >= 2",
+    "INSERT OR REPLACE INTO t (k, v) VALUES (1, 'replaced')",
+    "INSERT INTO w VALUES ('a', 'b')",
+    'BEGIN',
+    'DELETE FROM t WHERE k = 3',
+    'ROLLBACK',
+    'DELETE FROM log',
+  ]
+  const events = async (sqlite3) => {
+    const db = await new Promise((resolve, reject) => {
+      const d = new sqlite3.Database(join(dir, `diff${files++}.db`), (e) => (e ? reject(e) : resolve(d)))
+    })
+    const seen = []
+    db.on('change', (...event) => seen.push(event))
+    for (const sql of script) await call(db, 'run', sql)
+    await call(db, 'close')
+    await new Promise((resolve) => setImmediate(resolve))
+    return seen
+  }
+  const expected = await events(real)
+  assert.ok(expected.length > 5, 'the real sqlite3 reported the changes')
+  assert.deepEqual(await events(sqlite3), expected)
 })
