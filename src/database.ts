@@ -20,7 +20,7 @@ import {
   prepareCall,
 } from './arguments'
 import { awaitedAway, withCallerFrames } from './caller-stack'
-import { type CheckedCipher, Engine, type EngineOptions } from './engine'
+import { type CheckedCipher, Engine, type EngineOptions, type RowChangesSink } from './engine'
 import { abortError, closedError, ResqliteError, type ResqliteErrorCode } from './errors'
 import {
   type AggregateOptions,
@@ -75,6 +75,9 @@ import type {
 } from './types'
 
 const DEBUG_PANIC = Symbol.for('resqlite.debugPanic')
+/** resqlite/sqlite3's 'change' event (src/sqlite3.ts): the rows the writer's connection changes,
+ * to a sink (`Engine.rowChanges`). */
+export const ROW_CHANGES = Symbol('resqlite.rowChanges')
 
 /** A SQLite database: one writer connection and a pool of reader connections, each on its own
  * native thread, so no query runs on the event loop. Open one with {@link Database.open}; its
@@ -576,6 +579,11 @@ export class Database implements Queryable {
       .then(() => this.#engine.close())
       .finally(() => this.#memoryDir && rm(this.#memoryDir, { recursive: true, force: true }))
     return this.#closing
+  }
+
+  /** resqlite/sqlite3's 'change' event: `sink` receives the rows writes change; undefined stops. */
+  [ROW_CHANGES](sink: RowChangesSink | undefined): void {
+    this.#engine.rowChanges(sink)
   }
 
   /** Test hook: a write job that panics inside the engine. */

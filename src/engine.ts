@@ -20,6 +20,7 @@ import {
   type NativeDatabase,
   type NativeDiagnostics,
   type NativeExtension,
+  type NativeRowChanges,
 } from './native'
 import { NOTHING } from './nothing'
 import type { Packed } from './params'
@@ -97,6 +98,9 @@ interface Job {
 /** Receives a live query's results: rows, or the error of a run. */
 export type LiveSink = (rows: Row[] | undefined, error: ResqliteError | undefined) => void
 
+/** Receives the rows writes changed (resqlite/sqlite3's 'change' event). */
+export type RowChangesSink = (changes: NativeRowChanges) => void
+
 export class Engine implements Threads {
   readonly opened: Promise<void>
   readonly #native: NativeDatabase
@@ -131,6 +135,8 @@ export class Engine implements Threads {
   trace: QueryContext | undefined
   placed = Where.None
   readonly database: string
+  /** Receives the rows the writer's connection changed while set (`rowChanges`). */
+  #rowChanges: RowChangesSink | undefined
 
   /** A traced call settled (js-thread.ts `tracedSettled`). */
   tracedSettled(): void {
@@ -506,6 +512,24 @@ export class Engine implements Threads {
         job.reject(error)
       }
     }
+    // Before the settled promises' callbacks run: the rows the writes of this batch changed.
+    if (this.#rowChanges !== undefined) this.takeRowChanges()
+  }
+
+  /** Records the rows the writer's connection changes (SQLite's update hook) and hands them to
+   * `sink` after each batch of completions and on `takeRowChanges`; undefined stops. */
+  rowChanges(sink: RowChangesSink | undefined): void {
+    this.#rowChanges = sink
+    this.#native.listenRowChanges(sink !== undefined)
+  }
+
+  /** Hands the rows changed since the last take to the `rowChanges` sink: after each batch of
+   * completions, and after each write run on the JS thread, which no completion reports. */
+  takeRowChanges(): void {
+    const sink = this.#rowChanges
+    if (sink === undefined) return
+    const taken = this.#native.takeRowChanges()
+    if (taken !== null) sink(taken)
   }
 
   #settle(job: Job, done: Done, a: unknown, b: unknown, turnStart: number): void {

@@ -240,6 +240,17 @@ export interface NativeExtension {
   entryPoint: string | undefined
 }
 
+/** Rows writes changed (`takeRowChanges`): row `i` is `kinds[i]` (0 insert, 1 update, 2 delete)
+ * of row `rowids[i]` in `tables[tableOf[i]]` ("schema\0table"); `dropped` rows past the rows
+ * kept between two takes were not recorded. */
+export interface NativeRowChanges {
+  tables: string[]
+  kinds: Uint8Array
+  tableOf: Uint32Array
+  rowids: Float64Array
+  dropped: number
+}
+
 export interface NativeDatabase {
   jobCalls(): JobCalls
   /** Starts live query `id`; its results arrive as Done.LiveRows / Done.LiveError completions
@@ -264,6 +275,11 @@ export interface NativeDatabase {
   /** Starts a backup of the database into the new file `destination` on a thread of its own;
    * Done.Progress completions report its steps, until it completes. `cancel(id)` stops it. */
   backup(id: number, destination: string): void
+  /** Starts (or stops) recording the rows the writer's connection changes (SQLite's update
+   * hook, crates/engine/src/sqlite/row_changes.rs): resqlite/sqlite3's 'change' event. */
+  listenRowChanges(on: boolean): void
+  /** The rows changed since the last take, or null. */
+  takeRowChanges(): NativeRowChanges | null
   /** Queues a rekey on the writer; no encryption (or an empty key) decrypts. */
   rekey(id: number, encryption: NativeEncryption | undefined): boolean
   interruptWriter(): void

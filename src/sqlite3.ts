@@ -10,8 +10,9 @@
 import { EventEmitter } from 'node:events'
 import { existsSync } from 'node:fs'
 import { resolve } from 'node:path'
-import { Database as Resqlite } from './database'
+import { Database as Resqlite, ROW_CHANGES } from './database'
 import { ResqliteError } from './errors'
+import type { NativeRowChanges } from './native'
 import type { Params } from './params'
 import {
   beVerbose,
@@ -37,6 +38,8 @@ export { Backup, Statement }
 
 /** Rows of an `each` read fetched at a time: a page per event-loop turn, so memory stays flat. */
 const EACH_PAGE = 256
+/** The 'change' event's types, by the engine's numbers (crates/engine/src/sqlite/row_changes.rs). */
+const CHANGE_KINDS = ['insert', 'update', 'delete'] as const
 export const { OPEN_READONLY, OPEN_READWRITE, OPEN_CREATE, OPEN_URI, OPEN_FULLMUTEX, OPEN_SHAREDCACHE } = OPEN_FLAGS
 export const { OPEN_PRIVATECACHE } = OPEN_FLAGS
 export const { OK, ERROR, INTERNAL, PERM, ABORT, BUSY, LOCKED, NOMEM, READONLY, INTERRUPT } = RESULT_CODES
@@ -62,6 +65,8 @@ export class Database extends EventEmitter {
   #interrupt = new AbortController()
   #tracing = false
   #profiling = false
+  /** 'change' has listeners: the engine records the rows writes change (`#changed`). */
+  #changing = false
   /** Statements prepared and not finalized: sqlite3 refuses to close while there are some. */
   readonly prepared = new Set<Statement>()
   /** Backups started and not finished: sqlite3 refuses to close while there are some too. */
@@ -106,6 +111,7 @@ export class Database extends EventEmitter {
       // on top turn them on when they want them. Writes run on the writer alone.
       if (this.#options.readonly !== true) await db.execute('PRAGMA foreign_keys = OFF')
       this.#connection = new Connection(db)
+      if (this.#changing) db[ROW_CHANGES](this.#changed)
     } catch (error) {
       this.#failure = toSqlite3Error(error)
     }
@@ -288,6 +294,27 @@ export class Database extends EventEmitter {
     const start = performance.now()
     const profile = (): void => void this.emit('profile', sql, Math.round(performance.now() - start))
     return work().finally(profile)
+  }
+
+  /** The rows writes changed, as 'change' events (type, database, table, rowid), in the order
+   * SQLite changed them, on the next tick: after the statement, before its callback. Rows past
+   * the engine's bound between two takes are reported as one error. */
+  readonly #changed = (taken: NativeRowChanges): void => {
+    process.nextTick(() => {
+      const tables = taken.tables.map((name) => name.split('\0'))
+      for (let i = 0; i < taken.kinds.length; i++) {
+        const [database, table] = tables[taken.tableOf[i]!]!
+        this.emit('change', CHANGE_KINDS[taken.kinds[i]!], database, table, taken.rowids[i])
+      }
+      if (taken.dropped === 0) return
+      const error = refusal(
+        'ERR_RESULT_TOO_LARGE',
+        `'change': ${taken.dropped} rows changed past the ${taken.kinds.length} reported between two deliveries (after each statement); their events were dropped`,
+        'TOOBIG',
+      )
+      if (this.listenerCount('error') > 0) this.emit('error', error)
+      else process.emitWarning(error)
+    })
   }
 
   /** An error no callback takes: sqlite3 emits it on the statement, else on the database. */
@@ -531,12 +558,6 @@ export class Database extends EventEmitter {
 
   // biome-ignore lint/suspicious/noExplicitAny: EventEmitter's own signature
   override on(event: string | symbol, listener: (...args: any[]) => void): this {
-    if (event === 'change') {
-      throw refusal(
-        'ERR_INVALID_ARG_VALUE',
-        "resqlite/sqlite3 emits no 'change' events (no per-row update hook): subscribe to a live query with db.resqlite.stream()",
-      )
-    }
     super.on(event, listener)
     this.#hooks()
     return this
@@ -565,11 +586,16 @@ export class Database extends EventEmitter {
     return this
   }
 
-  /** Whether 'trace' and 'profile' are emitted: set as listeners are added and removed, as
-   * sqlite3 switches its hooks on and off (`configure('trace', …)`). */
+  /** Whether 'trace', 'profile' and 'change' are emitted: set as listeners are added and
+   * removed, as sqlite3 switches its hooks on and off (`configure('trace', …)`, the update hook). */
   #hooks(): void {
     this.#tracing = this.listenerCount('trace') > 0
     this.#profiling = this.listenerCount('profile') > 0
+    const changing = this.listenerCount('change') > 0
+    if (changing === this.#changing) return
+    this.#changing = changing
+    // Before the open: set as it completes.
+    this.#connection?.db[ROW_CHANGES](changing ? this.#changed : undefined)
   }
 }
 

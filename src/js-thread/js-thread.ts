@@ -34,6 +34,8 @@ export interface Threads extends PlacementRecord {
   ): Promise<T>
   /** Settles when the last job sent to the writer thread settles (holding none of its result). */
   readonly lastWrite: Promise<void>
+  /** Hands the rows writes changed to resqlite/sqlite3's 'change' sink, if one is set. */
+  takeRowChanges(): void
   /** A result's rows as the engine decodes them. */
   rows(buffer: unknown, names: unknown, arrays: boolean): RowsResult
 }
@@ -148,6 +150,17 @@ export class JsThread {
    * 050).
    * Undefined when it must go to the writer thread. */
   writeInline<T>(
+    sql: string,
+    packed: Packed,
+    onNoTransaction: ((error: ResqliteError) => void) | undefined,
+  ): Promise<T> | undefined {
+    const done = this.#writeInline<T>(sql, packed, onNoTransaction)
+    // No completion reports a write run here: the rows it changed go to the 'change' sink now.
+    if (done !== undefined) this.#threads.takeRowChanges()
+    return done
+  }
+
+  #writeInline<T>(
     sql: string,
     packed: Packed,
     onNoTransaction: ((error: ResqliteError) => void) | undefined,

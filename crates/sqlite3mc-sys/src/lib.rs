@@ -326,6 +326,11 @@ extern "C" {
     pub fn sqlite3_preupdate_count(db: *mut sqlite3) -> c_int;
     pub fn sqlite3_preupdate_old(db: *mut sqlite3, column: c_int, value: *mut *mut sqlite3_value) -> c_int;
     pub fn sqlite3_preupdate_new(db: *mut sqlite3, column: c_int, value: *mut *mut sqlite3_value) -> c_int;
+    pub fn sqlite3_update_hook(
+        db: *mut sqlite3,
+        callback: Option<unsafe extern "C" fn(*mut c_void, c_int, *const c_char, *const c_char, i64)>,
+        ctx: *mut c_void,
+    ) -> *mut c_void;
     pub fn sqlite3_commit_hook(
         db: *mut sqlite3,
         callback: Option<unsafe extern "C" fn(*mut c_void) -> c_int>,

@@ -134,6 +134,20 @@ pub struct EngineDiagnostics {
     pub wal_held_ms: f64,
 }
 
+/// The rows writes changed since the last take (`takeRowChanges`, sqlite/row_changes.rs): row
+/// `i` is `kinds[i]` (0 insert, 1 update, 2 delete) of row `rowids[i]` in table
+/// `tables[tableOf[i]]`, given as "schema\0table".
+#[napi(object)]
+pub struct RowChangesTaken {
+    pub tables: Vec<String>,
+    pub kinds: Uint8Array,
+    pub table_of: Uint32Array,
+    /// As node-sqlite3 gives them: numbers (a rowid beyond ±(2^53 − 1) is rounded).
+    pub rowids: Float64Array,
+    /// Rows changed past the rows kept (`MAX_PENDING`): not delivered.
+    pub dropped: f64,
+}
+
 /// The key settings to open or rekey with (`None`: none, unencrypted).
 fn key_config(encryption: Option<Encryption>) -> Result<Option<Arc<KeyConfig>>> {
     let Some(Encryption { cipher, key }) = encryption else { return Ok(None) };
@@ -411,6 +425,26 @@ impl NativeDatabase {
             in_transaction: false,
         };
         Ok(self.pool.write(job))
+    }
+
+    /// Starts (or stops) recording the rows the writer's connection changes, for resqlite/sqlite3's
+    /// 'change' event; taken with `take_row_changes`.
+    #[napi]
+    pub fn listen_row_changes(&self, on: bool) {
+        self.pool.shared.row_changes.listen(on);
+    }
+
+    /// The rows changed since the last take, or null.
+    #[napi]
+    pub fn take_row_changes(&self) -> Option<RowChangesTaken> {
+        let taken = self.pool.shared.row_changes.take()?;
+        Some(RowChangesTaken {
+            tables: taken.tables.into_iter().map(|(schema, table)| format!("{schema}\0{table}")).collect(),
+            kinds: Uint8Array::new(taken.kinds),
+            table_of: Uint32Array::new(taken.table_of),
+            rowids: Float64Array::new(taken.rowids.into_iter().map(|r| r as f64).collect()),
+            dropped: taken.dropped as f64,
+        })
     }
 
     /// Starts a backup into the new file `destination`; PROGRESS completions report its steps.

@@ -78,6 +78,7 @@ impl Pool {
             safe_integers: opts.safe_integers,
             live_queries: Mutex::new(Registry::new(read_tx.clone(), readers)),
             tracking: Default::default(),
+            row_changes: Default::default(),
             memory: (0..=readers).map(|_| Default::default()).collect(),
             memory_due: (0..=readers).map(|_| Default::default()).collect(),
             started: std::time::Instant::now(),

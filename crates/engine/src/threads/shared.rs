@@ -23,6 +23,7 @@ use super::worker::PoolConnection;
 use crate::live::dependencies::ChangeSet;
 use crate::sqlite::connection::Connection;
 use crate::sqlite::encryption::KeyConfig;
+use crate::sqlite::row_changes::RowChanges;
 
 /// How often a connection's memory use is measured for `diagnostics()`, at most.
 const MEMORY_INTERVAL_MS: u64 = 250;
@@ -124,6 +125,8 @@ pub struct Shared {
     pub(super) live_queries: Mutex<Registry>,
     /// Live queries exist: the writer tracks its changes (set under the registry lock).
     pub tracking: std::sync::atomic::AtomicBool,
+    /// The rows the writer's connection changes, recorded while JS listens (row_changes.rs).
+    pub row_changes: RowChanges,
     /// SQLite's memory per connection (writer first): page cache, schema, statements.
     pub(super) memory: Vec<[std::sync::atomic::AtomicI64; 3]>,
     /// When each connection's memory is next measured (ms since `started`, offset by one

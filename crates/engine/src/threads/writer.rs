@@ -83,6 +83,7 @@ fn run_job(shared: &Shared, rx: &Receiver<Job>, job: Job) -> Option<Job> {
         };
         // The change hooks on or off as live queries exist (Hooks::set_tracking).
         let tracking = worker.sync_tracking(shared.tracking.load(Ordering::SeqCst));
+        shared.row_changes.sync(&worker.conn);
         // Standalone writes queued behind this one commit with it (group_commit.rs).
         let mut jobs = vec![job];
         if group_commit::may_join(&jobs[0]) {
