@@ -510,6 +510,45 @@ test('nothing is published once every subscriber left', async (t) => {
   assert.equal(seen[0].database, file)
 })
 
+test('one event subscribed alone by name, before the library loaded or after: published; not once it left', async (t) => {
+  // resqlite keeps whether anyone listens in a flag (tracing.ts `watch`): these are the ways a
+  // subscriber arrives that the flag must see.
+  const { db } = await open(t)
+  const seen = []
+  const onAsyncEnd = (c) => seen.push(c.sql)
+  dc.subscribe('tracing:resqlite:query:asyncEnd', onAsyncEnd)
+  await db.select('SELECT 1 AS subscribed')
+  assert.equal(dc.unsubscribe('tracing:resqlite:query:asyncEnd', onAsyncEnd), true)
+  await db.select('SELECT 1 AS left')
+  assert.deepEqual(seen, ['SELECT 1 AS subscribed'])
+  // Two subscribers, one leaves: still published.
+  const other = (c) => seen.push(`other ${c.sql}`)
+  dc.subscribe('tracing:resqlite:query:error', other)
+  dc.subscribe('tracing:resqlite:query:asyncEnd', onAsyncEnd)
+  dc.unsubscribe('tracing:resqlite:query:asyncEnd', onAsyncEnd)
+  await db.select('SELECT nope').catch(() => {})
+  dc.unsubscribe('tracing:resqlite:query:error', other)
+  assert.deepEqual(seen, ['SELECT 1 AS subscribed', 'other SELECT nope'])
+
+  const { execFileSync } = await import('node:child_process')
+  const lib = new URL('../dist/esm/index.mjs', import.meta.url).href
+  const script = `
+    import dc from 'node:diagnostics_channel'
+    const seen = []
+    dc.subscribe('tracing:resqlite:query:start', (c) => seen.push(c.sql))
+    const { Database } = await import(${JSON.stringify(lib)})
+    const db = await Database.open(':memory:')
+    await db.select('SELECT 1 AS early')
+    await db.close()
+    console.log(JSON.stringify(seen))
+  `
+  const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], {
+    encoding: 'utf8',
+    timeout: 15_000,
+  })
+  assert.deepEqual(JSON.parse(out.trim().split('\n').pop()), ['SELECT 1 AS early'])
+})
+
 test('a select calling a JavaScript function that runs a slice at a time: placement sliced', async (t) => {
   const rec = listen(t)
   const { db, file } = await open(t, PLACEMENT)
@@ -552,7 +591,7 @@ test('queuedMs: a write that waited behind a transaction holding the writer; non
   assert.equal(alone.context.queuedMs, undefined)
 })
 
-test('the context: SQL that is no string, an in-memory path, startedAt, selectOne with no row, RETURNING rows', async (t) => {
+test('the context: SQL that is no string, an in-memory path, startedAt, selectOne with no row (also with rowMode array), RETURNING rows', async (t) => {
   const rec = listen(t)
   const db = await Database.open(':memory:', PLACEMENT)
   t.after(() => db.close())
@@ -568,6 +607,15 @@ test('the context: SQL that is no string, an in-memory path, startedAt, selectOn
   await db.execute('INSERT INTO m VALUES (1), (2) RETURNING v')
   const returning = rec.calls('query', ':memory:').at(-1).context
   assert.deepEqual([returning.rows, returning.changes], [2, 2])
+  // selectOne's rows: with rowMode 'array' ({ columns, row }), and a row whose columns are named
+  // `columns` and `row`, its `row` NULL.
+  const rowsOf = async (sql, options) => {
+    await db.selectOne(sql, [], options)
+    return rec.calls('query', ':memory:').at(-1).context.rows
+  }
+  assert.equal(await rowsOf('SELECT v FROM m WHERE v = 9', { rowMode: 'array' }), 0)
+  assert.equal(await rowsOf('SELECT v FROM m WHERE v = 1', { rowMode: 'array' }), 1)
+  assert.equal(await rowsOf('SELECT 1 AS columns, NULL AS row'), 1)
 })
 
 test('columns, prepare, serialize, backup and rekey are not published', async (t) => {
