@@ -6,8 +6,8 @@
 // ends) once its promise settles, after `error` if it rejected.
 //
 // Nothing is published, allocated or timed while no one listens: a call site asks `traced(…)`
-// (one flag, kept by `watch`) and takes its usual path when it says no. The contexts carry
-// no bound value and no result (Node's `tracePromise` would put the rows in `context.result`,
+// (five `hasSubscribers` getters: within noise of no check at all, experiments/075) and takes
+// its usual path when it says no. The contexts carry no bound value and no result (Node's `tracePromise` would put the rows in `context.result`,
 // and rows echo parameters): only counts.
 import * as dc from 'node:diagnostics_channel'
 import { JobKind } from './native'
@@ -94,64 +94,21 @@ export interface OperationContext {
   errorCode?: string
 }
 
-/** A TracingChannel's five channels, and whether any of them has a subscriber or a bound store. */
 interface Channels {
   start: dc.Channel
   end: dc.Channel
   asyncStart: dc.Channel
   asyncEnd: dc.Channel
   error: dc.Channel
-  /** Kept up to date by `watch`: one load a call where asking the five `hasSubscribers`
-   * getters was five (experiments/075: neither measurable against the code without tracing). */
-  listened: boolean
 }
 
 type RunStores = <T>(context: object, fn: () => T) => T
 
-/** A TracingChannel's channels, or undefined where the runtime has none (older Deno, Bun): then
- * nothing is traced. */
+/** A TracingChannel, or undefined where the runtime has none (older Deno, Bun): then nothing is
+ * traced. */
 function tracingChannel(name: string): Channels | undefined {
-  type Five = Omit<Channels, 'listened'>
-  const make = (dc as { tracingChannel?: (name: string) => Five }).tracingChannel
-  if (typeof make !== 'function') return undefined
-  const { start, end, asyncStart, asyncEnd, error } = make(name)
-  const channels: Channels = { start, end, asyncStart, asyncEnd, error, listened: false }
-  const update = () => {
-    channels.listened =
-      start.hasSubscribers ||
-      end.hasSubscribers ||
-      asyncStart.hasSubscribers ||
-      asyncEnd.hasSubscribers ||
-      error.hasSubscribers
-  }
-  for (const channel of [start, end, asyncStart, asyncEnd, error]) watch(channel, update)
-  update() // subscribed before this module loaded
-  return channels
-}
-
-/** Calls `update` after a subscriber or a store is added to `channel` or removed from it.
- * diagnostics_channel tells no one, so the four methods that do it get a wrapper of their own on
- * this object, which calls its prototype's (`dc.subscribe(name, …)`, `dc.unsubscribe` and a
- * TracingChannel's methods call these too: `dc.channel(name)` is this object while it lives, and
- * the module holds it). */
-function watch(channel: dc.Channel, update: () => void): void {
-  for (const method of ['subscribe', 'unsubscribe', 'bindStore', 'unbindStore'] as const) {
-    Object.defineProperty(channel, method, {
-      configurable: true,
-      writable: true,
-      value(...args: unknown[]): unknown {
-        try {
-          // The prototype of the moment: Node swaps an inactive channel's for an active one's.
-          return (Object.getPrototypeOf(channel) as Record<string, (...a: unknown[]) => unknown>)[method]!.apply(
-            channel,
-            args,
-          )
-        } finally {
-          update()
-        }
-      },
-    })
-  }
+  const make = (dc as { tracingChannel?: (name: string) => Channels }).tracingChannel
+  return typeof make === 'function' ? make(name) : undefined
 }
 
 export const queryChannel = tracingChannel('resqlite:query')
@@ -159,9 +116,17 @@ export const transactionChannel = tracingChannel('resqlite:transaction')
 export const openChannel = tracingChannel('resqlite:open')
 export const closeChannel = tracingChannel('resqlite:close')
 
-/** Whether any of the channel's events has a subscriber or a bound store. */
+/** Whether any of the channel's events has a subscriber. `TracingChannel.hasSubscribers` exists
+ * only from Node 20.13 and 22, so each event's channel is asked. */
 export function traced(channels: Channels | undefined): channels is Channels {
-  return channels?.listened === true
+  return (
+    channels !== undefined &&
+    (channels.start.hasSubscribers ||
+      channels.end.hasSubscribers ||
+      channels.asyncStart.hasSubscribers ||
+      channels.asyncEnd.hasSubscribers ||
+      channels.error.hasSubscribers)
+  )
 }
 
 /** The operation a query call of `kind` is traced as, or undefined when nobody listens to
