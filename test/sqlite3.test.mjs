@@ -458,6 +458,17 @@ test("calls on a statement whose prepare failed each get the prepare's error; it
   await close(db)
 })
 
+test("prepare('') fails with ERR_EMPTY_STATEMENT on its callback, or as 'error' without one", async () => {
+  const db = await open()
+  const failed = await new Promise((resolve) => db.prepare('', resolve))
+  assert.equal(failed.code, 'ERR_EMPTY_STATEMENT')
+  assert.equal(failed.errno, sqlite3.ERROR)
+  const emitted = new Promise((resolve) => db.once('error', resolve))
+  db.prepare('  ').finalize()
+  assert.equal((await emitted).code, 'ERR_EMPTY_STATEMENT')
+  await close(db)
+})
+
 test('calls on a finalized statement each fail once with SQLITE_MISUSE, however many', async () => {
   const db = await open()
   const stmt = db.prepare('SELECT 1')
