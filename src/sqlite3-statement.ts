@@ -3,13 +3,19 @@
 import { EventEmitter } from 'node:events'
 import type { Params } from './params'
 import type { Database } from './sqlite3'
-import { type Callback, call, DONE, inTick, parseArgs, site, type Work } from './sqlite3-args'
+import { type Callback, call, ignore, inTick, parseArgs, site } from './sqlite3-args'
 import { parse } from './sqlite3-connection'
 import { refusal, type Sqlite3Error, toSqlite3Error } from './sqlite3-errors'
 import type { Row } from './types'
 
 /** Marks a Statement made by the Database's own one-shot calls: it prepares nothing. */
 export const ONE_SHOT = Symbol('one-shot')
+
+/** What a call does once it has its result: calls its callbacks. */
+type Delivery = () => void
+/** A call's work: its delivery, once its result is in. Never throws or rejects (its delivery
+ * then passes the error on). */
+type Step = () => Delivery | Promise<Delivery>
 
 export class Statement extends EventEmitter {
   readonly #db: Database
@@ -21,10 +27,14 @@ export class Statement extends EventEmitter {
   /** sqlite3's `get` steps on from the row it returned last until the statement is reset. */
   #cursor: { at: number; rows: Row[] | undefined } | undefined
   #finalized = false
-  /** The statement's last call: each call is handed to the Database's scheduler when it is
-   * made (so calls keep their order among the Database's), and runs once the one before it
-   * (the prepare first) has completed. */
-  #tail: Promise<void> = DONE
+  /** Each call is handed to the Database's scheduler when it is made (so calls keep their order
+   * among the Database's), and runs once the one before it (the prepare first) has called back.
+   * `#busy`: a call runs; calls whose turn came meanwhile wait in `#waiting`, in call order. */
+  #busy = false
+  readonly #waiting: (() => void)[] = []
+  /** Set from `finalize()` until its callback: the failures of the calls made meanwhile, which
+   * sqlite3 delivers as the finalize runs, before its callback. */
+  #finalizing: Delivery[] | undefined
   #prepareError: Sqlite3Error | undefined
 
   constructor(db: Database, sql: string, callback?: Callback | typeof ONE_SHOT) {
@@ -36,7 +46,14 @@ export class Statement extends EventEmitter {
     // Compiled once (on a reader, or in the open transaction, to see its schema): its errors go
     // to the callback; the statement's later calls get them too.
     const where = site(Statement)
-    this.#push(async () => {
+    const prepared = (error?: unknown): Delivery => {
+      if (error === undefined) return () => call(callback, this, null)
+      db.prepared.delete(this)
+      this.#prepareError = toSqlite3Error(error, where)
+      const failure = this.#prepareError
+      return () => (typeof callback === 'function' ? call(callback, this, failure) : db.unhandled(failure, this))
+    }
+    this.#push(() => {
       try {
         const connection = db.connection()
         const parsed = parse(sql)
@@ -44,13 +61,10 @@ export class Statement extends EventEmitter {
           throw refusal('ERR_MULTIPLE_STATEMENTS', 'several statements in one prepare: use exec', 'ERROR')
         }
         connection.check(parsed, sql)
-        if (parsed.control === undefined) await connection.target.columns(sql)
-        if (typeof callback === 'function') call(callback, this, null)
+        if (parsed.control !== undefined) return prepared()
+        return connection.target.columns(sql).then(() => prepared(), prepared)
       } catch (error) {
-        db.prepared.delete(this)
-        this.#prepareError = toSqlite3Error(error, where)
-        if (typeof callback === 'function') call(callback, this, this.#prepareError)
-        else db.unhandled(this.#prepareError, this)
+        return prepared(error)
       }
     })
   }
@@ -60,7 +74,7 @@ export class Statement extends EventEmitter {
     fn: (...args: never[]) => unknown,
     args: unknown[],
     callbacks: number,
-    work: (params: Params | undefined, fns: Callback[]) => Promise<void>,
+    work: (params: Params | undefined, fns: Callback[]) => Promise<Delivery>,
   ): this {
     const where = site(fn)
     let parsed: ReturnType<typeof parseArgs>
@@ -73,7 +87,14 @@ export class Statement extends EventEmitter {
     }
     const { params, fns } = parsed
     const finalized = this.#finalized
-    const failed = (error: unknown): void => this.#errorTo(toSqlite3Error(error, where), fns.at(-1))
+    const failed =
+      (error: unknown): Delivery =>
+      () =>
+        this.#errorTo(toSqlite3Error(error, where), fns.at(-1))
+    if (this.#finalizing !== undefined) {
+      this.#finalizing.push(failed(refusal('SQLITE_MISUSE', 'Statement is already finalized', 'MISUSE')))
+      return this
+    }
     // Not an async function: each promise costs a small read's worth under async hooks.
     this.#push(() => {
       try {
@@ -81,19 +102,54 @@ export class Statement extends EventEmitter {
         if (this.#prepareError !== undefined) throw this.#prepareError
         return work(params, fns).then(undefined, failed)
       } catch (error) {
-        failed(error)
-        return DONE
+        return failed(error)
       }
     })
     return this
   }
 
-  /** Queues `op` (which never rejects) after the statement's earlier calls. */
-  #push(op: Work): void {
-    const previous = this.#tail
-    this.#tail = new Promise<void>((done) =>
-      this.#db.enqueue(() => previous.then(op).then(done), this.#db.exclusive(this.sql)),
+  /** Hands `step` to the Database's scheduler; in its turn it runs once the statement's calls
+   * before it have called back. */
+  #push(step: Step): void {
+    this.#db.enqueue(
+      () =>
+        new Promise<void>((done) => {
+          if (this.#busy || this.#waiting.length > 0) this.#waiting.push(() => this.#start(step, done, true))
+          else this.#start(step, done, false)
+        }),
+      this.#db.exclusive(this.sql),
     )
+  }
+
+  /** Runs `step` and calls back. A step that has its result at once (`finalize`, a call that
+   * fails before it runs) and whose turn came in `#next` calls back right away, in the tick of
+   * the call before it; any other in a tick of its own (`inTick`, as sqlite3's thread-pool work
+   * calls back), and the calls waiting then start in that tick. So, as sqlite3's
+   * Statement::Process runs the queue right after a callback, a `finalize` queued behind a
+   * `run` calls back right after that run's callback, even when writes that completed together
+   * (a write group) call back in a row. */
+  #start(step: Step, done: () => void, now: boolean): void {
+    this.#busy = true
+    const deliver = (delivery: Delivery): void => {
+      delivery()
+      this.#busy = false
+      done()
+    }
+    const delivery = step()
+    if (now && typeof delivery === 'function') deliver(delivery)
+    else
+      void Promise.resolve(delivery).then((later) =>
+        inTick(() => {
+          deliver(later)
+          this.#next()
+        }),
+      )
+  }
+
+  /** Starts the calls waiting, one after another while each calls back at once: a loop, not a
+   * recursion, so many calls failing in a row do not deepen the stack. */
+  #next(): void {
+    while (!this.#busy && this.#waiting.length > 0) this.#waiting.shift()!()
   }
 
   #errorTo(error: Sqlite3Error, callback: Callback | undefined): void {
@@ -119,27 +175,25 @@ export class Statement extends EventEmitter {
     return this.#queue(this.bind, args, 1, async (params, [callback]) => {
       this.#params = params
       this.#cursor = undefined
-      call(callback, this, null)
+      return () => call(callback, this, null)
     })
   }
 
   reset(callback?: Callback): this {
     return this.#queue(this.reset, callback === undefined ? [] : [callback], 1, async (_params, [done]) => {
       this.#cursor = undefined
-      call(done, this, null)
+      return () => call(done, this, null)
     })
   }
 
   run(...args: unknown[]): this {
     return this.#queue(this.run, args, 1, (params, [callback]) =>
-      this.#rows(this.#bound(params), true).then((rows) =>
-        inTick(() => {
-          this.#db.changes(this, rows)
-          // A read stepped once: a `get` after it goes on from its first row.
-          this.#cursor = rows.length > 0 ? { at: 1, rows: undefined } : { at: Infinity, rows: undefined }
-          call(callback, this, null)
-        }),
-      ),
+      this.#rows(this.#bound(params), true).then((rows) => () => {
+        this.#db.changes(this, rows)
+        // A read stepped once: a `get` after it goes on from its first row.
+        this.#cursor = rows.length > 0 ? { at: 1, rows: undefined } : { at: Infinity, rows: undefined }
+        call(callback, this, null)
+      }),
     )
   }
 
@@ -156,19 +210,17 @@ export class Statement extends EventEmitter {
         row = cursor.rows[cursor.at]
         cursor.at = row === undefined ? Infinity : cursor.at + 1
       }
-      call(callback, this, null, row)
+      return () => call(callback, this, null, row)
     })
   }
 
   all(...args: unknown[]): this {
     return this.#queue(this.all, args, 1, (params, [callback]) =>
-      this.#rows(this.#bound(params), false).then((rows) =>
-        inTick(() => {
-          this.#db.changes(this, rows)
-          this.#cursor = { at: Infinity, rows: undefined }
-          call(callback, this, null, rows)
-        }),
-      ),
+      this.#rows(this.#bound(params), false).then((rows) => () => {
+        this.#db.changes(this, rows)
+        this.#cursor = { at: Infinity, rows: undefined }
+        call(callback, this, null, rows)
+      }),
     )
   }
 
@@ -177,7 +229,7 @@ export class Statement extends EventEmitter {
       const [row, complete] = fns.length === 2 ? fns : [fns[0], undefined]
       const count = await this.#db.eachRow(this.sql, this.#bound(params), (each) => call(row, this, null, each))
       this.#cursor = { at: Infinity, rows: undefined }
-      call(complete, this, null, count)
+      return () => call(complete, this, null, count)
     })
   }
 
@@ -191,15 +243,27 @@ export class Statement extends EventEmitter {
         const [key, value] = keys as [string, string]
         for (const row of rows) result[String(row[key])] = keys.length > 2 ? row : row[value]
       }
-      call(callback, this, null, result)
+      return () => call(callback, this, null, result)
     })
   }
 
   /** Finalizes after the calls queued before; later calls fail. Returns the Database. */
   finalize(callback?: Callback): Database {
-    this.#queue(this.finalize, callback === undefined ? [] : [callback], 1, async (_params, [done]) => {
+    const done = typeof callback === 'function' ? callback : undefined
+    if (this.#finalized) {
+      // A second finalize fails as any call made after the first.
+      this.#queue(this.finalize, done === undefined ? [] : [done], 1, async () => ignore)
+      return this.#db
+    }
+    const failing: Delivery[] = []
+    // Not through #queue: a statement whose prepare failed finalizes too (its error went to the
+    // prepare's callback).
+    this.#push(() => () => {
+      this.#finalizing = undefined
+      for (const fail of failing) fail()
       call(done, this, null)
     })
+    this.#finalizing = failing
     this.#finalized = true
     this.#db.prepared.delete(this)
     return this.#db

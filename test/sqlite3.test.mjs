@@ -11,6 +11,8 @@ import { after, test } from 'node:test'
 import sqlite3 from '../dist/esm/sqlite3.mjs'
 
 const require = createRequire(import.meta.url)
+const realPath = new URL('../bench/node_modules/sqlite3', import.meta.url).pathname
+const real = existsSync(realPath) ? require(realPath) : undefined
 const dir = mkdtempSync(join(tmpdir(), 'resqlite-sqlite3-'))
 after(() => rmSync(dir, { recursive: true, force: true }))
 let files = 0
@@ -349,6 +351,135 @@ test('callbacks never run before the call returns (a transaction statement prepa
   })
   assert.equal(stmt.sql, 'BEGIN')
   stmt.finalize()
+  await close(db)
+})
+
+test("a statement's finalize calls back right after its run's, also when runs complete together", async () => {
+  const db = await open()
+  await call(db, 'run', 'CREATE TABLE t (v INTEGER)')
+  const count = 40
+  const statements = await Promise.all(
+    Array.from(
+      { length: count },
+      () =>
+        new Promise((resolve, reject) => {
+          const s = db.prepare('INSERT INTO t VALUES (?)', (e) => (e ? reject(e) : resolve(s)))
+        }),
+    ),
+  )
+  // Issued together, the runs commit in write groups and call back in a row. As in sqlite3, a
+  // statement's finalize still calls back right after its own run's, so a count checked in the
+  // finalize callbacks (node-sqlite3's own prepare test) reaches `count` in one of them only.
+  const events = []
+  let inserted = 0
+  await new Promise((resolve) => {
+    for (const [i, stmt] of statements.entries()) {
+      stmt
+        .run(i, (err) => {
+          assert.ifError(err)
+          inserted++
+          events.push(['run', i])
+        })
+        .finalize(() => {
+          events.push(['finalize', i, inserted === count])
+          if (events.length === 2 * count) resolve()
+        })
+    }
+  })
+  for (let at = 0; at < events.length; at += 2) {
+    const [run, finalize] = [events[at], events[at + 1]]
+    assert.deepEqual([run[0], finalize[0], finalize[1]], ['run', 'finalize', run[1]], `callbacks ${at} and ${at + 1}`)
+  }
+  assert.deepEqual(new Set(events.map(([, i]) => i)).size, count)
+  assert.deepEqual(
+    events.filter(([, , last]) => last),
+    [events.at(-1)],
+    'the count is complete in the last finalize only',
+  )
+  assert.deepEqual(await rows(db, 'SELECT count(*) AS n FROM t'), [{ n: count }])
+  await close(db)
+})
+
+/** One statement's callbacks, with a tick and a microtask its run's callback queues, and calls
+ * made after its finalize: in the order `driver` (a sqlite3 module) calls them back. */
+async function statementOrder(driver) {
+  const db = await new Promise((resolve, reject) => {
+    const d = new driver.Database(':memory:', (e) => (e ? reject(e) : resolve(d)))
+  })
+  await call(db, 'run', 'CREATE TABLE t (v INTEGER)')
+  const events = []
+  const stmt = await new Promise((resolve, reject) => {
+    const s = db.prepare('INSERT INTO t VALUES (?)', (e) => (e ? reject(e) : resolve(s)))
+  })
+  await new Promise((resolve) => {
+    stmt
+      .run(1, (err) => {
+        events.push(`run ${err}`)
+        process.nextTick(() => events.push('tick'))
+        queueMicrotask(() => events.push('microtask'))
+      })
+      .reset((err) => events.push(`reset ${err}`))
+      .finalize(() => {
+        events.push('finalize')
+        setImmediate(resolve)
+      })
+    stmt.get((err) => events.push(`get ${err.code}`))
+    stmt.run(2, (err) => events.push(`run ${err.code}`))
+  })
+  await call(db, 'close')
+  return events
+}
+
+test("a statement's callbacks in sqlite3's order: its next call starts after a callback; calls after finalize fail first", async () => {
+  const expected = ['run null', 'tick', 'microtask', 'reset null', 'get SQLITE_MISUSE', 'run SQLITE_MISUSE', 'finalize']
+  assert.deepEqual(await statementOrder(sqlite3), expected)
+  if (real !== undefined) assert.deepEqual(await statementOrder(real), expected, 'the real sqlite3')
+})
+
+test("calls on a statement whose prepare failed each get the prepare's error; its finalize calls back without one", async () => {
+  const db = await open()
+  const events = []
+  await new Promise((resolve) => {
+    const stmt = db.prepare('SELECT nope FROM missing', (err) => events.push(`prepare ${err.code}`))
+    stmt.get((err) => events.push(`get ${err.message}`))
+    stmt.run(1, (err) => events.push(`run ${err.code}`))
+    stmt.finalize((err) => {
+      events.push(`finalize ${err}`)
+      resolve()
+    })
+  })
+  assert.deepEqual(events, [
+    'prepare SQLITE_ERROR',
+    'get SQLITE_ERROR: no such table: missing',
+    'run SQLITE_ERROR',
+    'finalize null',
+  ])
+  await close(db)
+})
+
+test("prepare('') fails with ERR_EMPTY_STATEMENT on its callback, or as 'error' without one", async () => {
+  const db = await open()
+  const failed = await new Promise((resolve) => db.prepare('', resolve))
+  assert.equal(failed.code, 'ERR_EMPTY_STATEMENT')
+  assert.equal(failed.errno, sqlite3.ERROR)
+  const emitted = new Promise((resolve) => db.once('error', resolve))
+  db.prepare('  ').finalize()
+  assert.equal((await emitted).code, 'ERR_EMPTY_STATEMENT')
+  await close(db)
+})
+
+test('calls on a finalized statement each fail once with SQLITE_MISUSE, however many', async () => {
+  const db = await open()
+  const stmt = db.prepare('SELECT 1')
+  await new Promise((resolve) => stmt.finalize(resolve))
+  // Their turns come together: each fails at once after the one before, in a loop (a
+  // recursion would overflow the stack here).
+  const calls = 5000
+  const codes = await Promise.all(
+    Array.from({ length: calls }, () => new Promise((resolve) => stmt.get((err) => resolve(err?.code)))),
+  )
+  assert.deepEqual(new Set(codes), new Set(['SQLITE_MISUSE']))
+  assert.equal(codes.length, calls)
   await close(db)
 })
 
