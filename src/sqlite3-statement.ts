@@ -13,6 +13,8 @@ export const ONE_SHOT = Symbol('one-shot')
 
 /** What a call does once it has its result: calls its callbacks. */
 type Delivery = () => void
+/** A call that has nothing more to report. */
+const NO_DELIVERY: Delivery = () => {}
 /** A call's work: its delivery, once its result is in. Never throws or rejects (its delivery
  * then passes the error on). */
 type Step = () => Delivery | Promise<Delivery>
@@ -99,7 +101,11 @@ export class Statement extends EventEmitter {
     this.#push(() => {
       try {
         if (finalized) throw refusal('SQLITE_MISUSE', 'Statement is already finalized', 'MISUSE')
-        if (this.#prepareError !== undefined) throw this.#prepareError
+        if (this.#prepareError !== undefined) {
+          // Reported once already, to the prepare's callback or as 'error': only a callback
+          // hears it again (sqlite3 calls none back).
+          return fns.at(-1) === undefined ? NO_DELIVERY : failed(this.#prepareError)
+        }
         return work(params, fns).then(undefined, failed)
       } catch (error) {
         return failed(error)

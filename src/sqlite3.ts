@@ -317,10 +317,18 @@ export class Database extends EventEmitter {
     })
   }
 
-  /** An error no callback takes: sqlite3 emits it on the statement, else on the database. */
+  /** An error no callback takes: sqlite3 emits it on the statement, else on the database. With
+   * no 'error' listener the emit throws: uncaught, on a tick of its own (as from sqlite3's libuv
+   * callback), never into the queue, whose later calls and close must still run. */
   unhandled(error: Error, statement?: Statement): void {
-    if (statement !== undefined && statement.listenerCount('error') > 0) statement.emit('error', error)
-    else this.emit('error', error)
+    try {
+      if (statement !== undefined && statement.listenerCount('error') > 0) statement.emit('error', error)
+      else this.emit('error', error)
+    } catch (thrown) {
+      process.nextTick(() => {
+        throw thrown
+      })
+    }
   }
 
   #oneShot(method: 'run' | 'get' | 'all', sql: string, args: unknown[], fn: (...a: never[]) => unknown): this {

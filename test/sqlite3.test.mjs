@@ -3,6 +3,7 @@
 // errors with errno and code, close.
 
 import assert from 'node:assert/strict'
+import { execFileSync } from 'node:child_process'
 import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
@@ -505,4 +506,39 @@ test('each reads a page at a time: rows arrive while a huge read runs, and inter
   assert.equal(error.message, 'SQLITE_INTERRUPT: interrupted')
   assert.equal(error.errno, sqlite3.INTERRUPT)
   await close(db)
+})
+
+test("an error nobody takes (no callback, no 'error' listener) is thrown uncaught, and later calls and close still run", () => {
+  // As in sqlite3, where the emit throws from a libuv callback. A process that survives it
+  // (an 'uncaughtException' handler) must find the database still working.
+  const run = (importLine) => {
+    const script = `
+      ${importLine}
+      const seen = []
+      process.on('uncaughtException', (error) => seen.push('uncaught ' + error.code))
+      const db = new sqlite3.Database(':memory:')
+      db.run('SELEC 1')
+      db.prepare('SELEC 2').run()
+      db.all('SELECT 3 AS n', (err, rows) => seen.push('all ' + (err ? err.code : rows[0].n)))
+      db.close((err) => {
+        seen.push('closed ' + err)
+        console.log(JSON.stringify(seen))
+      })
+    `
+    const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], {
+      encoding: 'utf8',
+      timeout: 30_000,
+    })
+    return JSON.parse(out)
+  }
+  const ours = run(`import sqlite3 from ${JSON.stringify(new URL('../dist/esm/sqlite3.mjs', import.meta.url).href)}`)
+  // One each for the two failing statements (the failed prepare's run() reports nothing more),
+  // close last; the rest in any order, as calls not serialized may complete in any order.
+  const settled = (seen) => [...seen.slice(0, -1).sort(), seen.at(-1)]
+  assert.deepEqual(settled(ours), ['all 3', 'uncaught SQLITE_ERROR', 'uncaught SQLITE_ERROR', 'closed null'])
+  if (real) {
+    const theirs = run(`import { createRequire } from 'node:module'
+      const sqlite3 = createRequire(import.meta.url)(${JSON.stringify(realPath)})`)
+    assert.deepEqual(settled(ours), settled(theirs))
+  }
 })
