@@ -12,8 +12,9 @@ import { after, test } from 'node:test'
 import sqlite3 from '../dist/esm/sqlite3.mjs'
 
 const require = createRequire(import.meta.url)
+// The real sqlite3, to compare with: one of the benchmark's peers (test/tiers.mjs NEEDS).
 const realPath = new URL('../bench/node_modules/sqlite3', import.meta.url).pathname
-const real = existsSync(realPath) ? require(realPath) : undefined
+const real = require(realPath)
 const dir = mkdtempSync(join(tmpdir(), 'resqlite-sqlite3-'))
 after(() => rmSync(dir, { recursive: true, force: true }))
 let files = 0
@@ -434,7 +435,7 @@ async function statementOrder(driver) {
 test("a statement's callbacks in sqlite3's order: its next call starts after a callback; calls after finalize fail first", async () => {
   const expected = ['run null', 'tick', 'microtask', 'reset null', 'get SQLITE_MISUSE', 'run SQLITE_MISUSE', 'finalize']
   assert.deepEqual(await statementOrder(sqlite3), expected)
-  if (real !== undefined) assert.deepEqual(await statementOrder(real), expected, 'the real sqlite3')
+  assert.deepEqual(await statementOrder(real), expected, 'the real sqlite3')
 })
 
 test("calls on a statement whose prepare failed each get the prepare's error; its finalize calls back without one", async () => {
@@ -536,9 +537,7 @@ test("an error nobody takes (no callback, no 'error' listener) is thrown uncaugh
   // close last; the rest in any order, as calls not serialized may complete in any order.
   const settled = (seen) => [...seen.slice(0, -1).sort(), seen.at(-1)]
   assert.deepEqual(settled(ours), ['all 3', 'uncaught SQLITE_ERROR', 'uncaught SQLITE_ERROR', 'closed null'])
-  if (real) {
-    const theirs = run(`import { createRequire } from 'node:module'
-      const sqlite3 = createRequire(import.meta.url)(${JSON.stringify(realPath)})`)
-    assert.deepEqual(settled(ours), settled(theirs))
-  }
+  const theirs = run(`import { createRequire } from 'node:module'
+    const sqlite3 = createRequire(import.meta.url)(${JSON.stringify(realPath)})`)
+  assert.deepEqual(settled(ours), settled(theirs))
 })

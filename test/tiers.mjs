@@ -32,8 +32,10 @@ export const NEEDS = {
   'replicas.test.mjs': ['litefs', 'fuse3', '/dev/fuse'],
   'functions-differential.test.mjs': ['bench-peers'],
   'prisma.test.mjs': ['bench-peers'],
+  'sqlite3-change.test.mjs': ['bench-peers'],
   'sqlite3-differential.test.mjs': ['bench-peers'],
   'sqlite3-tools.test.mjs': ['bench-peers'],
+  'sqlite3.test.mjs': ['bench-peers'],
 }
 
 /** Files that need nothing beyond the core's set-up but take minutes between them (whole-system
@@ -127,7 +129,6 @@ export const CORE = [
   'returning.test.mjs',
   'select-bytes.test.mjs',
   'sqlite3-backup.test.mjs',
-  'sqlite3.test.mjs',
   'statement-bad-input.test.mjs',
   'statement-docs.test.mjs',
   'statement-kinds.test.mjs',
