@@ -35,7 +35,7 @@ export interface EngineOptions {
   encryption: Encryption | undefined
   /** Schema name → file, attached on every connection. */
   attach: [string, string][]
-  /** How long a read may run on the JS thread; 0: never (crates/engine/src/inline.rs). */
+  /** How long a read may run on the JS thread; 0: never (crates/engine/src/js_thread/runs.rs). */
   inlineBudgetMicros: number
   extensions: NativeExtension[]
   /** Every connection opens through this VFS (`vfs`); undefined: SQLite's default. */

@@ -110,12 +110,12 @@ export interface JobCalls {
    * on the idle writer's connection from the JS thread: `Done`, `Moved` (it failed: send it to
    * the writer) or `Unavailable` (the writer is busy). */
   controlInline(sql: string, inTransaction: boolean): Inline
-  /** Opens a write group's transaction on the idle writer's connection (crates/engine/src/inline.rs
+  /** Opens a write group's transaction on the idle writer's connection (crates/engine/src/js_thread/runs.rs
    * `begin_group`): `Done`, or `Unavailable` (the writer is busy, or the group's COMMIT could
    * not run on the JS thread; not asked with `readsOnly`, a group no write joins), or `Moved`
    * (it failed). */
   beginGroupInline(readsOnly: boolean): Inline
-  /** Runs a read on the JS thread within `budgetMicros` (crates/engine/src/inline.rs), on the
+  /** Runs a read on the JS thread within `budgetMicros` (crates/engine/src/js_thread/runs.rs), on the
    * connection `on` names. Without `params`, or without both, the last call's `sql` and
    * `params`. */
   readInline(
@@ -128,7 +128,7 @@ export interface JobCalls {
     params?: Uint8Array,
   ): Inline
   /** A select calling JavaScript functions, on the JS thread's connection a slice at a time
-   * (crates/engine/src/inline.rs `read_slice`): starts it (`sql`) or, with `sql` null, runs its
+   * (crates/engine/src/js_thread/runs.rs `read_slice`): starts it (`sql`) or, with `sql` null, runs its
    * next slice. Done after calling `handler` with `(Rows, buffer, names, last)` or
    * `(Error, code, message)`; Skipped when it calls no JavaScript function (or one is under
    * way); Moved when a step overran (run it on a reader); Unavailable without the connection. */
@@ -139,7 +139,7 @@ export interface JobCalls {
   shareNumbers(numbers: Float64Array): void
   /** On the idle writer's connection: an execute whose statement is bounded (`JobKind.Execute`),
    * inside the caller's transaction or, not `inTransaction`, alone; or the transaction's COMMIT
-   * (`JobKind.Control`, 'COMMIT') when it has little to write (crates/engine/src/inline.rs). */
+   * (`JobKind.Control`, 'COMMIT') when it has little to write (crates/engine/src/js_thread/runs.rs). */
   writeInline(
     kind: JobKind,
     sql: string,
@@ -150,7 +150,7 @@ export interface JobCalls {
     inTransaction: boolean,
   ): Inline
   /** Starts live query `id` with its first run on the JS thread within `budgetMicros`
-   * (crates/engine/src/inline.rs): `Done` after calling `handler(kind, a, b)` as a completion
+   * (crates/engine/src/js_thread/runs.rs): `Done` after calling `handler(kind, a, b)` as a completion
    * would deliver it; otherwise its first run went to the readers. */
   liveStartInline(
     id: number,
@@ -218,7 +218,7 @@ export interface OpenOptions {
   encryption: NativeEncryption | undefined
   /** Attached on every connection: [schema name, file path] pairs. */
   attach: [string, string][]
-  /** Open a read-only connection for reads on the JS thread (crates/engine/src/inline.rs). */
+  /** Open a read-only connection for reads on the JS thread (crates/engine/src/js_thread/runs.rs). */
   inline: boolean
   /** No checkpoints from any connection (crates/engine/src/sqlite/setup.rs). */
   externalCheckpoints: boolean

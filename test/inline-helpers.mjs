@@ -9,7 +9,7 @@ import { deferred, INSERT, outsideContext, sleep, track, turns } from './tx-help
 
 /** For tests that count where statements ran. With the default budget (0.1 ms) a JS thread
  * the OS preempts mid-statement (a loaded 2-core machine) overruns, and that statement then
- * skips the JS thread for its next runs (crates/engine/src/inline.rs, `back_off`): where a run
+ * skips the JS thread for its next runs (crates/engine/src/js_thread/runs.rs, `back_off`): where a run
  * lands would depend on the machine's load, not on the rule a test checks. */
 export const PLACEMENT = { inlineBudget: 10 }
 

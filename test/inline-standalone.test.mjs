@@ -1,5 +1,5 @@
 // Standalone writes on the JS thread and reads on the idle writer's connection (experiments/040;
-// crates/engine/src/inline.rs `write_alone`, napi/inline_calls.rs `read_inline`): an execute
+// crates/engine/src/js_thread/runs.rs `write_alone`, napi/inline_calls.rs `read_inline`): an execute
 // outside transactions whose statement is bounded runs on the writer's connection from the JS
 // thread and commits as it ends, when nothing holds or waits for the writer. Covered: the same
 // results, errors and rows as on the writer thread; the statements and moments that stay on the

@@ -1,4 +1,4 @@
-// A transaction's bounded writes and its COMMIT on the JS thread (crates/engine/src/inline.rs
+// A transaction's bounded writes and its COMMIT on the JS thread (crates/engine/src/js_thread/runs.rs
 // `write` and `commit`, sqlite/bounded.rs; experiments/036): the same results and errors as on
 // the writer thread, isolation, statements that stop being bounded (a trigger created later),
 // locks held by another connection, checkpoints of commits made there, the writer thread's

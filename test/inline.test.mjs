@@ -1,4 +1,4 @@
-// Reads on the JS thread (crates/engine/src/inline.rs, option inlineBudget): the same results
+// Reads on the JS thread (crates/engine/src/js_thread/runs.rs, option inlineBudget): the same results
 // and errors as on the readers, overruns that move to a reader and settle once, consistency
 // with writes and transactions, and no SQLite work on the JS thread with inlineBudget: 0.
 import assert from 'node:assert/strict'

@@ -13,10 +13,10 @@ const require = createRequire(import.meta.url)
 const ROOT = path.join(path.dirname(fileURLToPath(import.meta.url)), '..')
 const placement = require('../dist/cjs/js-thread/placement.js')
 
-test('a write group holds no more writes than a COMMIT on the JS thread may follow (inline.rs MAX_COMMIT_WRITES)', () => {
-  const inlineRs = readFileSync(path.join(ROOT, 'crates/engine/src/inline.rs'), 'utf8')
+test('a write group holds no more writes than a COMMIT on the JS thread may follow (js_thread/runs.rs MAX_COMMIT_WRITES)', () => {
+  const inlineRs = readFileSync(path.join(ROOT, 'crates/engine/src/js_thread/runs.rs'), 'utf8')
   const native = /const MAX_COMMIT_WRITES: u32 = (\d+);/.exec(inlineRs)
-  assert.ok(native, 'inline.rs defines MAX_COMMIT_WRITES')
+  assert.ok(native, 'js_thread/runs.rs defines MAX_COMMIT_WRITES')
   assert.equal(placement.MAX_GROUP_WRITES, Number(native[1]))
 })
 

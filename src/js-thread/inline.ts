@@ -1,4 +1,4 @@
-// SQLite work on the JS thread (crates/engine/src/inline.rs): reads (experiments/032), and a
+// SQLite work on the JS thread (crates/engine/src/js_thread/runs.rs): reads (experiments/032), and a
 // transaction's bounded writes and its COMMIT (experiments/036); which calls are offered here is
 // placement.ts's decision. The engine steps the statement
 // right away and calls `handle` once with the result as arguments: a read's cells, each TEXT

@@ -8,9 +8,9 @@
 //
 // What only the statement and its connection can tell is decided in Rust, after the JS side
 // has offered the call: whether a read fits the budget or skips the JS thread after overrunning
-// (crates/engine/src/inline.rs `run`, `back_off`), whether a write's program is bounded
-// (sqlite/bounded.rs), whether a COMMIT only appends to the WAL (inline.rs `commit_only_appends`),
-// and a sliced read's slice length (inline.rs SLICE). The JS side sees only the SQL text; when
+// (crates/engine/src/js_thread/runs.rs `run`, `back_off`), whether a write's program is bounded
+// (sqlite/bounded.rs), whether a COMMIT only appends to the WAL (runs.rs `commit_only_appends`),
+// and a sliced read's slice length (runs.rs SLICE). The JS side sees only the SQL text; when
 // the native side declines, the call goes to a thread as if it had never been offered.
 //
 // The rules, in the order a call meets them (in parentheses, the experiments that set them):
@@ -56,7 +56,7 @@ let readsOffered = 0
 /** The most microtask rounds a write group waits for more calls (a client reading on and on
  * does not hold the others' writes back for long; experiments/050). */
 export const MAX_GROUP_ROUNDS = 64
-/** The most writes a group holds: its COMMIT then still runs on the JS thread (inline.rs
+/** The most writes a group holds: its COMMIT then still runs on the JS thread (runs.rs
  * MAX_COMMIT_WRITES, experiments/036, 049). */
 export const MAX_GROUP_WRITES = 16
 

@@ -2,7 +2,7 @@
 // 0.25 ms at a time, with a turn of the event loop between slices: its functions are called
 // right there, where a reader would hand each call over (experiments/054). Which selects run so
 // is placement.ts's decision (`readRunsSliced`); the slice length is the native side's
-// (crates/engine/src/inline.rs SLICE, napi/inline_calls.rs `read_slice`).
+// (crates/engine/src/js_thread/runs.rs SLICE, napi/inline_calls.rs `read_slice`).
 import { awaitedAway } from '../caller-stack'
 import { arrayResult, RowsAssembler, type RowsResult } from '../decode'
 import { engineError, type ResqliteError } from '../errors'

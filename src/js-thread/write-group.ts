@@ -9,8 +9,8 @@
 // write in the group makes it run first (database.ts `#writesBeforeRead`, experiments/051).
 // The others run at once inside the group's deferred BEGIN, on the
 // writer's connection with its warm page cache, and share one snapshot (no WAL read lock each);
-// the engine begins it again when any connection has committed since (worker.rs
-// `fresh_group_snapshot`), so each sees what was committed before it was issued, and none of the
+// the engine begins it again when any connection has committed since (crates/engine/src/js_thread/write_group.rs
+// `fresh_snapshot`), so each sees what was committed before it was issued, and none of the
 // group's writes, which are not written yet. While writes come together, a read opens a group
 // too, and so do reads awaited one after another (experiments/061): they then take SQLite's WAL
 // read lock once for the run.

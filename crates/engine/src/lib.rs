@@ -5,7 +5,9 @@
 //! A query's path, folder by folder: `napi` (JS calls in) → `threads` (queued to the writer or
 //! a reader, run there on its connection) → `sqlite` (prepared, bound, stepped) → `encode` (the
 //! result as JS will read it) → `threads` (queued as a completion) → `handoff` (to the JS
-//! thread). A small read may instead run on the JS thread itself, under a time budget: `inline`.
+//! thread). A small read may instead run on the JS thread itself, under a time budget, and so
+//! may a small write, a write group, or a read calling JavaScript functions, a slice at a time:
+//! `js_thread`.
 //! `live` records what queries read and writes change; `threads` re-runs the live queries a
 //! change touched.
 //!
@@ -17,8 +19,9 @@
 //! - `functions`: JS-defined SQL functions need only JS values; every connection registers them.
 //! - `sqlite`: a connection and its statements, knowing nothing of who runs them or why.
 //! - `encode`, `live`: what a statement's rows become, and what it read or changed.
-//! - `threads`: the jobs, and the threads that run them on their connections.
-//! - `handoff`, `inline`: finished jobs back to the JS thread, and jobs run on it.
+//! - `threads`, `js_thread`: the jobs, and the threads that run them on their connections; the
+//!   JS thread's own connection and the jobs it runs, on that one or on the idle writer's.
+//! - `handoff`: finished jobs back to the JS thread.
 //! - `napi`: what JS calls, which reaches every layer below.
 
 mod encode;
@@ -27,8 +30,8 @@ mod error;
 #[cfg_attr(test, allow(dead_code))]
 mod functions;
 mod handoff;
-mod inline;
 mod js;
+mod js_thread;
 mod live;
 mod napi;
 mod protocol;

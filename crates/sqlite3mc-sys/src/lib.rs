@@ -350,7 +350,7 @@ extern "C" {
     ) -> c_int;
 }
 
-// A transaction's writes on the JS thread (the engine's inline.rs): the authorizer's refusal, a
+// A transaction's writes on the JS thread (the engine's js_thread/runs.rs): the authorizer's refusal, a
 // statement's re-prepare count, and the WAL hook a commit there uses to leave its checkpoint to
 // the writer thread.
 pub const SQLITE_DENY: c_int = 1;

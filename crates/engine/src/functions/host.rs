@@ -1,5 +1,5 @@
 //! Where a JavaScript function's calls run: always on the JS thread of the database that
-//! defined it. A statement running there (a read or write on the JS thread, inline.rs) calls
+//! defined it. A statement running there (a read or write on the JS thread, js_thread/runs.rs) calls
 //! the function at once. A statement on an engine thread hands each call over (`hop`) and
 //! waits: the JS thread takes the calls in slices of at most `SLICE`, waiting a moment between
 //! calls for the next, then gives its event loop a turn (`serve`; experiments/054).

@@ -58,7 +58,7 @@ pub struct Capture {
     /// More than MAX_EVENTS events: treat the statement as reading/writing everything.
     pub overflow: bool,
     /// Refuse every compilation (a write running on the JS thread must run the program it was
-    /// judged by, not one SQLite re-prepares after a schema change: inline.rs).
+    /// judged by, not one SQLite re-prepares after a schema change: js_thread/runs.rs).
     pub deny: bool,
     /// A compilation was refused since `deny` was set.
     pub denied: bool,

@@ -71,7 +71,7 @@ pub struct OpenOptions<'a> {
     pub encryption: Option<Encryption>,
     /// Attached on every connection: [schema name, file path] pairs.
     pub attach: Vec<(String, String)>,
-    /// Open a read-only connection for reads on the JS thread (inline.rs). Default false.
+    /// Open a read-only connection for reads on the JS thread (js_thread/runs.rs). Default false.
     pub inline: Option<bool>,
     /// Leave checkpoints to another process (e.g. Litestream): none from any connection. Default false.
     pub external_checkpoints: Option<bool>,

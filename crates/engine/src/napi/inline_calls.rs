@@ -1,5 +1,5 @@
 //! `readInline`, the per-job call that runs a read on the JS thread's own connection
-//! (inline.rs; experiments/032), `controlInline`, which opens a transaction or a savepoint on
+//! (js_thread/runs.rs; experiments/032), `controlInline`, which opens a transaction or a savepoint on
 //! the idle writer's connection, `beginGroupInline`, which opens a write group's transaction
 //! there (experiments/049), and `writeInline`, which runs a transaction's bounded write or
 //! its COMMIT there (experiments/036), and `liveStartInline`, which gives a live query its first
@@ -19,9 +19,10 @@ use super::database::{call_args, NativeDatabase};
 use crate::error::{code, DbError, DbResult};
 use crate::handoff::mailbox::array_buffer;
 use crate::handoff::mailbox::values;
-use crate::inline::{self, Ran, ReadsOn, RowSink, Slice};
 use crate::js::args::{bool_arg, bytes_view, throw, u32_arg, SqlText, PARAMS_EXPECTED};
 use crate::js::{bigint, boolean, double, number, string, MAX_SAFE};
+use crate::js_thread::runs::{self, Ran, ReadsOn, RowSink, Slice};
+use crate::js_thread::write_group;
 use crate::protocol::{
     DONE_LIVE_ERROR, INLINE_DONE as DONE, INLINE_MOVED as MOVED, INLINE_NUMBERS as NUMBERS,
     INLINE_RESULT_CHANGES as CHANGES, INLINE_RESULT_COMMITTED as COMMITTED, INLINE_RESULT_ERROR as ERROR,
@@ -237,12 +238,9 @@ pub(super) unsafe extern "C" fn read_inline(env: sys::napi_env, info: sys::napi_
     let mut run_on = |worker: &mut PoolConnection, reads_on: ReadsOn| {
         catch_unwind(AssertUnwindSafe(|| match kind {
             JOB_KIND_SELECT | JOB_KIND_SELECT_ONE => {
-                inline::select(worker, reads_on, &sql, params, max_rows, budget, &mut values)
-                    .map(|ran| ran.map(|_| None))
+                runs::select(worker, reads_on, &sql, params, max_rows, budget, &mut values).map(|ran| ran.map(|_| None))
             }
-            JOB_KIND_SELECT_BYTES => {
-                inline::select_json(worker, reads_on, &sql, params, budget).map(|ran| ran.map(Some))
-            }
+            JOB_KIND_SELECT_BYTES => runs::select_json(worker, reads_on, &sql, params, budget).map(|ran| ran.map(Some)),
             _ => Err(DbError::new(code::ERR_INTERNAL, format!("readInline: unknown job kind {kind}"))),
         }))
         .unwrap_or_else(|payload| Err(DbError::panicked(payload)))
@@ -257,8 +255,8 @@ pub(super) unsafe extern "C" fn read_inline(env: sys::napi_env, info: sys::napi_
                     Some(w) if on == READ_ON_TRANSACTION && !w.conn.autocommit() => {
                         break 'ran run_on(w, ReadsOn::Transaction);
                     }
-                    Some(w) if on == READ_ON_IDLE_WRITER && w.reads_as_a_reader() => {
-                        if let Err(e) = w.fresh_group_snapshot() {
+                    Some(w) if on == READ_ON_IDLE_WRITER && write_group::reads_as_a_reader(w) => {
+                        if let Err(e) = write_group::fresh_snapshot(w) {
                             break 'ran Err(e);
                         }
                         let ran = run_on(w, ReadsOn::WriterAsReader);
@@ -275,8 +273,8 @@ pub(super) unsafe extern "C" fn read_inline(env: sys::napi_env, info: sys::napi_
         }
         let mut slot = shared.inline.lock().unwrap();
         // A sliced read holds the connection's snapshot open between its slices (`read_slice`).
-        let Some(worker) = shared.inline_for_run(&mut slot, false) else { return number(env, UNAVAILABLE) };
-        run_on(worker, ReadsOn::ReadOnly)
+        let Some(js) = shared.inline_for_run(&mut slot, false) else { return number(env, UNAVAILABLE) };
+        run_on(&mut js.worker, ReadsOn::ReadOnly)
     };
     // The lock is released and the statement reset: JS may run now.
     let mut args = std::mem::take(&mut values.args);
@@ -329,7 +327,7 @@ pub(super) unsafe extern "C" fn share_numbers(env: sys::napi_env, info: sys::nap
 }
 
 /// `readSlice(sql, params, paramsLength, handler)`: starts a select calling JavaScript
-/// functions on the JS thread's connection (inline.rs `read_slice`) and runs its first slice;
+/// functions on the JS thread's connection (js_thread/runs.rs `read_slice`) and runs its first slice;
 /// with `sql` null, runs the next slice of the one under way. DONE after calling `handler`
 /// with `(ROWS, buffer, names, last)` or `(ERROR, code, message)`; SKIPPED when the statement
 /// calls no JavaScript function, or a sliced read is under way; MOVED when a step overran (the
@@ -358,9 +356,9 @@ pub(super) unsafe extern "C" fn read_slice(env: sys::napi_env, info: sys::napi_c
     let ran = {
         // Held by the writer only around a rekey, when the read moves to a reader.
         let Ok(mut slot) = shared.inline.try_lock() else { return number(env, UNAVAILABLE) };
-        let Some(worker) = shared.inline_for_run(&mut slot, true) else { return number(env, UNAVAILABLE) };
+        let Some(js) = shared.inline_for_run(&mut slot, true) else { return number(env, UNAVAILABLE) };
         let start = start.as_ref().map(|(sql, params)| (&**sql, *params));
-        catch_unwind(AssertUnwindSafe(|| inline::read_slice(worker, start, shared.safe_integers)))
+        catch_unwind(AssertUnwindSafe(|| runs::read_slice(js, start, shared.safe_integers)))
             .unwrap_or_else(|payload| Err(DbError::panicked(payload)))
     };
     let args = match ran {
@@ -392,7 +390,7 @@ pub(super) unsafe extern "C" fn control_inline(env: sys::napi_env, info: sys::na
     number(env, on_idle_writer(db, in_transaction, |worker| worker.control(&sql).map(|_| true)))
 }
 
-/// `beginGroupInline(readsOnly)`: opens a write group's transaction (inline.rs `begin_group`) on
+/// `beginGroupInline(readsOnly)`: opens a write group's transaction (js_thread/runs.rs `begin_group`) on
 /// the idle writer's connection, outside any transaction. DONE when it did; UNAVAILABLE when the
 /// writer is busy or absent, or (not `readsOnly`) the group's COMMIT could not run on the JS
 /// thread; MOVED when it failed.
@@ -404,7 +402,7 @@ pub(super) unsafe extern "C" fn begin_group_inline(
     let Ok(reads_only) = (if argc < argv.len() { Err("") } else { bool_arg(env, argv[0]) }) else {
         return throw(env, "expected (readsOnly: boolean)");
     };
-    number(env, on_idle_writer(db, false, |worker| inline::begin_group(worker, reads_only)))
+    number(env, on_idle_writer(db, false, |worker| runs::begin_group(worker, reads_only)))
 }
 
 /// Runs `f` on the idle writer's worker when its connection is inside a transaction, or
@@ -431,7 +429,7 @@ fn on_idle_writer(
 }
 
 /// `writeInline(kind, sql, params, paramsLength, budgetMicros, handler, inTransaction)`, on the
-/// idle writer's connection: an execute (`kind` EXECUTE) whose statement is bounded (inline.rs
+/// idle writer's connection: an execute (`kind` EXECUTE) whose statement is bounded (js_thread/runs.rs
 /// `write`), inside the caller's transaction or, not `inTransaction`, alone (committing as it
 /// ends); or the transaction's COMMIT (`kind` CONTROL, `sql` "COMMIT") when it has little to
 /// write. Returns NUMBERS with `[changes, lastInsertRowid, checkpointDue]` of a write, or
@@ -471,12 +469,12 @@ pub(super) unsafe extern "C" fn write_inline(env: sys::napi_env, info: sys::napi
         let tracking = worker.sync_tracking(shared.tracking.load(std::sync::atomic::Ordering::SeqCst));
         shared.row_changes.sync(&worker.conn);
         let ran = catch_unwind(AssertUnwindSafe(|| match kind {
-            JOB_KIND_EXECUTE if in_transaction => inline::write(worker, &sql, params, budget, true)
+            JOB_KIND_EXECUTE if in_transaction => runs::write(worker, &sql, params, budget, true)
                 .map(|ran| ran.map(|(changes, rowid)| Wrote::Changes(changes, rowid, false))),
-            JOB_KIND_EXECUTE => inline::write_alone(worker, &sql, params, budget)
+            JOB_KIND_EXECUTE => runs::write_alone(worker, &sql, params, budget)
                 .map(|ran| ran.map(|(changes, rowid, due)| Wrote::Changes(changes, rowid, due))),
             JOB_KIND_CONTROL if in_transaction && &*sql == "COMMIT" => {
-                inline::commit(worker).map(|ran| ran.map(Wrote::Committed))
+                runs::commit(worker).map(|ran| ran.map(Wrote::Committed))
             }
             _ => Err(DbError::new(code::ERR_INTERNAL, format!("writeInline: cannot run job kind {kind} ({})", &*sql))),
         }))
@@ -552,17 +550,16 @@ pub(super) unsafe extern "C" fn live_start_inline(
     };
     let shared = &db.pool.shared;
     let mut slot = shared.inline.lock().unwrap();
-    let Some(worker) = shared.inline_for_run(&mut slot, false) else {
+    let Some(js) = shared.inline_for_run(&mut slot, false) else {
         drop(slot);
         db.pool.live_start(id, sql.to_string(), params.to_vec());
         return number(env, UNAVAILABLE);
     };
     db.pool.live_start_inline(id, sql.to_string(), params.to_vec());
-    let (outcome, overran) =
-        catch_unwind(AssertUnwindSafe(|| worker.run_live_within(&sql, params, shared.safe_integers, budget)))
-            .unwrap_or_else(|payload| {
-                (Outcome::LiveRan { result: Err(DbError::panicked(payload)), reads: None }, false)
-            });
+    let (outcome, overran) = catch_unwind(AssertUnwindSafe(|| {
+        runs::run_live_within(&mut js.worker, &sql, params, shared.safe_integers, budget)
+    }))
+    .unwrap_or_else(|payload| (Outcome::LiveRan { result: Err(DbError::panicked(payload)), reads: None }, false));
     drop(slot);
     if overran {
         db.pool.live_run_on_readers(id);

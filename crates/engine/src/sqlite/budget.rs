@@ -1,6 +1,6 @@
 //! A time budget on a connection (experiments/032): SQLite's progress handler looks at the clock
 //! every PROGRESS_OPS virtual-machine steps and interrupts the running statement once the
-//! deadline has passed. Used by reads on the JS thread (inline.rs); outside `start` … `finish`
+//! deadline has passed. Used by reads on the JS thread (js_thread/runs.rs); outside `start` … `finish`
 //! it never interrupts anything, and calls its owner's `between` instead: there an engine
 //! thread steps aside for a waiting JS thread (threads/step_aside.rs, given by the connection's
 //! owner so that `sqlite` needs nothing from the layers above it).

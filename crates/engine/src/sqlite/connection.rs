@@ -129,7 +129,7 @@ impl Connection {
     /// Whether this connection's next commit may start the WAL over — every frame of it
     /// checkpointed, or none written yet — and so write the WAL header and sync it to disk
     /// (`sqlite3WalFrames`), whatever `synchronous` says: that is the writer thread's work
-    /// (inline.rs). Read from the wal-index without its lock, so another process's checkpoint
+    /// (js_thread/runs.rs). Read from the wal-index without its lock, so another process's checkpoint
     /// may still complete in between. False without a wal-index (not in WAL mode, or in memory).
     pub fn wal_starts_over(&self) -> bool {
         /// Bytes into the wal-index: the header's `mxFrame` (the WAL's last valid frame) and,
@@ -184,7 +184,7 @@ impl Connection {
     }
 
     /// Runs `f` with the busy timeout off: a lock another process holds fails at once with
-    /// SQLITE_BUSY instead of waiting (on the JS thread, inline.rs).
+    /// SQLITE_BUSY instead of waiting (on the JS thread, js_thread/runs.rs).
     pub fn without_busy_wait<T>(&self, f: impl FnOnce() -> T) -> T {
         self.with_busy_wait(0, f)
     }

@@ -67,7 +67,7 @@ pub struct Statement<F> {
     /// How long its last run on a reader took (µs; 0: not run there yet). A read known to be
     /// slow runs outside a batch (threads/reader.rs).
     pub last_micros: Cell<u32>,
-    /// On the JS thread's connection (inline.rs): how it backs off after overrunning its budget
+    /// On the JS thread's connection (js_thread/runs.rs): how it backs off after overrunning its budget
     /// there, run whole, and run a slice at a time (a select calling JavaScript functions).
     pub inline: Backoff,
     pub sliced: Backoff,
@@ -77,7 +77,7 @@ pub struct Statement<F> {
     /// Whether it calls a JavaScript function (bounded.rs `calls_js_function`), judged as
     /// `bounded` is.
     pub calls_js: Cell<Option<(i32, bool)>>,
-    /// Its column names, for runs on the JS thread (inline.rs), read again after a re-prepare.
+    /// Its column names, for runs on the JS thread (js_thread/runs.rs), read again after a re-prepare.
     names: RefCell<Option<Rc<ColumnNames>>>,
     /// Which parameters are bound to bytes in the job's parameter buffer (text and blobs, bound
     /// without a copy): bit i for parameter i + 1, bit 63 for the 64th and every later one.
@@ -240,7 +240,7 @@ pub fn prepare<C: Compiling>(conn: &Connection, hooks: &C, sql: &str) -> DbResul
 }
 
 /// Runs still to send straight to a thread since the statement last overran its budget on the
-/// JS thread, and how many it skips after its next overrun (inline.rs `back_off`).
+/// JS thread, and how many it skips after its next overrun (js_thread/runs.rs `back_off`).
 #[derive(Default)]
 pub struct Backoff {
     pub skip: Cell<u32>,

@@ -35,7 +35,7 @@ enum State {
     Idle,
     Queued,
     Running,
-    /// Its first run, on the JS thread (inline.rs): not counted against the readers' limit.
+    /// Its first run, on the JS thread (js_thread/runs.rs): not counted against the readers' limit.
     RunningInline,
 }
 
@@ -88,7 +88,7 @@ impl Registry {
         self.dispatch();
     }
 
-    /// A query whose first run is about to run on the JS thread (inline.rs): registered first,
+    /// A query whose first run is about to run on the JS thread (js_thread/runs.rs): registered first,
     /// so a change committed while it runs makes it run once more, as for a run on a reader.
     /// `finish(…, false)` ends that run, or `run_on_readers` sends it to the readers instead.
     pub fn start_inline(&mut self, id: u32, sql: String, params: Vec<u8>) {

@@ -22,7 +22,7 @@ pub struct PoolOptions {
     pub attach: Vec<(String, String)>,
     /// Extensions loaded on every connection.
     pub extensions: Vec<Extension>,
-    /// Open a read-only connection for reads on the JS thread (inline.rs).
+    /// Open a read-only connection for reads on the JS thread (js_thread/runs.rs).
     pub inline: bool,
     /// No checkpoints from any connection: another process runs them (setup.rs).
     pub external_checkpoints: bool,

@@ -20,6 +20,7 @@ use super::reader_connections::ReaderConnections;
 use super::shared::{ReaderSlot, Shared};
 use crate::encode::rows::EncodedRows;
 use crate::error::DbError;
+use crate::js_thread::connection::JsConnection;
 use crate::live::dependencies::Dependencies;
 use crate::sqlite::backup;
 use crate::sqlite::setup::Role;
@@ -146,7 +147,7 @@ impl Pool {
         self.shared.kick_readers();
     }
 
-    /// A live query whose first run runs on the JS thread (inline.rs): registered before it
+    /// A live query whose first run runs on the JS thread (js_thread/runs.rs): registered before it
     /// runs, so a commit during the run makes it run again.
     pub fn live_start_inline(&self, id: u32, sql: String, params: Vec<u8>) {
         let mut queries = self.shared.live_queries.lock().unwrap();
@@ -249,7 +250,7 @@ fn spawn(name: String, f: impl FnOnce() + Send + 'static) -> JoinHandle<()> {
 
 /// Opens the database, on an engine thread: the lead connection (the writer, which creates the
 /// file and switches it to WAL; reader 0 when read-only), and, when the database is encrypted,
-/// the JS thread's (inline.rs); the open job completes when they are open, or with the first
+/// the JS thread's (js_thread/runs.rs); the open job completes when they are open, or with the first
 /// failure. The readers open as reads need them (reader.rs), and so does the JS thread's
 /// connection of a plaintext database (sessions.rs `open_inline_later`): such a database opens
 /// one connection, not `readers + 2`. An encrypted one opens its JS thread's connection at once
@@ -269,7 +270,7 @@ pub(super) fn open_database(shared: &Shared, open_id: u32) {
             *shared.writer.lock().unwrap() = Some(lead);
         }
         if opts.inline && key.is_some() {
-            *shared.inline.lock().unwrap() = Some(open_worker(opts, Role::Reader, key.as_deref())?);
+            *shared.inline.lock().unwrap() = Some(JsConnection::new(open_worker(opts, Role::Reader, key.as_deref())?));
             shared.inline_used();
         }
         Ok(())

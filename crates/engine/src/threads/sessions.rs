@@ -19,6 +19,7 @@ use super::job::Outcome;
 use super::open::open_worker;
 use super::shared::{Shared, State};
 use super::{reader, writer};
+use crate::js_thread::connection::JsConnection;
 use crate::sqlite::setup::Role;
 
 impl Shared {
@@ -123,7 +124,7 @@ impl Shared {
             self.inline_used();
             let mut slot = self.inline.lock().unwrap();
             if slot.is_none() {
-                *slot = Some(worker);
+                *slot = Some(JsConnection::new(worker));
             }
         }
         let mut st = self.sessions.state.lock().unwrap();

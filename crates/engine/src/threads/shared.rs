@@ -20,6 +20,7 @@ use super::open::PoolOptions;
 use super::reader_connections::ReaderConnections;
 use super::step_aside::JsThread;
 use super::worker::PoolConnection;
+use crate::js_thread::connection::JsConnection;
 use crate::live::dependencies::ChangeSet;
 use crate::sqlite::connection::Connection;
 use crate::sqlite::encryption::KeyConfig;
@@ -137,15 +138,15 @@ pub struct Shared {
     pub(super) group_commits: Mutex<group_commit::Committed>,
     /// The writer's tries to start the WAL over (checkpoint.rs).
     pub(super) wal_bound: WalBound,
-    /// The JS thread's read-only connection (inline.rs), when reads may run inline: opened on
-    /// an engine thread when a read there first finds it closed (sessions.rs
+    /// The JS thread's read-only connection (js_thread/connection.rs), when reads may run
+    /// inline: opened on an engine thread when a read there first finds it closed (sessions.rs
     /// `open_inline_later`; with the database when it is encrypted), closed when idle as the
     /// readers are, by the writer for a rekey, and at close.
-    pub inline: Mutex<Option<PoolConnection>>,
+    pub inline: Mutex<Option<JsConnection>>,
     /// When a read last ran on it (ms since `started`), for the idle sweep.
     pub(super) inline_used_ms: std::sync::atomic::AtomicU64,
     /// The writer's connection: the writer thread holds the lock while it runs a job, and a
-    /// transaction's read may run on it from the JS thread in between (inline.rs).
+    /// transaction's read may run on it from the JS thread in between (js_thread/runs.rs).
     pub writer: Mutex<Option<PoolConnection>>,
     /// Iterations outside transactions, on connections of their own (cursors.rs).
     pub(super) cursors: Mutex<Cursors>,
@@ -174,7 +175,7 @@ impl Shared {
     }
 
     /// After writer work (a job on the writer thread, or a transaction's statement on the JS
-    /// thread, inline.rs): re-runs the live queries its commit touched, if it committed.
+    /// thread, js_thread/runs.rs): re-runs the live queries its commit touched, if it committed.
     /// `tracking`: the change hooks were on while it ran.
     pub fn publish_committed(&self, worker: &PoolConnection, tracking: bool) {
         let committed = worker.take_committed();
@@ -253,18 +254,18 @@ impl Shared {
     /// opens on an engine thread for the next run (sessions.rs `open_inline_later`).
     pub(crate) fn inline_for_run<'a>(
         &self,
-        slot: &'a mut Option<PoolConnection>,
+        slot: &'a mut Option<JsConnection>,
         sliced_too: bool,
-    ) -> Option<&'a mut PoolConnection> {
-        let Some(worker) = slot.as_mut() else {
+    ) -> Option<&'a mut JsConnection> {
+        let Some(js) = slot.as_mut() else {
             self.open_inline_later();
             return None;
         };
-        if !sliced_too && worker.sliced.is_some() {
+        if !sliced_too && js.sliced.is_some() {
             return None;
         }
         self.inline_used();
-        Some(worker)
+        Some(js)
     }
 
     /// A read ran on the JS thread's connection.
@@ -279,8 +280,8 @@ impl Shared {
     }
 
     /// The connection in `slot` unless a sliced read holds its snapshot open.
-    fn take_unsliced(slot: &mut Option<PoolConnection>) -> Option<PoolConnection> {
-        if slot.as_ref().is_some_and(|w| w.sliced.is_none()) {
+    fn take_unsliced(slot: &mut Option<JsConnection>) -> Option<JsConnection> {
+        if slot.as_ref().is_some_and(|js| js.sliced.is_none()) {
             slot.take()
         } else {
             None

@@ -35,24 +35,20 @@ pub struct PoolConnection {
     /// Iterations inside the transaction (threads/iterate.rs): their statements are finalized
     /// first.
     pub cursors: HashMap<u32, Cursor>,
-    /// On the JS thread's connection: a read calling JavaScript functions, run a slice at a
-    /// time (inline.rs `read_slice`), the rows its next slice steps, and its SQL.
-    pub sliced: Option<(Cursor, usize, String)>,
     pub cache: StatementCache,
     pub conn: Connection,
     hooks: Box<Hooks>,
-    /// The time budget of runs on the JS thread (inline.rs); on an engine thread, what lets a
-    /// long statement step aside for the JS thread (step_aside.rs).
+    /// The time budget of runs on the JS thread (js_thread/runs.rs); on an engine thread, what
+    /// lets a long statement step aside for the JS thread (step_aside.rs).
     budget: Box<Budget>,
     /// The writer's change hooks are on (a new connection starts without them).
     tracking: bool,
     /// `PRAGMA data_version` when last checked (none yet): it changes when another connection
     /// commits.
     data_version: Option<i64>,
-    /// Where the open transaction's writes ran (writer connection; inline.rs).
+    /// Where the open transaction's writes ran, and whether it is a write group's (writer
+    /// connection; js_thread/write_group.rs).
     pub tx_writes: TxWrites,
-    /// The wal-index header as a write group's transaction began (`fresh_group_snapshot`).
-    group_header: Option<[u32; 12]>,
     /// The settings a commit on the JS thread reads, as last read (`commit_settings`).
     commit_settings: Option<CommitSettings>,
 }
@@ -70,16 +66,19 @@ pub struct CommitSettings {
 }
 
 /// Where the open transaction's writes ran: its COMMIT may run on the JS thread only when it
-/// has little to write (inline.rs).
+/// has little to write (js_thread/runs.rs `commit`). Every BEGIN starts it afresh (`control`).
 #[derive(Default)]
 pub struct TxWrites {
     /// Bounded writes run on the JS thread.
     pub inline: u32,
     /// A write ran on the writer thread (its work is unknown).
     pub on_thread: bool,
-    /// The transaction is a write group's (inline.rs `begin_group`): only single DML statements
-    /// join it.
+    /// The transaction is a write group's (js_thread/write_group.rs `begin`): only single DML
+    /// statements join it.
     pub group: bool,
+    /// The wal-index header as the write group's transaction began (write_group.rs
+    /// `fresh_snapshot`).
+    pub group_header: Option<[u32; 12]>,
 }
 
 // SAFETY: SQLite is built with SQLITE_THREADSAFE=2: a connection may move between threads as
@@ -155,7 +154,6 @@ impl PoolConnection {
         let budget = Budget::install(&conn, super::step_aside::now_and_then);
         PoolConnection {
             cursors: HashMap::new(),
-            sliced: None,
             cache: StatementCache::new(),
             conn,
             hooks,
@@ -163,7 +161,6 @@ impl PoolConnection {
             tracking: false,
             data_version: None,
             tx_writes: TxWrites::default(),
-            group_header: None,
             commit_settings: None,
         }
     }
@@ -220,20 +217,19 @@ impl PoolConnection {
         Cursor::new(stmt, params, page_rows)
     }
 
-    /// For a run on the JS thread (inline.rs): the cached statement for a read (select's
+    /// For a run on the JS thread (js_thread/runs.rs): the cached statement for a read (select's
     /// checks: one read-only statement), the connection, and the budget's clock.
     pub fn budgeted_read(&mut self, sql: &str) -> DbResult<(&Statement, &Connection, &Budget)> {
         let stmt = Self::read_statement(&mut self.cache, &self.conn, &self.hooks, sql)?;
         Ok((stmt, &self.conn, &self.budget))
     }
 
-    /// On the JS thread's connection: starts a read of `sql` that calls JavaScript functions,
-    /// to be run a slice at a time (inline.rs `read_slice`), its first slice `rows` long. False
-    /// when it calls none (select's checks apply).
-    pub fn start_sliced(&mut self, sql: &str, params: &[u8], rows: usize) -> DbResult<bool> {
+    /// For a sliced read on the JS thread (js_thread/connection.rs `start_sliced`): whether a
+    /// read of `sql` calls JavaScript functions (select's checks apply).
+    pub fn calls_js(&mut self, sql: &str) -> DbResult<bool> {
         let stmt = Self::read_statement(&mut self.cache, &self.conn, &self.hooks, sql)?;
         let reprepared = stmt.reprepared();
-        let calls_js = match stmt.calls_js.get() {
+        Ok(match stmt.calls_js.get() {
             Some((n, calls_js)) if n == reprepared => calls_js,
             _ => {
                 let calls_js = calls_js_function(&self.conn, sql)?;
@@ -241,11 +237,7 @@ impl PoolConnection {
                 stmt.calls_js.set(Some((reprepared, calls_js)));
                 calls_js
             }
-        };
-        if calls_js {
-            self.sliced = Some((self.cursor(sql, params.to_vec(), rows)?, rows, sql.to_string()));
-        }
-        Ok(calls_js)
+        })
     }
 
     /// The connection's time budget (sqlite/budget.rs).
@@ -253,46 +245,13 @@ impl PoolConnection {
         &self.budget
     }
 
-    /// Opens a write group's transaction (inline.rs `begin_group`) with a deferred BEGIN, noting
-    /// the wal-index header first: a commit after that point makes the group's snapshot stale.
-    pub fn begin_group(&mut self) -> DbResult<()> {
-        self.group_header = self.conn.wal_index_header();
-        self.control("BEGIN")?;
-        self.tx_writes.group = true;
-        Ok(())
+    /// Whether something compiled on the connection made its reads differ from a reader's (a
+    /// temp table, an ATTACH, a PRAGMA changing results: capture.rs).
+    pub fn diverged(&self) -> bool {
+        self.hooks.diverged()
     }
 
-    /// Before a read in a write group's transaction, or its first write: when any connection
-    /// has committed since the group's snapshot began, it begins again, so that the read sees
-    /// that commit (as a read of its own would) and the write does not fail on a stale snapshot
-    /// (SQLITE_BUSY_SNAPSHOT). Nothing of the group is written yet then (experiments/050).
-    pub fn fresh_group_snapshot(&mut self) -> DbResult<()> {
-        if !self.in_unwritten_group() {
-            return Ok(());
-        }
-        let header = self.conn.wal_index_header();
-        if header.is_some() && header == self.group_header {
-            return Ok(());
-        }
-        self.control("COMMIT")?;
-        self.begin_group()
-    }
-
-    /// Inside a write group's transaction, none of whose writes ran yet.
-    fn in_unwritten_group(&self) -> bool {
-        !self.conn.autocommit() && self.tx_writes.group && self.tx_writes.inline == 0 && !self.tx_writes.on_thread
-    }
-
-    /// Whether a read outside any transaction sees here what it would see on a reader's
-    /// connection: the writer's connection is outside a transaction, or in a write group's
-    /// before any of its writes ran (the group's reads share one snapshot: experiments/050),
-    /// and nothing compiled on it made it differ (a temp table, an ATTACH, a PRAGMA changing
-    /// results: capture.rs).
-    pub fn reads_as_a_reader(&self) -> bool {
-        (self.conn.autocommit() || self.in_unwritten_group()) && !self.hooks.diverged()
-    }
-
-    /// The settings a commit on the JS thread reads (inline.rs), kept until the authorizer sees
+    /// The settings a commit on the JS thread reads (js_thread/runs.rs), kept until the authorizer sees
     /// a PRAGMA of one of them compiled (capture.rs `COMMIT_PRAGMAS`): SQLite applies such a
     /// PRAGMA as it compiles it, and they are then read again (compiled afresh).
     pub fn commit_settings(&mut self) -> DbResult<CommitSettings> {
@@ -310,7 +269,7 @@ impl PoolConnection {
         Ok(*self.commit_settings.insert(settings))
     }
 
-    /// For a write on the JS thread (inline.rs): the cached statement, the connection and its
+    /// For a write on the JS thread (js_thread/runs.rs): the cached statement, the connection and its
     /// hooks.
     pub fn write_statement(&mut self, sql: &str) -> DbResult<(&Statement, &Connection, &Hooks)> {
         let stmt = self.cache.get(&self.conn, &self.hooks, sql)?;
@@ -356,27 +315,6 @@ impl PoolConnection {
             *stmt.facts.reads.borrow_mut() = Arc::new(merged);
         }
         Outcome::LiveRan { result, reads: Some(stmt.facts.reads.borrow().clone()) }
-    }
-
-    /// A live query's run on the JS thread (inline.rs): as `run_live`, within `budget`; also
-    /// returns whether the budget ran out (then the run failed with SQLITE_INTERRUPT).
-    pub fn run_live_within(
-        &mut self,
-        sql: &str,
-        params: &[u8],
-        safe_integers: bool,
-        budget: std::time::Duration,
-    ) -> (Outcome, bool) {
-        self.budget.start(budget);
-        let mut outcome = self.run_live(sql, params, safe_integers);
-        let overran = self.budget.finish();
-        // As on a reader (reader.rs `run_read`): BEGIN and the like count as read-only, but must
-        // not leave the connection inside a transaction.
-        if !self.conn.autocommit() {
-            let _ = self.exec("ROLLBACK");
-            outcome = Outcome::LiveRan { result: Err(transaction_control_refused()), reads: None };
-        }
-        (outcome, overran)
     }
 
     /// execute: one statement with parameters, or a script of several without; a single statement

@@ -68,7 +68,7 @@ fn run_job(shared: &Shared, rx: &Receiver<Job>, job: Job) -> Option<Job> {
     let restart_wal;
     {
         // Held for the whole job; released before its completion goes out, so that the
-        // transaction's next read may run on the connection from the JS thread (inline.rs).
+        // transaction's next read may run on the connection from the JS thread (js_thread/runs.rs).
         let mut slot = shared.writer.lock().unwrap();
         if let Request::Rekey(key) = &job.request {
             let outcome = rekey(&mut slot, &shared.opts, shared, key.clone());
@@ -138,7 +138,7 @@ fn run_writer_job(worker: &mut PoolConnection, job: &Job, shared: &Shared) -> Ou
         ));
     }
     if matches!(job.request, Request::Execute | Request::Batch) {
-        worker.tx_writes.on_thread = true; // its work is unknown: the COMMIT stays here (inline.rs)
+        worker.tx_writes.on_thread = true; // its work is unknown: the COMMIT stays here (js_thread/runs.rs)
     }
     let outcome = run(worker, job, shared);
     if worker.conn.autocommit() && !worker.cursors.is_empty() {

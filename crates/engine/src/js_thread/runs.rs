@@ -1,22 +1,6 @@
-//! Reads on the JS thread (experiments/032). A point query costs SQLite ~2 µs, a hop to a
-//! reader thread and back several times that, so a read may run right where it is issued, on
-//! a read-only connection of its own, under a time budget: SQLite's progress handler interrupts
-//! the statement once the budget is spent (sqlite/budget.rs). Then nothing was delivered, and
-//! the same read goes to a reader thread (a read-only statement runs again safely); the
-//! statement skips the JS thread for a while (doubling while it keeps overrunning), and tries
-//! again now and then, since data changes. A read's first overrun after runs that fit moves
-//! only that read (`READ_STRIKE`).
-//!
-//! Outside transactions the read runs on a read-only connection of the JS thread's own, opened
-//! by a pool thread (threads/open.rs) and kept behind a lock in `Shared`; the writer closes and
-//! reopens it around a rekey. Inside a transaction it runs on the writer's connection, which
-//! the body owns between its awaits, while the writer thread waits for its next job: a read
-//! statement interrupted there leaves the transaction as it was.
-//!
-//! A transaction's writes and its COMMIT may run there too (experiments/036), but a write
-//! cannot be interrupted (SQLite would roll the whole transaction back), so only a write whose
-//! program is bounded whatever the data (sqlite/bounded.rs) runs on the JS thread, and a COMMIT
-//! only when those are all the transaction wrote (a few pages to append to the WAL).
+//! What runs on the JS thread (the module's comment says when and why): reads under a time
+//! budget on its own connection or the writer's, bounded writes and small COMMITs on the
+//! writer's, a live query's first run, and reads calling JavaScript functions a slice at a time.
 
 use std::cell::Cell as Flag;
 use std::ffi::c_void;
@@ -26,6 +10,8 @@ use std::time::{Duration, Instant};
 
 use sqlite3mc_sys as ffi;
 
+use super::connection::{JsConnection, Sliced};
+use super::write_group;
 use crate::encode::json::encode_json;
 use crate::encode::rows::EncodedRows;
 use crate::error::DbResult;
@@ -36,7 +22,8 @@ use crate::sqlite::params::{bind, Reader};
 use crate::sqlite::statement_cache::{Backoff, ColumnNames};
 use crate::sqlite::step::{cell, step, Cell};
 use crate::threads::group_commit::is_single_dml;
-use crate::threads::worker::{run_write, PoolConnection};
+use crate::threads::job::Outcome;
+use crate::threads::worker::{run_write, transaction_control_refused, PoolConnection};
 
 /// How many runs a statement skips the JS thread for after its first overrun; doubled after each further
 /// overrun, up to MAX_SKIP, and halved after each inline run that fits.
@@ -204,6 +191,28 @@ fn skips(b: &Backoff) -> bool {
     skip > 0
 }
 
+/// A live query's first run on the JS thread (napi/inline_calls.rs `live_start_inline`): as
+/// `PoolConnection::run_live`, within `budget`; also returns whether the budget ran out (then
+/// the run failed with SQLITE_INTERRUPT).
+pub fn run_live_within(
+    worker: &mut PoolConnection,
+    sql: &str,
+    params: &[u8],
+    safe_integers: bool,
+    budget: Duration,
+) -> (Outcome, bool) {
+    worker.budget().start(budget);
+    let mut outcome = worker.run_live(sql, params, safe_integers);
+    let overran = worker.budget().finish();
+    // As on a reader (reader.rs `run_read`): BEGIN and the like count as read-only, but must
+    // not leave the connection inside a transaction.
+    if !worker.conn.autocommit() {
+        let _ = worker.exec("ROLLBACK");
+        outcome = Outcome::LiveRan { result: Err(transaction_control_refused()), reads: None };
+    }
+    (outcome, overran)
+}
+
 /// How long a slice of a sliced read steps, its functions' time included: then the event loop
 /// gets a turn. 1 ms gave a longest stall of 3.5 ms (p90), 0.5 ms 2.6, 0.25 ms 2.0–2.3, with
 /// no loss of speed (experiments/054).
@@ -229,18 +238,19 @@ pub enum Slice {
 /// cheap function: experiments/054) and the event loop gets a turn between slices. `start`:
 /// the read to start (else the next slice of the one under way). Its snapshot stays open
 /// across slices; meanwhile other reads skip this connection (`read_inline` finds it busy).
-pub fn read_slice(worker: &mut PoolConnection, start: Option<(&str, &[u8])>, safe_integers: bool) -> DbResult<Slice> {
+pub fn read_slice(js: &mut JsConnection, start: Option<(&str, &[u8])>, safe_integers: bool) -> DbResult<Slice> {
     if let Some((sql, params)) = start {
         // One whose slice overran recently (an aggregate over every row, say) skips the JS
         // thread, as other reads do after overrunning their budget.
-        if worker.sliced.is_some() || skips(&worker.budgeted_read(sql)?.0.sliced) {
+        if js.sliced.is_some() || skips(&js.worker.budgeted_read(sql)?.0.sliced) {
             return Ok(Slice::Skipped);
         }
-        if !worker.start_sliced(sql, params, FIRST_SLICE_ROWS)? {
+        if !js.start_sliced(sql, params, FIRST_SLICE_ROWS)? {
             return Ok(Slice::Skipped);
         }
     }
-    let Some((cursor, rows, sql)) = worker.sliced.take() else { return Ok(Slice::Skipped) };
+    let Some(Sliced { cursor, rows, sql }) = js.sliced.take() else { return Ok(Slice::Skipped) };
+    let worker = &mut js.worker;
     let started = Instant::now();
     worker.budget().start(SLICE_LIMIT);
     let page = cursor.page_of(&worker.conn, rows, safe_integers);
@@ -256,7 +266,7 @@ pub fn read_slice(worker: &mut PoolConnection, start: Option<(&str, &[u8])>, saf
     if full {
         let pace = started.elapsed().as_secs_f64().max(1e-6) / rows as f64;
         let next = (SLICE.as_secs_f64() / pace) as usize;
-        worker.sliced = Some((cursor, next.clamp(16, 1 << 16), sql));
+        js.sliced = Some(Sliced { cursor, rows: next.clamp(16, 1 << 16), sql });
     }
     Ok(Slice::Rows(page, !full))
 }
@@ -282,7 +292,7 @@ pub fn write(
         return Ok(Ran::Skipped);
     }
     if in_group {
-        worker.fresh_group_snapshot()?;
+        write_group::fresh_snapshot(worker)?;
     }
     let (stmt, conn, hooks) = worker.write_statement(sql)?;
     let raw = stmt.raw;
@@ -375,7 +385,7 @@ pub fn begin_group(worker: &mut PoolConnection, reads_only: bool) -> DbResult<bo
     if !reads_only && !commit_only_appends(worker)? {
         return Ok(false);
     }
-    worker.begin_group()?;
+    write_group::begin(worker)?;
     Ok(true)
 }
 
