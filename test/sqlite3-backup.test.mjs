@@ -10,31 +10,20 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, test } from 'node:test'
 import sqlite3 from '../dist/esm/sqlite3.mjs'
+import { call, openWith } from './sqlite3-helpers.mjs'
 
 const dir = mkdtempSync(join(tmpdir(), 'resqlite-sqlite3-backup-'))
 after(() => rmSync(dir, { recursive: true, force: true }))
 let files = 0
 const file = () => join(dir, `db${files++}.db`)
 
-/** Calls `target[method](...args, callback)`: resolves with the callback's `this` and results. */
-function call(target, method, ...args) {
-  return new Promise((resolve, reject) => {
-    target[method](...args, function (err, ...results) {
-      if (err) reject(err)
-      else resolve({ self: this, results })
-    })
-  })
-}
 /** The error `target[method](...args, callback)` calls back with. */
 function failure(target, method, ...args) {
   return new Promise((resolve, reject) => {
     target[method](...args, (err) => (err ? resolve(err) : reject(new Error(`${method} did not fail`))))
   })
 }
-const open = (path, mode = sqlite3.OPEN_READWRITE | sqlite3.OPEN_CREATE) =>
-  new Promise((resolve, reject) => {
-    const db = new sqlite3.Database(path, mode, (e) => (e ? reject(e) : resolve(db)))
-  })
+const open = (path, mode = sqlite3.OPEN_READWRITE | sqlite3.OPEN_CREATE) => openWith(sqlite3, path, mode)
 const rows = async (db, sql) => (await call(db, 'all', sql)).results[0]
 
 /** A database of more than 256 pages (resqlite copies 256 a step): 2000 rows of 1 KB. */

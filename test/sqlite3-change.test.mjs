@@ -9,24 +9,14 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, test } from 'node:test'
 import sqlite3 from '../dist/esm/sqlite3.mjs'
+import { call, openWith } from './sqlite3-helpers.mjs'
 
 const dir = mkdtempSync(join(tmpdir(), 'resqlite-sqlite3-change-'))
 after(() => rmSync(dir, { recursive: true, force: true }))
 let files = 0
 const file = () => join(dir, `db${files++}.db`)
 
-function call(target, method, ...args) {
-  return new Promise((resolve, reject) => {
-    target[method](...args, function (err, result) {
-      if (err) reject(err)
-      else resolve({ self: this, result })
-    })
-  })
-}
-const open = (path) =>
-  new Promise((resolve, reject) => {
-    const db = new sqlite3.Database(path, (e) => (e ? reject(e) : resolve(db)))
-  })
+const open = (path) => openWith(sqlite3, path)
 /** Collects db's 'change' events as [type, database, table, rowid]. */
 function changes(db) {
   const seen = []
@@ -164,10 +154,8 @@ test("the same writes give the real sqlite3's 'change' events (a trigger's rows,
     'ROLLBACK',
     'DELETE FROM log',
   ]
-  const events = async (sqlite3) => {
-    const db = await new Promise((resolve, reject) => {
-      const d = new sqlite3.Database(join(dir, `diff${files++}.db`), (e) => (e ? reject(e) : resolve(d)))
-    })
+  const events = async (module) => {
+    const db = await openWith(module, file())
     const seen = []
     db.on('change', (...event) => seen.push(event))
     for (const sql of script) await call(db, 'run', sql)

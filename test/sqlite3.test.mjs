@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, test } from 'node:test'
 import sqlite3 from '../dist/esm/sqlite3.mjs'
+import { call, openWith } from './sqlite3-helpers.mjs'
 
 const require = createRequire(import.meta.url)
 // The real sqlite3, to compare with: one of the benchmark's peers (test/tiers.mjs NEEDS).
@@ -20,22 +21,7 @@ after(() => rmSync(dir, { recursive: true, force: true }))
 let files = 0
 const file = () => join(dir, `db${files++}.db`)
 
-/** Calls `db[method](...args, callback)`: resolves with the callback's results and its `this`. */
-function call(target, method, ...args) {
-  return new Promise((resolve, reject) => {
-    target[method](...args, function (err, result) {
-      if (err) reject(err)
-      else resolve({ self: this, result })
-    })
-  })
-}
-const open = (path = ':memory:', mode) =>
-  new Promise((resolve, reject) => {
-    const db =
-      mode === undefined
-        ? new sqlite3.Database(path, (e) => (e ? reject(e) : resolve(db)))
-        : new sqlite3.Database(path, mode, (e) => (e ? reject(e) : resolve(db)))
-  })
+const open = (path, mode) => openWith(sqlite3, path, mode)
 const close = (db) => call(db, 'close')
 const rows = async (db, sql, ...params) => (await call(db, 'all', sql, ...params)).result
 
