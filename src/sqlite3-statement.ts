@@ -53,7 +53,7 @@ export class Statement extends EventEmitter {
       db.prepared.delete(this)
       this.#prepareError = toSqlite3Error(error, where)
       const failure = this.#prepareError
-      return () => (typeof callback === 'function' ? call(callback, this, failure) : db.unhandled(failure, this))
+      return () => this.#errorTo(failure, typeof callback === 'function' ? callback : undefined)
     }
     this.#push(() => {
       try {

@@ -419,8 +419,7 @@ fn on_idle_writer(
     if worker.conn.autocommit() == in_transaction {
         return UNAVAILABLE;
     }
-    worker.sync_tracking(db.pool.shared.tracking.load(std::sync::atomic::Ordering::SeqCst));
-    db.pool.shared.row_changes.sync(&worker.conn);
+    db.pool.shared.sync_writer_hooks(worker);
     match catch_unwind(AssertUnwindSafe(|| f(worker))) {
         Ok(Ok(true)) => DONE,
         Ok(Ok(false)) => UNAVAILABLE,
@@ -466,8 +465,7 @@ pub(super) unsafe extern "C" fn write_inline(env: sys::napi_env, info: sys::napi
         }
         // As the writer thread does around each job: its hooks match whether live queries exist,
         // and what a commit changed reaches them before JS hears of the commit.
-        let tracking = worker.sync_tracking(shared.tracking.load(std::sync::atomic::Ordering::SeqCst));
-        shared.row_changes.sync(&worker.conn);
+        let tracking = shared.sync_writer_hooks(worker);
         let ran = catch_unwind(AssertUnwindSafe(|| match kind {
             JOB_KIND_EXECUTE if in_transaction => runs::write(worker, &sql, params, budget, true)
                 .map(|ran| ran.map(|(changes, rowid)| Wrote::Changes(changes, rowid, false))),

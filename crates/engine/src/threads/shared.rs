@@ -153,6 +153,16 @@ pub struct Shared {
 }
 
 impl Shared {
+    /// Before writer work on `worker` (the writer thread's job, or a run on the JS thread while
+    /// the writer is idle), under the writer's lock: its change hooks on as live queries exist
+    /// (`Hooks::set_tracking`), SQLite's update hook as resqlite/sqlite3's 'change' is listened
+    /// to. Whether tracking is on.
+    pub fn sync_writer_hooks(&self, worker: &mut PoolConnection) -> bool {
+        let tracking = worker.sync_tracking(self.tracking.load(Ordering::SeqCst));
+        self.row_changes.sync(&worker.conn);
+        tracking
+    }
+
     /// Queues a job's outcome (or a part of it) for JS.
     pub fn complete(&self, id: u32, outcome: Outcome) {
         self.completions.push(id, outcome);

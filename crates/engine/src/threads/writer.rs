@@ -3,7 +3,6 @@
 //! connection stays open between sessions in `shared.writer`, with a transaction open if one
 //! is (a transaction's statements are separate jobs).
 
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -81,9 +80,7 @@ fn run_job(shared: &Shared, rx: &Receiver<Job>, job: Job) -> Option<Job> {
             shared.complete_writer_job(job.id, Outcome::Error(writer_lost()));
             return None;
         };
-        // The change hooks on or off as live queries exist (Hooks::set_tracking).
-        let tracking = worker.sync_tracking(shared.tracking.load(Ordering::SeqCst));
-        shared.row_changes.sync(&worker.conn);
+        let tracking = shared.sync_writer_hooks(worker);
         // Standalone writes queued behind this one commit with it (group_commit.rs).
         let mut jobs = vec![job];
         if group_commit::may_join(&jobs[0]) {
