@@ -807,9 +807,10 @@ export class Database implements Queryable {
     if (this.#readonly) return Promise.reject(readonlyError(sql, this.#replica))
     if (this.#turns.free) {
       // Nothing holds or waits for the writer: a bounded execute may run on the JS thread.
-      const done = writeMayRunInline(kind) ? this.#engine.jsThread.writeInline<T>(sql, packed, undefined) : undefined
-      const written = done ?? this.#engine.write<T>(kind, sql, packed, undefined, arrays)
-      this.#issued(this.#engine.jsThread.takePendingWrite())
+      const jsThread = this.#engine.jsThread
+      const done = writeMayRunInline(kind) ? jsThread.writeInline<T>(sql, packed, undefined) : undefined
+      const written = done ?? jsThread.inOrder(this.#engine.write<T>(kind, sql, packed, undefined, arrays), false)
+      this.#issued(jsThread.takePendingWrite())
       return written
     }
     const queued = copyPacked(packed)
@@ -822,7 +823,8 @@ export class Database implements Queryable {
       })
     })
     this.#issued(written.then(NOTHING, NOTHING))
-    return awaitedAway(written)
+    // It settles in more turns than a write sent at once: one issued after it waits for it.
+    return this.#engine.jsThread.inOrder(written, true)
   }
 }
 

@@ -283,6 +283,26 @@ test('a statement that cannot join ends the group: it and every call after it ru
   assert.deepStrictEqual(await db.selectOne('PRAGMA user_version'), { user_version: 7 })
 })
 
+test('writes a group sends on to the writer thread settle before the writes issued after them', async (t) => {
+  const { db } = await open(t)
+  await db.execute('CREATE TABLE s (v)')
+  // The third scans a table, so it cannot run in the group: it and the rest of the full group go
+  // to the writer thread, and so do the writes issued after them (the writer is busy); those
+  // went straight there, and when their completions arrive in the same batch as the group's,
+  // they took fewer turns to settle (about half the rounds were out of order before the fix).
+  for (let round = 0; round < 10; round++) {
+    const calls = Array.from({ length: 24 }, (_, i) =>
+      i === 2 ? db.execute('INSERT INTO s SELECT v FROM t') : db.execute(INSERT, [`${round}.${i}`]),
+    )
+    assert.deepStrictEqual(
+      await settleOrder(calls),
+      calls.map((_, i) => i),
+      `round ${round}`,
+    )
+  }
+  assert.equal((await db.selectOne('SELECT count(*) AS n FROM t')).n, 230)
+})
+
 test('writes issued together after a checkpoint emptied the WAL: the first, whose commit starts the WAL over, runs on the writer thread', async (t) => {
   const { db } = await open(t)
   await db.execute('PRAGMA wal_checkpoint(TRUNCATE)')

@@ -171,3 +171,19 @@ test('writes issued while a transaction body runs wait for it and then run in ca
     ['0/0', '0/1', '1/0', '2/0', '3/0', '3/1', '4/0', '5/0'],
   )
 })
+
+test('writes queued behind a transaction settle before the writes issued once it committed', T, async (t) => {
+  const db = await logDb(t)
+  // The queued writes go to the writer thread as the transaction ends, and so do the later
+  // ones; their completions can arrive in one batch, where the queued ones took more turns to
+  // settle (10 of 30 rounds settled 4 and 5 first before the fix).
+  for (let round = 0; round < 30; round++) {
+    const settled = []
+    const write = (seq) => db.execute(INSERT, [seq, round, 'execute']).then(() => settled.push(seq))
+    const tx = db.transaction((tx) => tx.execute(INSERT, [0, round, 'tx']))
+    const queued = [1, 2, 3].map(write)
+    const later = tx.then(() => Promise.all([4, 5].map(write)))
+    await Promise.all([...queued, later])
+    assert.deepStrictEqual(settled, [1, 2, 3, 4, 5], `round ${round}`)
+  }
+})

@@ -60,6 +60,11 @@ export class JsThread {
   /** Reads and writes issued while groups were open: a group runs once a microtask round
    * issued none. */
   #issued = 0
+  /** Until it settles, the promise of the last standalone write whose promise takes more
+   * microtask turns to settle than a later one's may (a write group's, one settled after the
+   * writer's jobs, one queued behind a transaction): writes issued meanwhile settle after it
+   * (`inOrder`), so that writes settle in call order whatever path each took. */
+  #slow: Promise<unknown> | undefined
 
   /** `words`: the engine's mailbox words (native.ts `Mailbox`); `budgetMicros`: how long a call
    * may run here, 0: never. */
@@ -89,6 +94,34 @@ export class JsThread {
    * would untraced (experiments/071). */
   tracedSettled(): void {
     this.#issued++
+  }
+
+  /** A standalone write's promise (`work`, not yet through `awaitedAway`) as its caller gets it:
+   * settled after the slow write before it while that one is pending (`#slow`), then slow
+   * itself, as it is when `slow`. Unchanged when neither. */
+  inOrder<T>(work: Promise<T>, slow: boolean): Promise<T> {
+    const before = this.#slow
+    if (before === undefined && !slow) return work
+    let ordered = work
+    if (before !== undefined) {
+      work.catch(NOTHING)
+      const after = () => work
+      ordered = before.then(after, after)
+    }
+    const settled = awaitedAway(ordered)
+    this.#markSlow(ordered)
+    return settled
+  }
+
+  /** Marks `work` slow until it settles. Not on the promise the caller gets: a second reaction
+   * on it would end V8's async stack trace there (caller-stack.ts). Cleared after the caller's
+   * promise settled, since `awaitedAway` awaited `work` first. */
+  #markSlow(work: Promise<unknown>): void {
+    this.#slow = work
+    const settled = () => {
+      if (this.#slow === work) this.#slow = undefined
+    }
+    work.then(settled, settled)
   }
 
   /** A read run here when it fits the inline budget, or in slices; undefined when it goes to the
@@ -155,8 +188,9 @@ export class JsThread {
     onNoTransaction: ((error: ResqliteError) => void) | undefined,
   ): Promise<T> | undefined {
     const done = this.#writeInline<T>(sql, packed, onNoTransaction)
+    if (done === undefined) return undefined
     // No completion reports a write run here: the rows it changed go to the 'change' sink now.
-    if (done !== undefined) this.#threads.takeRowChanges()
+    this.#threads.takeRowChanges()
     return done
   }
 
@@ -181,13 +215,14 @@ export class JsThread {
       if (grouped !== null) return grouped
     }
     const done = this.#inline.write<T>(sql, packed.bytes, packed.length, undefined)
-    if (done !== undefined) this.#threads.placed = Where.JsThread
-    if (done === undefined || this.#words[Mailbox.WritesInFlight] === 0) return done
+    if (done === undefined) return undefined
+    this.#threads.placed = Where.JsThread
+    if (this.#words[Mailbox.WritesInFlight] === 0) return this.inOrder(done, false)
     // Writes settle in call order: after the writer jobs sent before it, finished but not yet
     // delivered to this thread. A rejection reaches the caller through the chain.
     done.catch(NOTHING)
     const settled = () => done
-    return this.#threads.lastWrite.then(settled)
+    return this.inOrder(this.#threads.lastWrite.then(settled), true)
   }
 
   /** The open transaction's COMMIT, run here when every write of it ran here and there were few
@@ -302,7 +337,8 @@ export class JsThread {
     if (group === undefined) return
     this.#group = undefined
     const inline = this.#inline!
-    const ran = this.#runGroup(inline, group)
+    const outcomes = this.#runGroup(inline, group)
+    const ran = outcomes.length
     group.committed = ran
     // A group none of whose calls ran in it (a script, say) says nothing of how they come; nor
     // does one flow's reads one after another (else a loop of reads would make the next writes
@@ -312,15 +348,31 @@ export class JsThread {
     const writes = group.writes
     for (let next = ran; next < writes.length; next++) {
       const w = writes[next]!
-      w.settle(this.#threads.write(JobKind.Execute, w.sql, w.packed))
+      outcomes.push(this.#threads.write(JobKind.Execute, w.sql, w.packed))
     }
-    group.ended()
+    const settle = () => {
+      for (const [i, outcome] of outcomes.entries()) writes[i]!.settle(outcome)
+      group.ended()
+    }
+    // Its writes settle after the writer jobs sent before it and after the slow write before it
+    // (`inOrder`), all at once; a rejection reaches its caller through that chain.
+    const before = this.#slow
+    const after = group.after
+    if (before === undefined && after === undefined) settle()
+    else {
+      for (const outcome of outcomes) outcome.catch(NOTHING)
+      const behind = () => after
+      const waited = before === undefined ? after! : before.then(behind, behind)
+      waited.then(settle)
+    }
+    // Its writes settle in more turns than a write run alone or sent to the writer thread.
+    if (writes.length > 0) this.#markSlow(group.finished)
   }
 
-  /** Runs the group's writes in its transaction and commits: how many of them it settled (the
-   * rest go to the writer thread); none when SQLite rolled the transaction back or the COMMIT
-   * failed, since then nothing of it was committed. */
-  #runGroup(inline: InlineRunner, group: WriteGroup): number {
+  /** Runs the group's writes in its transaction and commits: the outcomes of those it ran, from
+   * the first (the rest go to the writer thread); none when SQLite rolled the transaction back
+   * or the COMMIT failed, since then nothing of it was committed. */
+  #runGroup(inline: InlineRunner, group: WriteGroup): Promise<unknown>[] {
     const ran: Promise<unknown>[] = []
     let ended = false
     const onEnded = () => {
@@ -332,7 +384,7 @@ export class JsThread {
         // SQLite rolled the group back: every write of it runs again.
         done?.catch(NOTHING)
         for (const r of ran) r.catch(NOTHING)
-        return 0
+        return []
       }
       if (done === undefined) break
       ran.push(done)
@@ -346,15 +398,8 @@ export class JsThread {
       if (!ended && !inline.control('ROLLBACK', true)) {
         this.#threads.write(JobKind.Control, 'ROLLBACK', NO_PARAMS, NOTHING).catch(NOTHING)
       }
-      return 0
+      return []
     }
-    // Each settles after the writer jobs sent before the group; a rejection reaches its caller
-    // through that chain.
-    const after = group.after
-    for (const [i, done] of ran.entries()) {
-      if (after !== undefined) done.catch(NOTHING)
-      group.writes[i]!.settle(after === undefined ? done : after.then(() => done))
-    }
-    return ran.length
+    return ran
   }
 }
