@@ -17,7 +17,9 @@
 //!   replaced); the step that copies the last page commits the copy into it. A finish before
 //!   that rolls it back and leaves the file empty, as sqlite3 leaves it.
 //! - The database's close finishes every paused backup, after its running step (sessions.rs
-//!   `close_connections`); a database dropped unclosed drops them with its `Shared`.
+//!   `close_connections`); a database dropped unclosed drops them with its `Shared`. A rekey
+//!   finishes them too (writer.rs `rekey`): it replaces the file their connections read, and
+//!   needs the database to itself. Their later steps fail with `ERR_BACKUP`.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -36,11 +38,9 @@ struct Paused {
     steps: Steps,
     /// Read by `steps` alone: kept open for it.
     _source: PoolConnection,
-    /// The key the source opened with: after a rekey it would read the file with the old one.
-    key: Option<Arc<KeyConfig>>,
 }
 
-/// A paused backup, or none once finished; its lock is held through a step.
+/// A paused backup, or none once a rekey finished it; its lock is held through a step.
 type Slot = Arc<Mutex<Option<Paused>>>;
 
 /// A database's paused backups, by the id of the job that started each.
@@ -75,21 +75,29 @@ impl PausedBackups {
         Ok(())
     }
 
-    /// Copies up to `pages` pages of backup `backup` (all those left when negative); `key` is
-    /// the database's now. The step's code may be an error (`backup::step_error`); `Err` when it
-    /// could not step at all.
-    pub(super) fn step(&self, backup: u32, pages: i32, key: &Option<Arc<KeyConfig>>) -> DbResult<Stepped> {
+    /// Copies up to `pages` pages of backup `backup` (all those left when negative). The step's
+    /// code may be an error (`backup::step_error`); `Err` when it could not step at all.
+    pub(super) fn step(&self, backup: u32, pages: i32) -> DbResult<Stepped> {
         let slot = self.0.lock().unwrap().backups.get(&backup).cloned();
-        let slot = slot.ok_or_else(|| finished(backup))?;
+        let slot = slot.ok_or_else(|| DbError::new(code::ERR_BACKUP, format!("backup {backup} is finished")))?;
         let mut paused = slot.lock().unwrap();
-        let paused = paused.as_mut().ok_or_else(|| finished(backup))?;
-        if !same_key(&paused.key, key) {
-            return Err(DbError::new(
+        let paused = paused.as_mut().ok_or_else(|| {
+            DbError::new(
                 code::ERR_BACKUP,
-                "the database was rekeyed since this backup began; finish it and begin another",
-            ));
-        }
+                "the database was rekeyed since this backup began, which finished it (the rekey replaces \
+                 the file it read): finish it and begin another",
+            )
+        })?;
         Ok(paused.steps.step(pages))
+    }
+
+    /// A rekey: finishes every paused backup, each after its running step, keeping its place so
+    /// that its next step says why.
+    pub(super) fn finish_for_rekey(&self) {
+        let slots: Vec<Slot> = self.0.lock().unwrap().backups.values().cloned().collect();
+        for slot in slots {
+            drop(slot.lock().unwrap().take());
+        }
     }
 
     /// Finishes backup `backup` (sqlite3_backup_finish) and closes its connections, after its
@@ -124,22 +132,10 @@ fn open(opts: &PoolOptions, key: Option<Arc<KeyConfig>>, destination: &str) -> D
         // SAFETY: `Paused` keeps the source open until its steps are finished (field order), and
         // only the thread holding its slot's lock uses them.
         let steps = unsafe { Steps::start(&source.conn, dest) }?;
-        Ok(Paused { steps, _source: source, key: key.clone() })
+        Ok(Paused { steps, _source: source })
     });
     if started.is_err() {
         let _ = std::fs::remove_file(destination); // the empty file made above
     }
     started
-}
-
-fn finished(backup: u32) -> DbError {
-    DbError::new(code::ERR_BACKUP, format!("backup {backup} is finished"))
-}
-
-fn same_key(a: &Option<Arc<KeyConfig>>, b: &Option<Arc<KeyConfig>>) -> bool {
-    match (a, b) {
-        (None, None) => true,
-        (Some(a), Some(b)) => Arc::ptr_eq(a, b),
-        _ => false,
-    }
 }

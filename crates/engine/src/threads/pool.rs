@@ -155,7 +155,7 @@ impl Pool {
     /// `Stepped` with sqlite3_backup_step's code (OK or DONE), or its error.
     pub fn backup_step(&self, id: u32, backup: u32, pages: i32) {
         let shared = self.shared.clone();
-        executor::submit(move || match shared.paused_backups.step(backup, pages, &shared.key()) {
+        executor::submit(move || match shared.paused_backups.step(backup, pages) {
             Err(e) => shared.complete(id, Outcome::Error(e)),
             Ok(Stepped { rc, progress: Progress { remaining, total } }) => {
                 shared.complete(id, Outcome::Progress { remaining, total });
