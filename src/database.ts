@@ -54,6 +54,7 @@ import {
 import { Transaction, Turns } from './transaction'
 import type {
   BackupOptions,
+  BackupProgress,
   BatchResult,
   ColumnInfo,
   Diagnostics,
@@ -78,6 +79,19 @@ const DEBUG_PANIC = Symbol.for('resqlite.debugPanic')
 /** resqlite/sqlite3's 'change' event (src/sqlite3.ts): the rows the writer's connection changes,
  * to a sink (`Engine.rowChanges`). */
 export const ROW_CHANGES = Symbol('resqlite.rowChanges')
+/** resqlite/sqlite3's Backup (src/sqlite3-backup.ts): a backup paused between the steps asked
+ * for (`Database[PAUSED_BACKUP]`). */
+export const PAUSED_BACKUP = Symbol('resqlite.pausedBackup')
+
+/** A backup paused between steps (crates/engine/src/threads/paused_backups.rs). */
+export interface PausedBackup {
+  /** Copies up to `pages` pages (all those left when negative; none with 0): resolves with
+   * sqlite3_backup_step's code, OK or DONE; `progress` hears where the copy is after it. */
+  step(pages: number, progress: (progress: BackupProgress) => void): Promise<number>
+  /** Ends it; a copy not complete is rolled back, leaving the destination empty. After the
+   * database closed (which finished it) it does nothing. */
+  finish(): Promise<void>
+}
 
 /** A SQLite database: one writer connection and a pool of reader connections, each on its own
  * native thread, so no query runs on the event loop. Open one with {@link Database.open}; its
@@ -112,7 +126,8 @@ export class Database implements Queryable {
   #cipher: CheckedCipher | undefined
   /** The file the connections open: `path`, or for ':memory:' a private temporary file. */
   readonly #file: string
-  /** Backups running: a rekey waits for them (their snapshots would keep it from starting). */
+  /** Backups running, and paused backups' calls (`PAUSED_BACKUP`): a rekey waits for them
+   * (their snapshots would keep it from starting), and so does close. */
   readonly #backups = new Set<Promise<unknown>>()
   /** ':memory:': the private directory holding `#file`, removed at close. */
   readonly #memoryDir: string | undefined
@@ -515,10 +530,14 @@ export class Database implements Queryable {
       return rejected(error)
     }
     if (checked.signal?.aborted) return Promise.reject(abortError(checked.signal, 'backup'))
-    const running = this.#engine.backup(destination, checked.signal, checked.progress)
+    return awaitedAway(this.#backingUp(this.#engine.backup(destination, checked.signal, checked.progress)))
+  }
+
+  /** `running`, counted among the backups a rekey and close wait for until it settles. */
+  #backingUp<T>(running: Promise<T>): Promise<T> {
     const settled = running.catch(() => undefined).finally(() => this.#backups.delete(settled))
     this.#backups.add(settled)
-    return awaitedAway(running)
+    return running
   }
 
   /** The database's image (`sqlite3_serialize`) as one `Buffer`, read on a reader: the committed
@@ -576,6 +595,8 @@ export class Database implements Queryable {
     this.#closing = this.#turns
       .idle()
       .then(() => Promise.all(this.#readsWaiting))
+      // A paused backup's start or step running: the engine's close finishes the backups.
+      .then(() => Promise.all(this.#backups))
       .then(() => this.#engine.close())
       .finally(() => this.#memoryDir && rm(this.#memoryDir, { recursive: true, force: true }))
     return this.#closing
@@ -584,6 +605,21 @@ export class Database implements Queryable {
   /** resqlite/sqlite3's 'change' event: `sink` receives the rows writes change; undefined stops. */
   [ROW_CHANGES](sink: RowChangesSink | undefined): void {
     this.#engine.rowChanges(sink)
+  }
+
+  /** resqlite/sqlite3's Backup: a backup into the new file `destination`, paused before its
+   * first step, that reads from a connection of its own and holds no transaction between steps
+   * (crates/engine/src/threads/paused_backups.rs). Rejects with `ERR_INVALID_PATH` (the file
+   * exists), SQLite's codes (`SQLITE_CANTOPEN`) or `ERR_DATABASE_CLOSED`; then nothing is left. */
+  async [PAUSED_BACKUP](destination: string): Promise<PausedBackup> {
+    if (this.#closing) throw closedError()
+    const engine = this.#engine
+    const id = await this.#backingUp(engine.backupStart(destination))
+    return {
+      step: (pages, progress) =>
+        this.#closing ? Promise.reject(closedError()) : this.#backingUp(engine.backupStep(id, pages, progress)),
+      finish: () => (this.#closing ? Promise.resolve() : this.#backingUp(engine.backupFinish(id))),
+    }
   }
 
   /** Test hook: a write job that panics inside the engine. */

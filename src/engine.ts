@@ -377,6 +377,37 @@ export class Engine implements Threads {
     })
   }
 
+  /** A backup into the new file `destination` that pauses between the steps asked for
+   * (resqlite/sqlite3's Backup; crates/engine/src/threads/paused_backups.rs): resolves with its
+   * id once it is ready. */
+  backupStart(destination: string): Promise<number> {
+    return new Promise<number>((resolve, reject) => {
+      const id = this.#newId()
+      this.#track(id, { kind: undefined, sql: 'backup', resolve: () => resolve(id), reject })
+      this.#native.backupStart(id, destination)
+    })
+  }
+
+  /** Copies up to `pages` pages of paused backup `backup` (all those left when negative) on an
+   * engine thread: resolves with sqlite3_backup_step's code (OK or DONE), rejects with its
+   * error; `progress` hears the pages left and in all after the step either way. */
+  backupStep(backup: number, pages: number, progress: (progress: BackupProgress) => void): Promise<number> {
+    return new Promise<number>((resolve, reject) => {
+      const id = this.#newId()
+      this.#track(id, { kind: undefined, sql: 'backup', resolve, reject, progress })
+      this.#native.backupStep(id, backup, pages)
+    })
+  }
+
+  /** Finishes paused backup `backup` (sqlite3_backup_finish): an unfinished copy is rolled back. */
+  backupFinish(backup: number): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      const id = this.#newId()
+      this.#track(id, { kind: undefined, sql: 'backup', resolve, reject })
+      this.#native.backupFinish(id, backup)
+    })
+  }
+
   /** Interrupts the statement the writer is running, if any. */
   interruptWriter(): void {
     this.#native.interruptWriter()
@@ -466,7 +497,7 @@ export class Engine implements Threads {
         b = objects[next++]
         changes = slots[s + 2]!
         rowid = Number.isNaN(slots[s + 3]) ? objects[next++] : slots[s + 3]
-      } else if (kind === Done.Changes || kind === Done.Progress) {
+      } else if (kind === Done.Changes || kind === Done.Progress || kind === Done.Stepped) {
         a = slots[s + 2]
         b = slots[s + 3]
       } else if (kind === Done.ChangesBig) {
@@ -564,6 +595,9 @@ export class Engine implements Threads {
         return
       case Done.Void:
         job.resolve(undefined)
+        return
+      case Done.Stepped:
+        job.resolve(a)
         return
       case Done.Error:
       case Done.ErrorNoTransaction: {

@@ -58,7 +58,8 @@ export type ResqliteErrorCode =
    * extension is not loaded with `Database.loadExtension`); the message names it. */
   | 'ERR_VFS_NOT_FOUND'
   /** `backup`: the finished copy could not be given the destination's name (a file system
-   * error, named in the message). */
+   * error, named in the message). resqlite/sqlite3's `Backup#step` after a `rekey`, which
+   * finished the backup (the rekey replaces the file it read). */
   | 'ERR_BACKUP'
   /** At `open()` (or when the writer reopens after `rekey()`): the database, or an attached one,
    * could not be switched to WAL mode, which the library needs (a file another process keeps in

@@ -23,6 +23,7 @@ export const enum Done {
   Progress = 10, // a backup's step: a: pages remaining, b: pages in all (numbers); the job goes on
   Page = 11, // as Rows, for a page of an iteration with more to come; its last page is a Rows
   Returned = 12, // a write's RETURNING rows: objects as Rows; a: changes, b: lastInsertRowid (NaN: a bigint object follows)
+  Stepped = 13, // a paused backup's step ended, after its Progress: a: sqlite3_backup_step's code, OK or DONE
 }
 
 /** The steps of an iteration (`NativeDatabase.iterate`). */
@@ -275,6 +276,15 @@ export interface NativeDatabase {
   /** Starts a backup of the database into the new file `destination` on a thread of its own;
    * Done.Progress completions report its steps, until it completes. `cancel(id)` stops it. */
   backup(id: number, destination: string): void
+  /** Starts a backup into the new file `destination` that pauses between the steps asked for
+   * (resqlite/sqlite3's Backup, crates/engine/src/threads/paused_backups.rs); `id` completes
+   * Done.Void once it is ready, and names it in `backupStep` and `backupFinish`. */
+  backupStart(id: number, destination: string): void
+  /** Job `id`: up to `pages` pages of paused backup `backup` (all left when negative): a
+   * Done.Progress, then Done.Stepped or the error. */
+  backupStep(id: number, backup: number, pages: number): void
+  /** Job `id`: finishes paused backup `backup` (Done.Void). */
+  backupFinish(id: number, backup: number): void
   /** Starts (or stops) recording the rows the writer's connection changes (SQLite's update
    * hook, crates/engine/src/sqlite/row_changes.rs): resqlite/sqlite3's 'change' event. */
   listenRowChanges(on: boolean): void

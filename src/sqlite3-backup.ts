@@ -1,11 +1,14 @@
-// resqlite/sqlite3's Backup: sqlite3's `Database#backup` (its src/backup.cc) over resqlite's
-// `db.backup()`, which copies the main database into a new file on a thread of its own, from
-// one snapshot, in steps it does not pause between. So a `step(n)` that copies anything copies
-// every page left (docs/integrations.md "resqlite/sqlite3" lists what differs); `step(0)` only
-// measures. The queue, `idle`, `completed`, `failed`, `retryErrors` and the automatic finish
-// are sqlite3's.
+// resqlite/sqlite3's Backup: sqlite3's `Database#backup` (its src/backup.cc) over the engine's
+// paused backup (crates/engine/src/threads/paused_backups.rs): `step(n)` runs
+// sqlite3_backup_step(n) on an engine thread, from a read-only connection of the backup's own
+// that holds no transaction between steps (so a paused backup pins no WAL; a commit between
+// steps starts the copy over, as SQLite does for another connection's). The queue, `idle`, `completed`, `failed`,
+// `retryErrors` and the automatic finish are sqlite3's; docs/integrations.md "resqlite/sqlite3"
+// lists what differs.
 import { EventEmitter } from 'node:events'
 import { checkBackup } from './arguments'
+import { PAUSED_BACKUP, type PausedBackup } from './database'
+import { NOTHING } from './nothing'
 // A cycle (sqlite3.ts makes Backups), used only once both modules are loaded.
 import { Database } from './sqlite3'
 import { type Callback, call, inTick, site } from './sqlite3-args'
@@ -14,6 +17,25 @@ import { RESULT_CODES, refusal, type Sqlite3Error, toSqlite3Error } from './sqli
 const { OK, BUSY, LOCKED } = RESULT_CODES
 /** sqlite3_backup_step's result once every page is copied. */
 const DONE = 101
+/** sqlite3_backup_step takes an int: a larger count copies as many pages as that can say, and
+ * any negative one every page left (-1). */
+const MOST_PAGES = 2 ** 31 - 1
+
+/** What a Backup holds of its Database while unfinished (in the Database's `backups`): the
+ * engine's backup, from the first step on. Not the Backup itself, so that a Backup dropped
+ * unfinished can be collected. */
+interface Holds {
+  paused?: PausedBackup
+}
+
+/** A Backup dropped unfinished is finished once collected, as sqlite3's destructor finishes
+ * it: it then no longer keeps its Database from closing, nor its connections open. */
+const dropped = new FinalizationRegistry<{ db: Database; holds: Holds }>(({ db, holds }) => {
+  db.backups.delete(holds)
+  // A finish resolves even once the Database closed (its close finished the backup); the catch
+  // only keeps this detached promise from ever being an unhandled rejection.
+  holds.paused?.finish().catch(NOTHING)
+})
 
 function typeError(message: string): TypeError {
   return Object.assign(new TypeError(message), { code: 'ERR_INVALID_ARG_TYPE' })
@@ -32,6 +54,7 @@ export class Backup extends EventEmitter {
   /** Whether the backup still holds the database (sqlite3's backup handle): `close()` refuses
    * while it does. From a successful start until the finish, automatic or called. */
   #holding = false
+  readonly #holds: Holds = {}
   #completed = false
   #failed = false
   #remaining = -1
@@ -85,7 +108,8 @@ export class Backup extends EventEmitter {
     }
     this.#inited = true
     this.#holding = true
-    this.#db.backups.add(this)
+    this.#db.backups.add(this.#holds)
+    dropped.register(this, { db: this.#db, holds: this.#holds }, this.#holds)
     call(callback, this, null)
     this.#process()
   }
@@ -140,9 +164,9 @@ export class Backup extends EventEmitter {
     this.#retryErrors = codes
   }
 
-  /** Copies the pages left when `pages` is not 0 (resqlite's backup does not stop part way:
-   * every page, whatever `pages` says, so the callback's `completed` is true), or, with 0, only
-   * measures `pageCount` and `remaining`. The callback gets `(err, completed)`. */
+  /** Copies up to `pages` pages (every page left when negative; with 0 none, which only
+   * measures `pageCount` and `remaining`). A commit since the last step starts the copy over.
+   * The callback gets `(err, completed)`. */
   step(pages: number, callback?: Callback): this {
     if (!Number.isInteger(pages)) throw typeError('Backup#step: pages must be an integer')
     if (callback !== undefined && typeof callback !== 'function') {
@@ -164,28 +188,21 @@ export class Backup extends EventEmitter {
 
   async #copy(pages: number, where: { stack?: string }, retry: Set<unknown>): Promise<void> {
     try {
-      const db = this.#db.connection().db
-      if (this.#completed) {
-        this.#status = DONE
-      } else if (pages === 0) {
-        const row = await db.selectOne('PRAGMA page_count')
-        this.#pageCount = this.#remaining = Number(row?.page_count)
-        this.#status = OK
-      } else {
-        await db.backup(this.filename, {
-          progress: ({ remaining, total }) => {
-            this.#remaining = remaining
-            this.#pageCount = total
-          },
-        })
-        this.#status = DONE
-      }
+      const holds = this.#holds
+      // The engine's backup begins with the first step, which creates the destination (sqlite3
+      // creates it with the Backup): a destination refused fails that step, whose callback
+      // takes the error, not the start, which often has none.
+      holds.paused ??= await this.#db.connection().db[PAUSED_BACKUP](this.filename)
+      this.#status = await holds.paused.step(Math.max(-1, Math.min(pages, MOST_PAGES)), ({ remaining, total }) => {
+        this.#remaining = remaining
+        this.#pageCount = total
+      })
     } catch (error) {
       this.#error = toSqlite3Error(error, where)
       this.#status = this.#error.errno
     }
     // sqlite3's automatic finish: after a result the caller did not list as one to retry.
-    if (this.#status !== OK && retry.size > 0 && !retry.has(this.#status)) this.#release()
+    if (this.#status !== OK && retry.size > 0 && !retry.has(this.#status)) await this.#release()
   }
 
   /** Ends the backup (a backup not completed is failed); the callback gets no arguments. */
@@ -194,7 +211,7 @@ export class Backup extends EventEmitter {
       throw typeError('Backup#finish: callback must be a function')
     }
     this.#schedule(async () => {
-      this.#finishAll()
+      await this.#finishAll()
       await inTick(() => call(callback, this))
     }, callback)
     return this
@@ -241,17 +258,23 @@ export class Backup extends EventEmitter {
     if (!called && this.#startError === undefined) this.emit('error', error)
   }
 
-  #finishAll(): void {
+  #finishAll(): Promise<void> {
     if (!this.#completed && !this.#failed) this.#failed = true
     this.#finished = true
-    this.#release()
+    const released = this.#release()
     this.#cleanQueue()
+    return released
   }
 
-  /** Lets the database go (sqlite3_backup_finish): `close()` no longer waits on this backup. */
-  #release(): void {
+  /** Lets the database go (sqlite3_backup_finish, in the engine): `close()` no longer waits on
+   * this backup. Resolves once the engine finished it. */
+  #release(): Promise<void> {
     this.#holding = false
-    this.#db.backups.delete(this)
+    this.#db.backups.delete(this.#holds)
+    dropped.unregister(this.#holds)
+    const paused = this.#holds.paused
+    this.#holds.paused = undefined
+    return paused === undefined ? Promise.resolve() : paused.finish()
   }
 
   #errorTo(error: Sqlite3Error, callback: Callback | undefined): void {

@@ -69,8 +69,9 @@ export class Database extends EventEmitter {
   #changing = false
   /** Statements prepared and not finalized: sqlite3 refuses to close while there are some. */
   readonly prepared = new Set<Statement>()
-  /** Backups started and not finished: sqlite3 refuses to close while there are some too. */
-  readonly backups = new Set<Backup>()
+  /** Backups started and not finished (a token each, not the Backup, which may be collected and
+   * then finished): sqlite3 refuses to close while there are some too. */
+  readonly backups = new Set<object>()
   readonly filename: string
   readonly mode: number
 

@@ -22,6 +22,7 @@ pub mod code {
 
     codes! {
         ERR_BACKUP,
+        ERR_DATABASE_CLOSED,
         ERR_EMPTY_RESULT,
         ERR_EMPTY_STATEMENT,
         ERR_ENCRYPTION_CONFIG,

@@ -82,6 +82,9 @@ protocol! {
         /// A write's RETURNING rows: objects as DONE_ROWS; a: changes, b: lastInsertRowid, or
         /// NaN when it is beyond 2^53 and follows the rows' objects as a bigint.
         DONE_RETURNED = 12;
+        /// A paused backup's step ended (threads/paused_backups.rs), after its DONE_PROGRESS:
+        /// a: sqlite3_backup_step's code, SQLITE_OK or SQLITE_DONE.
+        DONE_STEPPED = 13;
     }
 
     // The mailbox: MAILBOX_WORDS i32 words (signals and counts), then MAILBOX_SLOTS

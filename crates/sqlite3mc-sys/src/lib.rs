@@ -29,6 +29,7 @@ pub const SQLITE_LOCKED: c_int = 6;
 pub const SQLITE_NOMEM: c_int = 7;
 pub const SQLITE_READONLY: c_int = 8;
 pub const SQLITE_INTERRUPT: c_int = 9;
+pub const SQLITE_CANTOPEN: c_int = 14;
 pub const SQLITE_MISUSE: c_int = 21;
 pub const SQLITE_RANGE: c_int = 25;
 pub const SQLITE_NOTADB: c_int = 26;

@@ -453,6 +453,26 @@ impl NativeDatabase {
         self.pool.backup(id, destination);
     }
 
+    /// Starts a backup into the new file `destination` that pauses between the steps asked for
+    /// (resqlite/sqlite3's Backup); `id` completes once it is ready, and names it afterwards.
+    #[napi]
+    pub fn backup_start(&self, id: u32, destination: String) {
+        self.pool.backup_start(id, destination);
+    }
+
+    /// Job `id`: a step of up to `pages` pages of paused backup `backup` (all left when
+    /// negative): a PROGRESS completion, then STEPPED or the error.
+    #[napi]
+    pub fn backup_step(&self, id: u32, backup: u32, pages: i32) {
+        self.pool.backup_step(id, backup, pages);
+    }
+
+    /// Job `id`: finishes paused backup `backup`.
+    #[napi]
+    pub fn backup_finish(&self, id: u32, backup: u32) {
+        self.pool.backup_finish(id, backup);
+    }
+
     #[napi]
     pub fn interrupt_writer(&self) {
         self.pool.interrupt_writer();

@@ -58,7 +58,7 @@ pub fn backup(
     result
 }
 
-fn exists(destination: &str) -> DbError {
+pub fn exists(destination: &str) -> DbError {
     DbError::new(
         code::ERR_INVALID_PATH,
         format!("the backup destination '{destination}' exists; backup makes a new file"),
@@ -72,50 +72,115 @@ fn copy(
     key: Option<&KeyConfig>,
     step: &mut impl FnMut(Progress) -> bool,
 ) -> DbResult<()> {
-    let flags =
-        ffi::SQLITE_OPEN_READWRITE | ffi::SQLITE_OPEN_CREATE | ffi::SQLITE_OPEN_NOMUTEX | ffi::SQLITE_OPEN_EXRESCODE;
-    let (dest, rc) = Connection::open(partial, flags, 0)?;
     let destination = partial.trim_end_matches(".resqlite-backup");
     let failed = |e: DbError| DbError { message: format!("backup to '{destination}': {}", e.message), ..e };
-    if rc != ffi::SQLITE_OK {
-        return Err(failed(dest.last_error()));
-    }
-    if let Some(key) = key {
-        encryption::key_connection(dest.raw(), key).map_err(failed)?;
-    }
-    // SAFETY: both handles are open and used by this thread only; the backup is finished below.
-    let backup = unsafe { ffi::sqlite3_backup_init(dest.raw(), c"main".as_ptr(), source.raw(), c"main".as_ptr()) };
-    if backup.is_null() {
-        return Err(failed(dest.last_error()));
-    }
-    let outcome = loop {
-        // SAFETY: a live backup handle.
-        let rc = unsafe { ffi::sqlite3_backup_step(backup, PAGES_PER_STEP) };
-        // SAFETY: as above.
-        let (remaining, total) =
-            unsafe { (ffi::sqlite3_backup_remaining(backup), ffi::sqlite3_backup_pagecount(backup)) };
-        let busy = rc & 0xff == ffi::SQLITE_BUSY || rc & 0xff == ffi::SQLITE_LOCKED;
-        if rc != ffi::SQLITE_OK && rc != ffi::SQLITE_DONE && !busy {
-            break Err(None);
+    let dest = open_destination(partial, ffi::SQLITE_OPEN_CREATE, key).map_err(failed)?;
+    // SAFETY: `source` outlives `steps`, which is finished at the end of this function, and this
+    // thread alone uses it meanwhile.
+    let mut steps = unsafe { Steps::start(source, dest) }.map_err(failed)?;
+    loop {
+        let done = steps.step(PAGES_PER_STEP);
+        let busy = matches!(done.rc & 0xff, ffi::SQLITE_BUSY | ffi::SQLITE_LOCKED);
+        if done.rc != ffi::SQLITE_OK && done.rc != ffi::SQLITE_DONE && !busy {
+            return Err(failed(steps.finish().unwrap_or_else(|| step_error(done.rc))));
         }
-        let go_on = step(Progress { remaining: remaining as u32, total: total as u32 });
-        if rc == ffi::SQLITE_DONE {
-            break Ok(()); // complete: an abort now comes too late
+        let go_on = step(done.progress);
+        if done.rc == ffi::SQLITE_DONE {
+            return steps.finish().map_or(Ok(()), |e| Err(failed(e))); // complete: an abort now comes too late
         }
         if !go_on {
-            break Err(Some(DbError::new("ABORT_ERR", "the backup was aborted")));
+            return Err(DbError::new("ABORT_ERR", "the backup was aborted"));
         }
         if busy {
             std::thread::sleep(BUSY_WAIT);
         }
-    };
-    // SAFETY: finished once; its result is the step's error, if any.
-    let rc = unsafe { ffi::sqlite3_backup_finish(backup) };
-    match outcome {
-        Err(Some(aborted)) => Err(aborted),
-        Ok(()) if rc == ffi::SQLITE_OK => Ok(()),
-        _ => Err(failed(dest.last_error())),
     }
+}
+
+/// The connection a backup writes into, at `path` (created with `create`, or opened as it is),
+/// encrypted with `key`.
+pub fn open_destination(path: &str, create: c_int, key: Option<&KeyConfig>) -> DbResult<Connection> {
+    let flags = ffi::SQLITE_OPEN_READWRITE | create | ffi::SQLITE_OPEN_NOMUTEX | ffi::SQLITE_OPEN_EXRESCODE;
+    let (dest, rc) = Connection::open(path, flags, 0)?;
+    if rc != ffi::SQLITE_OK {
+        return Err(dest.last_error());
+    }
+    if let Some(key) = key {
+        encryption::key_connection(dest.raw(), key)?;
+    }
+    Ok(dest)
+}
+
+/// What a step of a backup returned: sqlite3_backup_step's result code (`SQLITE_DONE` once the
+/// last page is copied and committed) and where the copy then is.
+pub struct Stepped {
+    pub rc: c_int,
+    pub progress: Progress,
+}
+
+/// SQLite's backup of a source connection's main database into a destination's, stepped by its
+/// owner (`db.backup()` above, and resqlite/sqlite3's Backup: threads/paused_backups.rs). Each
+/// step opens a read transaction on the source unless it has one, and ends it; the destination
+/// keeps its write transaction from the first step to the one that copies the last page.
+/// Dropped unfinished, it is finished: the destination's copy is rolled back.
+pub struct Steps {
+    handle: *mut ffi::sqlite3_backup,
+    dest: Connection,
+}
+
+// SAFETY: the handle and both connections are used by one thread at a time (its owner's).
+unsafe impl Send for Steps {}
+
+impl Steps {
+    /// Starts the backup of `source`'s main database into `dest`'s.
+    ///
+    /// # Safety
+    /// `source` stays open until the `Steps` is finished or dropped, and no other thread uses it
+    /// during a step.
+    pub unsafe fn start(source: &Connection, dest: Connection) -> DbResult<Steps> {
+        let handle = ffi::sqlite3_backup_init(dest.raw(), c"main".as_ptr(), source.raw(), c"main".as_ptr());
+        if handle.is_null() {
+            return Err(dest.last_error());
+        }
+        Ok(Steps { handle, dest })
+    }
+
+    /// Copies up to `pages` pages (all those left when negative; none with 0, which only
+    /// measures). Another connection's commit since the last step starts the copy over.
+    pub fn step(&mut self, pages: c_int) -> Stepped {
+        // SAFETY: a live backup handle (finished only by `finish` or drop).
+        unsafe {
+            let rc = ffi::sqlite3_backup_step(self.handle, pages);
+            let remaining = ffi::sqlite3_backup_remaining(self.handle) as u32;
+            let total = ffi::sqlite3_backup_pagecount(self.handle) as u32;
+            Stepped { rc, progress: Progress { remaining, total } }
+        }
+    }
+
+    /// Ends the backup (sqlite3_backup_finish): the destination's error when a step failed.
+    pub fn finish(mut self) -> Option<DbError> {
+        let rc = self.end();
+        (rc != ffi::SQLITE_OK).then(|| self.dest.last_error())
+    }
+
+    fn end(&mut self) -> c_int {
+        let handle = std::mem::replace(&mut self.handle, std::ptr::null_mut());
+        // SAFETY: finished once (a null handle is a no-op for SQLite).
+        unsafe { ffi::sqlite3_backup_finish(handle) }
+    }
+}
+
+impl Drop for Steps {
+    fn drop(&mut self) {
+        self.end();
+    }
+}
+
+/// A step's failure, as sqlite3's Backup words it (`sqlite3_errstr`).
+pub fn step_error(rc: c_int) -> DbError {
+    // SAFETY: sqlite3_errstr returns a static string for any code.
+    let text = unsafe { std::ffi::CStr::from_ptr(ffi::sqlite3_errstr(rc)) };
+    DbError::sqlite(rc, text.to_string_lossy())
 }
 
 /// The database open on `conn` as one image (`db.serialize()`): its pages as SQLite reads them,

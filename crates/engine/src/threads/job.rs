@@ -84,6 +84,11 @@ pub enum Outcome {
         remaining: u32,
         total: u32,
     },
+    /// A paused backup's step ended with this sqlite3_backup_step code, OK or DONE
+    /// (threads/paused_backups.rs); its `Progress` came before.
+    Stepped {
+        rc: i32,
+    },
     Error(DbError),
     /// A live query's run, before the registry decides what to deliver.
     LiveRan {

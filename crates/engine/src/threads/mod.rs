@@ -13,6 +13,7 @@ mod iterate;
 pub mod job;
 mod live_registry;
 mod open;
+mod paused_backups;
 mod pool;
 mod reader;
 mod reader_connections;

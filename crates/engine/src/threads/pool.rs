@@ -22,7 +22,7 @@ use crate::encode::rows::EncodedRows;
 use crate::error::DbError;
 use crate::js_thread::connection::JsConnection;
 use crate::live::dependencies::Dependencies;
-use crate::sqlite::backup;
+use crate::sqlite::backup::{self, Progress, Stepped};
 use crate::sqlite::setup::Role;
 use crate::threads::step_aside::JsThread;
 
@@ -68,6 +68,7 @@ impl Pool {
             reader_connections: Mutex::new(ReaderConnections::new(readers)),
             idle_closed: Default::default(),
             backups: Mutex::default(),
+            paused_backups: Default::default(),
             counted_open: AtomicBool::new(true),
             gone: executor::database_gone,
             completions: Completions::new(waker),
@@ -136,6 +137,41 @@ impl Pool {
         let mut backups = self.shared.backups.lock().unwrap();
         backups.retain(|t| !t.is_finished());
         backups.push(thread);
+    }
+
+    /// Starts a backup into the new file `destination` that pauses between the steps asked for
+    /// (paused_backups.rs, for resqlite/sqlite3's Backup), on an engine thread; `id` completes
+    /// `Done` once it is ready, and names it in `backup_step` and `backup_finish`.
+    pub fn backup_start(&self, id: u32, destination: String) {
+        let shared = self.shared.clone();
+        executor::submit(move || {
+            let started = shared.paused_backups.start(id, &shared.opts, shared.key(), &destination);
+            shared.complete(id, started.map_or_else(Outcome::Error, |_| Outcome::Done));
+        });
+    }
+
+    /// Job `id`: copies up to `pages` pages of paused backup `backup` (all those left when
+    /// negative) on an engine thread: `Progress` (the pages left and in all after it), then
+    /// `Stepped` with sqlite3_backup_step's code (OK or DONE), or its error.
+    pub fn backup_step(&self, id: u32, backup: u32, pages: i32) {
+        let shared = self.shared.clone();
+        executor::submit(move || match shared.paused_backups.step(backup, pages) {
+            Err(e) => shared.complete(id, Outcome::Error(e)),
+            Ok(Stepped { rc, progress: Progress { remaining, total } }) => {
+                shared.complete(id, Outcome::Progress { remaining, total });
+                let ok = rc == ffi::SQLITE_OK || rc == ffi::SQLITE_DONE;
+                shared.complete(id, if ok { Outcome::Stepped { rc } } else { Outcome::Error(backup::step_error(rc)) });
+            }
+        });
+    }
+
+    /// Job `id`: finishes paused backup `backup`, on an engine thread (it may wait for a step).
+    pub fn backup_finish(&self, id: u32, backup: u32) {
+        let shared = self.shared.clone();
+        executor::submit(move || {
+            shared.paused_backups.finish(backup);
+            shared.complete(id, Outcome::Done);
+        });
     }
 
     /// Starts a live query: its first run is queued at once.

@@ -183,7 +183,7 @@ impl Shared {
             .expect("cannot start a thread");
     }
 
-    /// The backups end, then the iterations' connections close, the JS thread's, the readers',
+    /// The backups end (the paused ones finished), then the iterations' connections close, the JS thread's, the readers',
     /// the writer's last: closing the process's last connection to the file, it checkpoints the WAL and
     /// deletes it (unless checkpoints are external), so that after `close()` the database file
     /// holds every commit. A reader's, read-only, could not.
@@ -191,6 +191,7 @@ impl Shared {
         for backup in std::mem::take(&mut *self.backups.lock().unwrap()) {
             let _ = backup.join();
         }
+        self.paused_backups.finish_all();
         self.cursors.lock().unwrap().close();
         drop(self.inline.lock().unwrap().take());
         drop(self.reader_connections.lock().unwrap().take_all());

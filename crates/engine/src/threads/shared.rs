@@ -17,6 +17,7 @@ use super::group_commit;
 use super::job::{Job, Outcome};
 use super::live_registry::Registry;
 use super::open::PoolOptions;
+use super::paused_backups::PausedBackups;
 use super::reader_connections::ReaderConnections;
 use super::step_aside::JsThread;
 use super::worker::PoolConnection;
@@ -110,6 +111,8 @@ pub struct Shared {
     pub(super) idle_closed: AtomicU64,
     /// Backups' threads (`Pool::backup`), joined at close.
     pub(super) backups: Mutex<Vec<JoinHandle<()>>>,
+    /// resqlite/sqlite3's backups, paused between their steps (paused_backups.rs).
+    pub(super) paused_backups: PausedBackups,
     /// Counted as open by the executor until closed or dropped (executor.rs), which is told
     /// by `gone` (`executor::database_gone`, given by the pool).
     pub(super) counted_open: AtomicBool,

@@ -11,8 +11,10 @@ use super::completions::{Completion, Waker};
 use super::job::{IterateStep, Job, Outcome, Request};
 use super::open::PoolOptions;
 use super::pool::Pool;
+use crate::sqlite::connection::Connection;
 use crate::sqlite::setup::Role;
 use crate::testing::{Opened, TempDb};
+use sqlite3mc_sys as ffi;
 
 /// How long a test waits for a completion before it fails.
 const PATIENCE: Duration = Duration::from_secs(20);
@@ -223,6 +225,7 @@ fn describe(outcome: &Outcome) -> String {
         Outcome::LiveRows(rows) => format!("live rows {}", rows.row_count()),
         Outcome::LiveError(e) => format!("live error {}", e.code),
         Outcome::Progress { remaining, total } => format!("progress {remaining}/{total}"),
+        Outcome::Stepped { rc } => format!("stepped {rc}"),
         Outcome::Returned { rows, changes, last_insert_rowid } => {
             format!("rows {} changes {changes} rowid {last_insert_rowid}", rows.row_count())
         }
@@ -563,6 +566,112 @@ fn a_cancelled_backup_stops_with_abort_and_leaves_nothing() {
     assert_eq!(outcome, "error ABORT_ERR");
     assert!(!std::path::Path::new(&dest).exists());
     assert!(!std::path::Path::new(&format!("{dest}.resqlite-backup")).exists());
+}
+
+impl Harness {
+    /// A step of `pages` pages of paused backup `backup`: its progress, then its code or error.
+    fn backup_step(&mut self, backup: u32, pages: i32) -> String {
+        self.next_id += 1;
+        let id = self.next_id;
+        self.pool.backup_step(id, backup, pages);
+        let progress = self.outcome(id);
+        if progress.starts_with("error") {
+            return progress;
+        }
+        format!("{progress}, {}", self.outcome(id))
+    }
+
+    /// Finishes paused backup `backup`.
+    fn backup_finish(&mut self, backup: u32) {
+        self.next_id += 1;
+        self.pool.backup_finish(self.next_id, backup);
+        assert_eq!(self.outcome(self.next_id), "done");
+    }
+
+    fn page_count(&mut self) -> i64 {
+        Opened::open(self.file.as_str(), Role::Reader).conn.query_int("PRAGMA page_count").unwrap()
+    }
+}
+
+/// Whether another connection can take `path`'s write lock: no backup holds its destination.
+fn lockable(path: &str) -> bool {
+    let (other, _) = Connection::open(path, ffi::SQLITE_OPEN_READWRITE, 0).unwrap();
+    let free = other.exec("BEGIN IMMEDIATE").is_ok();
+    let _ = other.exec("ROLLBACK");
+    free
+}
+
+fn remove_copy(dest: &str) {
+    for leftover in ["", "-journal", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{dest}{leftover}"));
+    }
+}
+
+#[test]
+fn a_paused_backup_copies_the_pages_each_step_asks_for_and_starts_over_after_a_commit() {
+    let (mut h, dest) = six_mib_to_back_up();
+    h.pool.backup_start(910, dest.clone());
+    assert_eq!(h.outcome(910), "done");
+    assert_eq!(std::fs::metadata(&dest).unwrap().len(), 0, "created empty at the start");
+    let pages = h.page_count();
+    assert_eq!(h.backup_step(910, 0), format!("progress {pages}/{pages}, stepped 0"));
+    assert_eq!(h.backup_step(910, 1), format!("progress {}/{pages}, stepped 0", pages - 1));
+    assert_eq!(h.backup_step(910, 10), format!("progress {}/{pages}, stepped 0", pages - 11));
+    // Paused, it holds no snapshot: a commit, then a checkpoint that starts the WAL over.
+    h.execute("INSERT INTO t SELECT v FROM t LIMIT 100");
+    let other = Opened::open(h.file.as_str(), Role::Writer);
+    assert_eq!(other.conn.query_int("PRAGMA wal_checkpoint(TRUNCATE)").unwrap(), 0, "busy: a snapshot pins the WAL");
+    drop(other);
+    // That commit was another connection's: the next step starts the copy over.
+    let grown = h.page_count();
+    assert!(grown > pages);
+    assert_eq!(h.backup_step(910, 1), format!("progress {}/{grown}, stepped 0", grown - 1));
+    assert_eq!(h.backup_step(910, -1), format!("progress 0/{grown}, stepped 101"));
+    h.backup_finish(910);
+    let copy = Opened::open(&dest, Role::Reader);
+    assert_eq!(copy.conn.query_int("SELECT count(*) FROM t").unwrap(), 3100);
+    assert_eq!(copy.conn.query_text("PRAGMA integrity_check").unwrap(), "ok");
+    drop(copy);
+    remove_copy(&dest);
+}
+
+#[test]
+fn a_paused_backup_finished_part_way_or_closed_with_its_database_leaves_its_destination_empty() {
+    let (mut h, dest) = six_mib_to_back_up();
+    let closed = format!("{dest}.closed");
+    h.pool.backup_start(911, dest.clone());
+    h.pool.backup_start(912, closed.clone());
+    assert_eq!(h.outcome(911), "done");
+    assert_eq!(h.outcome(912), "done");
+    assert!(h.backup_step(911, 100).ends_with("stepped 0"));
+    assert!(h.backup_step(912, 100).ends_with("stepped 0"));
+    assert!(!lockable(&dest), "a paused backup holds its destination's write transaction");
+    h.backup_finish(911);
+    assert_eq!(h.backup_step(911, 1), "error ERR_BACKUP", "a finished backup steps no more");
+    // The database's close finishes the other.
+    h.close();
+    assert_eq!(h.outcome(CLOSE), "done");
+    assert_eq!(h.backup_step(912, 1), "error ERR_BACKUP");
+    for path in [&dest, &closed] {
+        assert_eq!(std::fs::metadata(path).unwrap().len(), 0, "{path}: the copy rolled back");
+        assert!(!std::path::Path::new(&format!("{path}-journal")).exists());
+        assert!(lockable(path), "{path}: its connection closed");
+        remove_copy(path);
+    }
+}
+
+#[test]
+fn a_paused_backup_refuses_an_existing_destination_and_a_missing_directory_leaving_nothing() {
+    let (mut h, dest) = six_mib_to_back_up();
+    std::fs::write(&dest, b"not a database").unwrap();
+    h.pool.backup_start(913, dest.clone());
+    assert_eq!(h.outcome(913), "error ERR_INVALID_PATH");
+    assert_eq!(std::fs::read(&dest).unwrap(), b"not a database");
+    remove_copy(&dest);
+    let missing = format!("{dest}.missing/copy.db");
+    h.pool.backup_start(914, missing.clone());
+    assert_eq!(h.outcome(914), "error SQLITE_CANTOPEN");
+    assert!(!std::path::Path::new(&missing).exists());
 }
 
 impl Harness {

@@ -160,7 +160,7 @@ fn writer_lost() -> DbError {
 }
 
 /// `db.rekey` in the writer session (sqlite/encryption.rs explains the copy-and-rename): parks
-/// the readers with their connections closed, builds the rekeyed copy, renames it over the
+/// the readers with their connections closed, finishes the paused backups, builds the rekeyed copy, renames it over the
 /// database, reopens the writer, then releases the readers to reopen with the key now current. On a
 /// failure before the rename nothing changed: the writer goes back to WAL and the readers
 /// reopen with the old key.
@@ -182,6 +182,8 @@ fn rekey(
         return Outcome::Error(e);
     }
     shared.park_readers();
+    // resqlite/sqlite3's paused backups end: their connections would read the replaced file.
+    shared.paused_backups.finish_for_rekey();
     // The JS thread's connection closes too (waiting out an inline read in progress); the
     // next read there opens it again, with the key in force.
     drop(shared.inline.lock().unwrap().take());
