@@ -156,9 +156,25 @@ function writeSet(params: unknown, what: string): void {
 
 function writeText(s: string): void {
   ensure(4 + s.length * 3)
-  const n = buf.write(s, pos + 4, 'utf8')
+  const n = s.length <= SHORT_TEXT ? writeShort(s, pos + 4) : buf.write(s, pos + 4, 'utf8')
   view.setUint32(pos, n, true)
   pos += 4 + n
+}
+
+/** Texts up to this long are copied by `writeShort`: `Buffer.write` is a native call, about 1,300
+ * instructions for a short string, several times the loop's (experiments/077). */
+const SHORT_TEXT = 64
+
+/** Writes `s` at `at` as UTF-8, its length in bytes: ASCII (its char codes are its UTF-8 bytes)
+ * by a loop, anything else as `writeText` does. */
+function writeShort(s: string, at: number): number {
+  const n = s.length
+  for (let i = 0; i < n; i++) {
+    const c = s.charCodeAt(i)
+    if (c > 0x7f) return buf.write(s, at, 'utf8')
+    buf[at + i] = c
+  }
+  return n
 }
 
 /** What an error calls parameter `which`: a position (1-based) or a name. Made only on error:

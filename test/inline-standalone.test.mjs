@@ -227,6 +227,23 @@ test(
   },
 )
 
+test(
+  "a write's first overrun skips nothing: its statement's next write runs on the JS thread; a second in a row makes it skip",
+  T,
+  async (t) => {
+    // Skipping the JS thread at the first overrun (a preempted thread on a busy machine) sent the
+    // next 16 awaited writes through the writer thread, a round trip each (experiments/077).
+    // A budget of 1 µs: a row of 60 KB (15 overflow pages appended to the WAL) overruns it.
+    const { db } = await openTxDb(t, { inlineBudget: 0.001 })
+    await db.execute('CREATE TABLE big (id INTEGER PRIMARY KEY, v BLOB)')
+    const blob = Buffer.alloc(60_000, 7)
+    const write = async (id) =>
+      (await ranInline(db, () => db.execute('INSERT INTO big VALUES (?, ?)', [id, blob]))).writes
+    assert.deepStrictEqual([await write(1), await write(2), await write(3)], [1, 1, 0])
+    assert.deepStrictEqual(await db.selectOne('SELECT count(*) AS n FROM big'), { n: 3 })
+  },
+)
+
 test('3,000 standalone inline inserts: their checkpoints keep the WAL bounded, every row is there', T, async (t) => {
   const { db, file } = await openTxDb(t, PLACEMENT)
   await db.execute('CREATE TABLE t (id INTEGER PRIMARY KEY, v)')

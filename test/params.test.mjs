@@ -21,6 +21,19 @@ test('positional parameters bind in order', async (t) => {
   assert.deepStrictEqual(await db.select('SELECT a FROM t WHERE b = ?', ['twenty']), [{ a: 20 }])
 })
 
+test('TEXT values and names round-trip byte for byte, short or long, ASCII or not at any place', async (t) => {
+  // Short texts are copied by a loop while ASCII (src/params.ts writeShort, experiments/077).
+  const db = await openDb(t)
+  const texts = ['', 'a', 'name-42-abcdef', 'é', 'aé', 'abcé', 'é😀z', 'x'.repeat(63) + 'é', '\u007f\u0080']
+  for (const n of [63, 64, 65, 200]) texts.push('q'.repeat(n), 'q'.repeat(n - 1) + '😀')
+  for (const s of texts) {
+    const expected = Buffer.from(s, 'utf8').toString('hex')
+    assert.deepStrictEqual(await db.selectOne('SELECT hex(?) AS h, ? AS s', [s, s]), { h: expected.toUpperCase(), s })
+    assert.deepStrictEqual(await db.selectOne('SELECT hex(:v) AS h', { v: s }), { h: expected.toUpperCase() })
+  }
+  assert.deepStrictEqual(await db.selectOne('SELECT :é1 AS a, :ab AS b', { é1: 'x', ab: 'y' }), { a: 'x', b: 'y' })
+})
+
 test('no parameters: omitted or []', async (t) => {
   const db = await openDb(t)
   assert.deepStrictEqual(await db.select('SELECT 1 AS x'), [{ x: 1 }])

@@ -5,7 +5,7 @@
 //! the same read goes to a reader thread (a read-only statement runs again safely); the
 //! statement skips the JS thread for a while (doubling while it keeps overrunning), and tries
 //! again now and then, since data changes. A read's first overrun after runs that fit moves
-//! only that read (`READ_STRIKE`).
+//! only that read, and a write's skips nothing (`STRIKE`).
 //!
 //! Outside transactions the read runs on a read-only connection of the JS thread's own, opened
 //! by a pool thread (threads/open.rs) and kept behind a lock in `Shared`; the writer closes and

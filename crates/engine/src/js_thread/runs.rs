@@ -29,12 +29,14 @@ use crate::threads::worker::{run_write, transaction_control_refused, PoolConnect
 /// overrun, up to MAX_SKIP, and halved after each inline run that fits.
 const FIRST_SKIP: u32 = 16;
 const MAX_SKIP: u32 = 1024;
-/// A read that overruns after runs that fit moves alone: its statement skips nothing, and
-/// remembers the overrun for the next runs that fit (halved each: 4 of them). Its pages were
-/// cold, or its thread was preempted on a busy machine; skipping the JS thread for the next 16
-/// runs sent a tenant's next reads to a reader, which opened a connection each (experiments/074).
-/// Another overrun meanwhile skips FIRST_SKIP runs, as any overrun of a write or a slice does.
-const READ_STRIKE: u32 = 8;
+/// A read or write that overruns after runs that fit is a strike: its statement skips nothing
+/// (the read alone moves; the write has run), and remembers the overrun for the next runs that
+/// fit (halved each: 4 of them). Its pages were cold, or its thread was preempted on a busy
+/// machine; skipping the JS thread for the next 16 runs sent a tenant's next reads to a reader,
+/// which opened a connection each (experiments/074), and awaited writes through the writer
+/// thread, a round trip each (experiments/077). Another overrun meanwhile skips FIRST_SKIP
+/// runs, as any overrun of a slice does.
+const STRIKE: u32 = 8;
 /// A write with more parameter bytes than this stays on the writer thread: a bounded
 /// program's work still grows with the size of its values.
 const MAX_WRITE_PARAMS: usize = 64 << 10;
@@ -157,15 +159,15 @@ fn run<T>(
             other => other,
         }
     };
-    back_off_read(&stmt.inline, matches!(result, Ok(Ran::Moved)));
+    back_off_with_strike(&stmt.inline, matches!(result, Ok(Ran::Moved)));
     result
 }
 
-/// After a read's run on the JS thread: as `back_off`, except that an overrun with none
-/// remembered skips nothing (READ_STRIKE).
-fn back_off_read(b: &Backoff, overran: bool) {
+/// After a read's or a write's run on the JS thread: as `back_off`, except that an overrun
+/// with none remembered skips nothing (STRIKE).
+fn back_off_with_strike(b: &Backoff, overran: bool) {
     if overran && b.backoff.get() == 0 {
-        b.backoff.set(READ_STRIKE);
+        b.backoff.set(STRIKE);
     } else {
         back_off(b, overran);
     }
@@ -340,7 +342,7 @@ pub fn write(
     if refused || (busy && (!in_transaction || !conn.autocommit())) {
         return Ok(Ran::Skipped);
     }
-    back_off(&stmt.inline, started.elapsed() > budget);
+    back_off_with_strike(&stmt.inline, started.elapsed() > budget);
     let changes = result?;
     // SAFETY: valid handle.
     let rowid = unsafe { ffi::sqlite3_last_insert_rowid(conn.raw()) };
@@ -455,28 +457,28 @@ mod tests {
     #[test]
     fn a_reads_first_overrun_moves_it_alone_a_second_soon_after_skips() {
         let b = Backoff::default();
-        back_off_read(&b, true);
+        back_off_with_strike(&b, true);
         assert_eq!(skipped(&b), 0, "a first overrun skips nothing");
-        back_off_read(&b, false);
-        back_off_read(&b, true);
+        back_off_with_strike(&b, false);
+        back_off_with_strike(&b, true);
         assert_eq!(skipped(&b), FIRST_SKIP, "another within 4 runs that fit skips");
-        back_off_read(&b, true);
+        back_off_with_strike(&b, true);
         assert_eq!(skipped(&b), 2 * FIRST_SKIP, "and doubles while it keeps overrunning");
     }
 
     #[test]
     fn a_reads_overrun_is_forgotten_after_4_runs_that_fit() {
         let b = Backoff::default();
-        back_off_read(&b, true);
+        back_off_with_strike(&b, true);
         for _ in 0..4 {
-            back_off_read(&b, false);
+            back_off_with_strike(&b, false);
         }
-        back_off_read(&b, true);
+        back_off_with_strike(&b, true);
         assert_eq!(skipped(&b), 0);
     }
 
     #[test]
-    fn a_writes_or_slices_first_overrun_skips() {
+    fn a_slices_first_overrun_skips() {
         let b = Backoff::default();
         back_off(&b, true);
         assert_eq!(skipped(&b), FIRST_SKIP);
