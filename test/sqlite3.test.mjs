@@ -276,6 +276,27 @@ test('open flags: OPEN_READONLY refuses writes, no OPEN_CREATE refuses a missing
   await close(a)
 })
 
+test("opened read-only: PRAGMAs that read run, write settings are taken, writes fail in SQLite's words, as in sqlite3", async () => {
+  const path = file()
+  const db = await open(path)
+  await call(db, 'run', 'CREATE TABLE t (v)')
+  await close(db)
+  for (const module of [sqlite3, real]) {
+    const ro = await openWith(module, path, module.OPEN_READONLY)
+    assert.deepEqual(
+      (await call(ro, 'all', 'PRAGMA table_info(t)')).result.map((column) => column.name),
+      ['v'],
+    )
+    // Sequelize sends this on every connection it opens, read-only ones included.
+    await call(ro, 'run', 'PRAGMA foreign_keys = ON')
+    await call(ro, 'run', 'PRAGMA recursive_triggers = ON')
+    const written = { message: 'SQLITE_READONLY: attempt to write a readonly database', errno: 8 }
+    await assert.rejects(call(ro, 'run', 'INSERT INTO t VALUES (1)'), written)
+    await assert.rejects(call(ro, 'run', 'PRAGMA user_version = 2'), written)
+    await close(ro)
+  }
+})
+
 test('calls made before the open completes wait for it; configure busyTimeout before the open', async () => {
   const db = new sqlite3.Database(':memory:')
   db.configure('busyTimeout', 1234)
