@@ -162,6 +162,10 @@ const SETTABLE = new Set([
   'legacy_alter_table',
   'optimize',
   'page_size',
+  // Acts in shared-cache mode only, which resqlite has not (nor sqlite3 unless asked): no
+  // connection reads another's uncommitted writes either way. Sequelize sets it for a
+  // transaction's isolationLevel.
+  'read_uncommitted',
   'recursive_triggers',
   'secure_delete',
   'synchronous',

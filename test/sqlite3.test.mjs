@@ -297,6 +297,24 @@ test("opened read-only: PRAGMAs that read run, write settings are taken, writes 
   }
 })
 
+test('PRAGMA read_uncommitted is taken, and another Database still reads committed rows only, as in sqlite3', async () => {
+  for (const module of [sqlite3, real]) {
+    const path = file()
+    const writer = await openWith(module, path)
+    const reader = await openWith(module, path)
+    await call(writer, 'run', 'CREATE TABLE t (v)')
+    // Sequelize sends it (with its `;`) for a transaction's isolationLevel.
+    await call(reader, 'run', 'PRAGMA read_uncommitted = ON;')
+    await call(writer, 'run', 'BEGIN')
+    await call(writer, 'run', 'INSERT INTO t VALUES (1)')
+    assert.deepEqual(await rows(reader, 'SELECT count(*) AS n FROM t'), [{ n: 0 }])
+    await call(writer, 'run', 'ROLLBACK')
+    await call(reader, 'run', 'PRAGMA read_uncommitted = OFF')
+    await close(writer)
+    await close(reader)
+  }
+})
+
 test('calls made before the open completes wait for it; configure busyTimeout before the open', async () => {
   const db = new sqlite3.Database(':memory:')
   db.configure('busyTimeout', 1234)
