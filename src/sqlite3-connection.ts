@@ -31,6 +31,8 @@ export interface Parsed {
 }
 
 const PARSED_KEPT = 512
+/** The encryption PRAGMAs (resqlite's ERR_KEY_PRAGMA): a key is given when resqlite opens. */
+const KEY_PRAGMAS = new Set(['key', 'hexkey', 'textkey', 'rekey', 'hexrekey'])
 const OWN_COUNTERS = /\b(last_insert_rowid|changes|total_changes)\s*\(/i
 const READS = new Set(['SELECT', 'VALUES'])
 const WRITES = new Set(['INSERT', 'UPDATE', 'DELETE', 'REPLACE', 'CREATE', 'DROP', 'ALTER', 'PRAGMA'])
@@ -90,6 +92,14 @@ export class Connection {
 
   /** Refuses what resqlite/sqlite3 will not run, before it runs. */
   check(parsed: Parsed, sql: string): void {
+    if (parsed.pragma !== undefined && KEY_PRAGMAS.has(parsed.pragma)) {
+      throw new ResqliteError(
+        'ERR_KEY_PRAGMA',
+        `PRAGMA ${parsed.pragma}: resqlite/sqlite3 opens the database without a key and cannot take one later ` +
+          '(Sequelize sends PRAGMA KEY when given a password: give it none for SQLite)',
+        sql,
+      )
+    }
     if (parsed.pragma !== undefined) {
       throw new ResqliteError(
         'ERR_INVALID_ARG_VALUE',

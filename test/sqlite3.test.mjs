@@ -200,6 +200,11 @@ test("errors carry errno, code, SQLite's message, and after verbose() the caller
   await assert.rejects(call(db, 'run', 'PRAGMA cache_size = 5'), {
     message: /PRAGMA cache_size would be set on the writer's connection only/,
   })
+  // What Sequelize sends when given a password.
+  await assert.rejects(call(db, 'run', "PRAGMA KEY='secret'"), {
+    code: 'ERR_KEY_PRAGMA',
+    message: /PRAGMA key: resqlite\/sqlite3 opens the database without a key/,
+  })
   await call(db, 'run', 'INSERT INTO t VALUES (5)')
   assert.deepEqual((await call(db, 'get', 'SELECT last_insert_rowid() AS id')).result, { id: 2 }, "the writer's")
   assert.deepEqual((await call(db, 'get', 'PRAGMA foreign_keys')).result, { foreign_keys: 0 }, "sqlite3's default")
