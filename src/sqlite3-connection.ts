@@ -13,7 +13,7 @@ import { Held, readThenWrite } from './builder-support'
 import type { Database as Resqlite } from './database'
 import { ResqliteError } from './errors'
 import type { Params } from './params'
-import { type Control, connectionPragma, control, type Piece, splitStatements } from './sqlite3-sql'
+import { type Control, connectionPragma, control, type Piece, readOnlyPragma, splitStatements } from './sqlite3-sql'
 import type { Queryable, Row } from './types'
 
 /** What a statement's SQL is, read once per SQL text. */
@@ -26,9 +26,13 @@ export interface Parsed {
   kind: 'read' | 'write' | 'unknown'
   /** A PRAGMA that would set the writer's connection alone: the statement is refused. */
   readonly pragma: string | undefined
+  /** How a PRAGMA runs on a database opened read-only (sqlite3-sql's `readOnlyPragma`). */
+  readonly readOnly: 'read' | 'nothing' | undefined
 }
 
 const PARSED_KEPT = 512
+/** The encryption PRAGMAs (resqlite's ERR_KEY_PRAGMA): a key is given when resqlite opens. */
+const KEY_PRAGMAS = new Set(['key', 'hexkey', 'textkey', 'rekey', 'hexrekey'])
 const OWN_COUNTERS = /\b(last_insert_rowid|changes|total_changes)\s*\(/i
 const READS = new Set(['SELECT', 'VALUES'])
 const WRITES = new Set(['INSERT', 'UPDATE', 'DELETE', 'REPLACE', 'CREATE', 'DROP', 'ALTER', 'PRAGMA'])
@@ -54,6 +58,7 @@ export function parse(sql: string): Parsed {
     // The connection's own counters are the writer's: a read of them runs there.
     kind: WRITES.has(first) || OWN_COUNTERS.test(sql) ? 'write' : READS.has(first) ? 'read' : 'unknown',
     pragma: pieces.length === 1 ? connectionPragma(tokens) : undefined,
+    readOnly: pieces.length === 1 ? readOnlyPragma(tokens) : undefined,
   }
   // Bounded: SQL built with its values inline would otherwise grow this without end.
   if (parsedKept.size >= PARSED_KEPT) parsedKept.clear()
@@ -87,6 +92,14 @@ export class Connection {
 
   /** Refuses what resqlite/sqlite3 will not run, before it runs. */
   check(parsed: Parsed, sql: string): void {
+    if (parsed.pragma !== undefined && KEY_PRAGMAS.has(parsed.pragma)) {
+      throw new ResqliteError(
+        'ERR_KEY_PRAGMA',
+        `PRAGMA ${parsed.pragma}: resqlite/sqlite3 opens the database without a key and cannot take one later ` +
+          '(Sequelize sends PRAGMA KEY when given a password: give it none for SQLite)',
+        sql,
+      )
+    }
     if (parsed.pragma !== undefined) {
       throw new ResqliteError(
         'ERR_INVALID_ARG_VALUE',
@@ -121,6 +134,10 @@ export class Connection {
           throw error
         },
       )
+    }
+    // Opened read-only, there is no writer: a PRAGMA that reads runs on the readers.
+    if (parsed.readOnly !== undefined && this.db.readonly) {
+      return parsed.readOnly === 'read' ? read() : Promise.resolve([])
     }
     if (parsed.kind === 'write') return write()
     if (parsed.kind === 'read') return read()

@@ -71,6 +71,12 @@ const LIBRARY_TO_SQLITE: Record<string, keyof typeof RESULT_CODES> = {
   ERR_DATABASE_REPLICA: 'READONLY',
 }
 
+/** SQLite's message for the library codes whose cause SQLite names the same way. */
+const SQLITE_WORDS: Record<string, string> = {
+  ABORT_ERR: 'interrupted',
+  ERR_DATABASE_READONLY: 'attempt to write a readonly database',
+}
+
 /** An error as the `sqlite3` module gives one. */
 export interface Sqlite3Error extends Error {
   /** The primary result code's number (`19` for a constraint). */
@@ -102,8 +108,9 @@ export function toSqlite3Error(error: unknown, site?: { stack?: string }): Sqlit
     name = LIBRARY_TO_SQLITE[original] ?? 'ERROR'
     code = LIBRARY_TO_SQLITE[original] === undefined ? original : `SQLITE_${name}`
   }
-  // sqlite3's own words for an interrupted statement.
-  const message = original === 'ABORT_ERR' ? 'interrupted' : error.message
+  // sqlite3's own words for an interrupted statement and a write to a read-only database
+  // (tools match them: Sequelize's tests do).
+  const message = SQLITE_WORDS[original] ?? error.message
   const converted = new Error(`${code}: ${message}`, { cause: error }) as Sqlite3Error
   converted.errno = RESULT_CODES[name as keyof typeof RESULT_CODES] ?? RESULT_CODES.ERROR
   converted.code = code

@@ -162,6 +162,10 @@ const SETTABLE = new Set([
   'legacy_alter_table',
   'optimize',
   'page_size',
+  // Acts in shared-cache mode only, which resqlite has not (nor sqlite3 unless asked): no
+  // connection reads another's uncommitted writes either way. Sequelize sets it for a
+  // transaction's isolationLevel.
+  'read_uncommitted',
   'recursive_triggers',
   'secure_delete',
   'synchronous',
@@ -183,13 +187,40 @@ const QUERIES = new Set([
   'table_xinfo',
 ])
 
-/** For a PRAGMA statement that sets a value of one connection, the PRAGMA's name; else
- * `undefined` (a PRAGMA that reads, or one {@link SETTABLE}). */
-export function connectionPragma(tokens: readonly string[]): string | undefined {
+/** Settings that act on writes alone. A database opened read-only has no writes for them to
+ * act on, so it accepts them and they change nothing, as on sqlite3's read-only connection. */
+const WRITE_SETTINGS = new Set([
+  'defer_foreign_keys',
+  'foreign_keys',
+  'ignore_check_constraints',
+  'legacy_alter_table',
+  'recursive_triggers',
+])
+
+/** A PRAGMA statement's name, and whether it sets a value (`name = v`, or `name(v)` of a PRAGMA
+ * that is not a {@link QUERIES query}); `undefined` for any other statement. */
+function pragmaOf(tokens: readonly string[]): { name: string; sets: boolean } | undefined {
   if (tokens[0]?.toUpperCase() !== 'PRAGMA') return undefined
   const named = tokens[2] === '.' ? 3 : 1
   const name = tokens[named]?.toLowerCase()
+  if (name === undefined) return undefined
   const next = tokens[named + 1]
-  if (name === undefined || (next !== '=' && next !== '(')) return undefined
-  return SETTABLE.has(name) || QUERIES.has(name) ? undefined : name
+  return { name, sets: (next === '=' || next === '(') && !QUERIES.has(name) }
+}
+
+/** For a PRAGMA statement that sets a value of one connection, the PRAGMA's name; else
+ * `undefined` (a PRAGMA that reads, or one {@link SETTABLE}). */
+export function connectionPragma(tokens: readonly string[]): string | undefined {
+  const pragma = pragmaOf(tokens)
+  return pragma?.sets === true && !SETTABLE.has(pragma.name) ? pragma.name : undefined
+}
+
+/** How a PRAGMA statement runs on a database opened read-only, which has no writer: `'read'`
+ * (one that reads) on the readers, `'nothing'` for a {@link WRITE_SETTINGS write setting};
+ * `undefined` for any other statement (another setting then fails as a write would). */
+export function readOnlyPragma(tokens: readonly string[]): 'read' | 'nothing' | undefined {
+  const pragma = pragmaOf(tokens)
+  if (pragma === undefined) return undefined
+  if (!pragma.sets) return 'read'
+  return WRITE_SETTINGS.has(pragma.name) ? 'nothing' : undefined
 }

@@ -200,6 +200,11 @@ test("errors carry errno, code, SQLite's message, and after verbose() the caller
   await assert.rejects(call(db, 'run', 'PRAGMA cache_size = 5'), {
     message: /PRAGMA cache_size would be set on the writer's connection only/,
   })
+  // What Sequelize sends when given a password.
+  await assert.rejects(call(db, 'run', "PRAGMA KEY='secret'"), {
+    code: 'ERR_KEY_PRAGMA',
+    message: /PRAGMA key: resqlite\/sqlite3 opens the database without a key/,
+  })
   await call(db, 'run', 'INSERT INTO t VALUES (5)')
   assert.deepEqual((await call(db, 'get', 'SELECT last_insert_rowid() AS id')).result, { id: 2 }, "the writer's")
   assert.deepEqual((await call(db, 'get', 'PRAGMA foreign_keys')).result, { foreign_keys: 0 }, "sqlite3's default")
@@ -274,6 +279,45 @@ test('open flags: OPEN_READONLY refuses writes, no OPEN_CREATE refuses a missing
   })
   assert.equal(a, b)
   await close(a)
+})
+
+test("opened read-only: PRAGMAs that read run, write settings are taken, writes fail in SQLite's words, as in sqlite3", async () => {
+  const path = file()
+  const db = await open(path)
+  await call(db, 'run', 'CREATE TABLE t (v)')
+  await close(db)
+  for (const module of [sqlite3, real]) {
+    const ro = await openWith(module, path, module.OPEN_READONLY)
+    assert.deepEqual(
+      (await call(ro, 'all', 'PRAGMA table_info(t)')).result.map((column) => column.name),
+      ['v'],
+    )
+    // Sequelize sends this on every connection it opens, read-only ones included.
+    await call(ro, 'run', 'PRAGMA foreign_keys = ON')
+    await call(ro, 'run', 'PRAGMA recursive_triggers = ON')
+    const written = { message: 'SQLITE_READONLY: attempt to write a readonly database', errno: 8 }
+    await assert.rejects(call(ro, 'run', 'INSERT INTO t VALUES (1)'), written)
+    await assert.rejects(call(ro, 'run', 'PRAGMA user_version = 2'), written)
+    await close(ro)
+  }
+})
+
+test('PRAGMA read_uncommitted is taken, and another Database still reads committed rows only, as in sqlite3', async () => {
+  for (const module of [sqlite3, real]) {
+    const path = file()
+    const writer = await openWith(module, path)
+    const reader = await openWith(module, path)
+    await call(writer, 'run', 'CREATE TABLE t (v)')
+    // Sequelize sends it (with its `;`) for a transaction's isolationLevel.
+    await call(reader, 'run', 'PRAGMA read_uncommitted = ON;')
+    await call(writer, 'run', 'BEGIN')
+    await call(writer, 'run', 'INSERT INTO t VALUES (1)')
+    assert.deepEqual(await rows(reader, 'SELECT count(*) AS n FROM t'), [{ n: 0 }])
+    await call(writer, 'run', 'ROLLBACK')
+    await call(reader, 'run', 'PRAGMA read_uncommitted = OFF')
+    await close(writer)
+    await close(reader)
+  }
 })
 
 test('calls made before the open completes wait for it; configure busyTimeout before the open', async () => {
