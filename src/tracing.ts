@@ -71,6 +71,9 @@ export interface QueryContext {
   /** Milliseconds it waited on the JS side before it was sent: behind a transaction holding
    * the writer, or behind its own flow's write. */
   queuedMs?: number
+  /** Milliseconds it waited in the readers' or the writer's queue inside the engine before a
+   * thread began running it (placement `reader` or `writer`). */
+  threadQueuedMs?: number
   /** Rows returned (selects, an iteration, `RETURNING`). */
   rows?: number
   /** Rows changed (execute, executeBatch). */
@@ -251,9 +254,19 @@ export function placedLater(context: QueryContext | undefined, record: Placement
   if (context !== undefined) context.placement = PLACEMENTS[record.placed]
 }
 
-/** Records how long a call waited before it was sent (only when traced). */
-export function sentAfterWaiting(context: QueryContext | undefined): void {
-  if (context !== undefined) context.queuedMs = performance.now() - context.startedAt
+/** Sends a call that waited on the JS side (`send`), for `context`, the traced call it belongs
+ * to (undefined untraced): records how long it waited, and makes it the call the engine is
+ * placing while it is sent, so that its job reports its wait in the engine's queue too. */
+export function sendAfterWaiting<T>(record: PlacementRecord, context: QueryContext | undefined, send: () => T): T {
+  if (context === undefined) return send()
+  context.queuedMs = performance.now() - context.startedAt
+  const outer = record.trace
+  record.trace = context
+  try {
+    return send()
+  } finally {
+    record.trace = outer
+  }
 }
 
 /** A live query's run as the JS thread sees it: its result arrived (the engine runs it on its
