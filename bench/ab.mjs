@@ -1,4 +1,4 @@
-// A/B between two builds of resqlite: npm run ab -- <ref-A> <ref-B> [--only=<lanes>] [--rounds=N] [--callgrind] [--subscribe=A|B]
+// A/B between two builds of resqlite: npm run ab -- <ref-A> <ref-B> [--only=<lanes>] [--rounds=N] [--callgrind [--marginal]] [--subscribe=A|B|AB]
 //
 // Each ref (a commit, branch or tag; or WORKTREE for this checkout as it is, uncommitted
 // changes included) is checked out with `git worktree add` under $TMPDIR/resqlite-ab/<sha>
@@ -20,10 +20,14 @@
 // runs ~50 × slower under callgrind, so the inline budget is 50 × its default there (5 ms,
 // RESQLITE_BENCH_INLINE_BUDGET): with the default, small writes overran it and backed off to
 // the writer thread, and the count was of a path the lane does not take (experiments/060).
+// --marginal: a run's total also holds what every run costs (Node's start-up, the data, the JIT),
+// which dilutes a ratio of totals; each side then also runs once with 1 measured sample, and
+// the report adds each run's instructions per measured sample, (run − that run) / 9.
 //
-// --subscribe=A (or B): that side runs with a subscriber that does nothing on every tracing
-// channel (RESQLITE_BENCH_TRACE=1, bench/drivers/resqlite.mjs): `WORKTREE WORKTREE --subscribe=B`
-// measures what listening costs (experiments/071).
+// --subscribe=A (or B, or AB: both): that side runs with a subscriber that does nothing on every
+// tracing channel (RESQLITE_BENCH_TRACE=1, bench/drivers/resqlite.mjs), in either mode:
+// `WORKTREE WORKTREE --subscribe=B` measures what listening costs (experiments/071), and
+// `<ref> WORKTREE --subscribe=AB --callgrind` what a change does to a subscribed call (076).
 import { execFileSync, spawnSync } from 'node:child_process'
 import {
   copyFileSync,
@@ -50,15 +54,22 @@ const argv = process.argv.slice(2)
 const opt = (name, def) => argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? def
 const refs = argv.filter((a) => !a.startsWith('--'))
 if (refs.length !== 2) {
-  console.error('usage: npm run ab -- <ref-A> <ref-B> [--only=<lanes>] [--rounds=N] [--callgrind]')
+  console.error(
+    'usage: npm run ab -- <ref-A> <ref-B> [--only=<lanes>] [--rounds=N] [--callgrind [--marginal]] [--subscribe=A|B|AB]',
+  )
   process.exit(2)
 }
 const only = opt('only', 'select')
 const rounds = Number(opt('rounds', '4'))
 const callgrind = argv.includes('--callgrind')
+const marginal = callgrind && argv.includes('--marginal')
 const subscribed = opt('subscribe', '')
+if (!['', 'A', 'B', 'AB'].includes(subscribed)) {
+  console.error(`--subscribe=${subscribed}: expected A, B or AB`)
+  process.exit(2)
+}
 /** The environment of one side's runs. */
-const sideEnv = (side) => ({ ...process.env, ...(subscribed === side && { RESQLITE_BENCH_TRACE: '1' }) })
+const sideEnv = (side) => ({ ...process.env, ...(subscribed.includes(side) && { RESQLITE_BENCH_TRACE: '1' }) })
 const sh = (cmd, args, o = {}) =>
   (execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], ...o }) ?? '').trim()
 
@@ -87,7 +98,7 @@ const sides = { A: prepare(refs[0]), B: prepare(refs[1]) }
 const work = mkdtempSync(join(os.tmpdir(), 'resqlite-abrun-'))
 const f = (x) => (x >= 100 ? x.toFixed(1) : x >= 1 ? x.toFixed(2) : x.toFixed(3))
 const lines = [
-  `# A/B: A = ${sides.A.ref} (${sides.A.sha}), B = ${sides.B.ref} (${sides.B.sha}); lanes ${only}${subscribed ? `; ${subscribed} with a tracing subscriber that does nothing` : ''}`,
+  `# A/B: A = ${sides.A.ref} (${sides.A.sha}), B = ${sides.B.ref} (${sides.B.sha}); lanes ${only}${subscribed ? `; ${subscribed === 'AB' ? 'A and B' : subscribed} with a tracing subscriber that does nothing` : ''}`,
   '',
   `date ${new Date().toISOString()}; ${os.cpus()[0]?.model}, ${os.cpus().length} cores; load ${os
     .loadavg()
@@ -162,8 +173,8 @@ if (!callgrind) {
     'Instructions (callgrind Ir), lanes run once each with a fixed number of calls (2 warm-up + 10 per case).',
     '',
   )
-  lines.push('| side | lanes | in resqlite.node | total | run |', '|---|---|---|---|---|')
-  for (const side of ['A', 'B', 'B', 'A']) {
+  /** Instructions of one run of the lanes on `side` with `config`: in resqlite.node and in all. */
+  const count = (side, config) => {
     const db = join(work, `${side}.db`)
     // Without the last run's -wal and -shm: the next open would replay that WAL onto the fresh
     // copy (bench/experiments/chat-corruption.sh).
@@ -172,7 +183,7 @@ if (!callgrind) {
     const out = join(work, `cg-${side}-${Date.now()}.out`)
     const totals = { native: 0, all: 0 }
     for (const lane of only.split(',')) {
-      console.error(`callgrind ${side} (${sides[side].ref}): ${lane}`)
+      console.error(`callgrind ${side} (${sides[side].ref}): ${lane}${config === 'callgrind' ? '' : ` (${config})`}`)
       const p = spawnSync(
         'valgrind',
         [
@@ -184,7 +195,7 @@ if (!callgrind) {
           'resqlite',
           lane,
           db,
-          'callgrind',
+          config,
         ],
         {
           env: { ...sideEnv(side), RESQLITE_ROOT: sides[side].dir, RESQLITE_BENCH_INLINE_BUDGET: '5' },
@@ -201,8 +212,28 @@ if (!callgrind) {
       }
       rmSync(out, { force: true })
     }
+    return totals
+  }
+  // --marginal: each side also runs once with 1 measured sample instead of 10; a run's
+  // difference from that is 9 samples' instructions, which a ratio compares undiluted by
+  // what every run costs (experiments/076).
+  const base = marginal ? { A: count('A', 'callgrind-base'), B: count('B', 'callgrind-base') } : undefined
+  const n = (x) => Math.round(x).toLocaleString('en')
+  lines.push(
+    `| side | lanes | in resqlite.node | total | run |${marginal ? ' total, per measured sample (marginal) |' : ''}`,
+    `|---|---|---|---|---|${marginal ? '---|' : ''}`,
+  )
+  for (const side of ['A', 'B', 'B', 'A']) {
+    const totals = count(side, 'callgrind')
+    const perSample = base ? ` ${n((totals.all - base[side].all) / 9)} |` : ''
     lines.push(
-      `| ${side} (${sides[side].sha}) | ${only} | ${totals.native.toLocaleString('en')} | ${totals.all.toLocaleString('en')} | ${lines.filter((l) => l.startsWith(`| ${side} `)).length + 1} |`,
+      `| ${side} (${sides[side].sha}) | ${only} | ${n(totals.native)} | ${n(totals.all)} | ${lines.filter((l) => l.startsWith(`| ${side} `)).length + 1} |${perSample}`,
+    )
+  }
+  if (base) {
+    lines.push(
+      '',
+      `1-sample runs (subtracted): A ${n(base.A.all)}, B ${n(base.B.all)}; per measured sample = (run − 1-sample run) / 9.`,
     )
   }
 }

@@ -15,6 +15,9 @@ export const CONFIGS = {
   smoke: { name: 'smoke', warmupMs: 0, warmupIters: 1, budgetMs: 0, minIters: 1, maxIters: 1 },
   // Instruction counting (npm run ab -- --callgrind): a fixed amount of work, no time budget.
   callgrind: { name: 'callgrind', warmupMs: 0, warmupIters: 2, budgetMs: 0, minIters: 10, maxIters: 10 },
+  // The same with 1 measured sample (npm run ab -- --callgrind --marginal): the difference is 9
+  // samples' instructions, without what a run costs whatever it measures (start-up, data, JIT).
+  'callgrind-base': { name: 'callgrind-base', warmupMs: 0, warmupIters: 2, budgetMs: 0, minIters: 1, maxIters: 1 },
 }
 
 const now = () => performance.now()

@@ -43,7 +43,7 @@ import {
   closeChannel,
   openChannel,
   placedLater,
-  sentAfterWaiting,
+  sendAfterWaiting,
   traced,
   tracedQuery,
   traceOperation,
@@ -797,8 +797,7 @@ export class Database implements Queryable {
   ): Promise<T> {
     const trace = this.#engine.trace
     await (signal ? abortable(before, signal, sql) : before)
-    sentAfterWaiting(trace)
-    const read = this.#engine.read<T>(kind, sql, packed, signal, arrays)
+    const read = sendAfterWaiting(this.#engine, trace, () => this.#engine.read<T>(kind, sql, packed, signal, arrays))
     placedLater(trace, this.#engine)
     return read
   }
@@ -854,8 +853,10 @@ export class Database implements Queryable {
     this.#engine.placed = Where.Writer
     const written = new Promise<T>((resolve, reject) => {
       this.#turns.write(() => {
-        sentAfterWaiting(trace)
-        this.#engine.write<T>(kind, sql, queued, undefined, arrays).then(resolve, reject)
+        sendAfterWaiting(this.#engine, trace, () => this.#engine.write<T>(kind, sql, queued, undefined, arrays)).then(
+          resolve,
+          reject,
+        )
       })
     })
     this.#issued(written.then(NOTHING, NOTHING))

@@ -93,6 +93,8 @@ interface Job {
   progress?: (progress: BackupProgress) => void
   /** A backup's progress callback threw: the backup was stopped, and rejects with this. */
   failure?: { error: unknown }
+  /** A traced call's context (tracing.ts): the engine reports the job's wait in its queue. */
+  trace?: QueryContext
 }
 
 /** Receives a live query's results: rows, or the error of a run. */
@@ -217,6 +219,8 @@ export class Engine implements Threads {
     const read = new Promise<T>((resolve, reject) => {
       const id = this.#newId()
       const job: Job = { kind, sql, resolve, reject, read: true, arrays }
+      const traced = this.trace !== undefined
+      if (traced) job.trace = this.trace
       this.#track(id, job)
       this.#placement.readsInFlight++
       if (signal) {
@@ -228,7 +232,14 @@ export class Engine implements Threads {
         }
         job.unlisten = whenAborted(signal, job.onAbort)
       }
-      this.#calls.read(id, kind, sql, packed.bytes, packed.length, signal !== undefined)
+      this.#calls.read(
+        id,
+        traced ? kind | JobKind.Traced : kind,
+        sql,
+        packed.bytes,
+        packed.length,
+        signal !== undefined,
+      )
     })
     return awaitedAway(read)
   }
@@ -248,8 +259,13 @@ export class Engine implements Threads {
     this.placed = Where.Writer
     const written = new Promise<T>((resolve, reject) => {
       const id = this.#newId()
-      this.#track(id, { kind, sql, resolve, reject, onNoTransaction, polled: true, arrays })
-      if (!this.#calls.write(id, kind, sql, packed.bytes, packed.length, onNoTransaction !== undefined)) {
+      const job: Job = { kind, sql, resolve, reject, onNoTransaction, polled: true, arrays }
+      // A traced call's own statement, not a BEGIN or COMMIT it caused.
+      const traced = this.trace !== undefined && kind !== JobKind.Control
+      if (traced) job.trace = this.trace
+      this.#track(id, job)
+      const sent = traced ? kind | JobKind.Traced : kind
+      if (!this.#calls.write(id, sent, sql, packed.bytes, packed.length, onNoTransaction !== undefined)) {
         this.#notSent(id, reject) // no writer any more
         return
       }
@@ -497,7 +513,7 @@ export class Engine implements Threads {
         b = objects[next++]
         changes = slots[s + 2]!
         rowid = Number.isNaN(slots[s + 3]) ? objects[next++] : slots[s + 3]
-      } else if (kind === Done.Changes || kind === Done.Progress || kind === Done.Stepped) {
+      } else if (kind === Done.Changes || kind === Done.Progress || kind === Done.Stepped || kind === Done.Queued) {
         a = slots[s + 2]
         b = slots[s + 3]
       } else if (kind === Done.ChangesBig) {
@@ -524,6 +540,10 @@ export class Engine implements Threads {
       }
       if (kind === Done.Progress) {
         job.progress?.({ remaining: a as number, total: b as number })
+        continue
+      }
+      if (kind === Done.Queued) {
+        if (job.trace !== undefined && !job.settled) job.trace.threadQueuedMs = (a as number) / 1000
         continue
       }
       this.#jobs.delete(id)

@@ -24,6 +24,7 @@ export const enum Done {
   Page = 11, // as Rows, for a page of an iteration with more to come; its last page is a Rows
   Returned = 12, // a write's RETURNING rows: objects as Rows; a: changes, b: lastInsertRowid (NaN: a bigint object follows)
   Stepped = 13, // a paused backup's step ended, after its Progress: a: sqlite3_backup_step's code, OK or DONE
+  Queued = 14, // a traced job's wait in its queue (JobKind.Traced): a: microseconds; its result follows
 }
 
 /** The steps of an iteration (`NativeDatabase.iterate`). */
@@ -60,6 +61,7 @@ export const enum JobKind {
   Columns = 8, // db.columns(): the statement's columns as JSON (Done.Json), prepared and never run
   Describe = 9, // db.prepare(): {"reads", "columns"} as JSON (Done.Json), prepared and never run
   Panic = 99, // test hook: a job that panics inside the engine
+  Traced = 256, // or-ed into a kind sent to a thread: the call is traced, the engine reports its wait (Done.Queued)
 }
 
 /** What `readInline` and `writeInline` return (crates/engine/src/napi/inline_calls.rs). */

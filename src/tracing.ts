@@ -71,6 +71,9 @@ export interface QueryContext {
   /** Milliseconds it waited on the JS side before it was sent: behind a transaction holding
    * the writer, or behind its own flow's write. */
   queuedMs?: number
+  /** Milliseconds it waited in the readers' or the writer's queue inside the engine before a
+   * thread began running it (placement `reader` or `writer`). */
+  threadQueuedMs?: number
   /** Rows returned (selects, an iteration, `RETURNING`). */
   rows?: number
   /** Rows changed (execute, executeBatch). */
@@ -169,20 +172,34 @@ export function traceQuery<T>(
   const context = queryContext(operation, sql, record.database)
   if (inTransaction) context.transaction = true
   if (prepared) context.prepared = true
-  return runStores(channels.start, context, () => {
-    let promise: Promise<T>
-    const outer = record.trace
-    record.trace = context
-    record.placed = Where.None
-    try {
-      promise = run()
-    } finally {
-      record.trace = outer
-      context.placement ??= PLACEMENTS[record.placed]
-      channels.end.publish(context)
-    }
-    return settle(channels, context, promise, counted, record)
-  })
+  // No store bound to `start` (the common case: a tracer without AsyncLocalStorage binding):
+  // no closure for runStores to call (experiments/076).
+  if (storeless(channels.start)) {
+    channels.start.publish(context)
+    return runTraced(channels, record, context, run)
+  }
+  return runStores(channels.start, context, () => runTraced(channels, record, context, run))
+}
+
+/** A traced query call's synchronous part, `end` after it; then its outcome (`settle`). */
+function runTraced<T>(
+  channels: Channels,
+  record: PlacementRecord,
+  context: QueryContext,
+  run: () => Promise<T>,
+): Promise<T> {
+  let promise: Promise<T>
+  const outer = record.trace
+  record.trace = context
+  record.placed = Where.None
+  try {
+    promise = run()
+  } finally {
+    record.trace = outer
+    context.placement ??= PLACEMENTS[record.placed]
+    channels.end.publish(context)
+  }
+  return settle(channels, context, promise, counted, record)
 }
 
 /** Runs a transaction, an open or a close traced, as `traceQuery` does. */
@@ -237,9 +254,19 @@ export function placedLater(context: QueryContext | undefined, record: Placement
   if (context !== undefined) context.placement = PLACEMENTS[record.placed]
 }
 
-/** Records how long a call waited before it was sent (only when traced). */
-export function sentAfterWaiting(context: QueryContext | undefined): void {
-  if (context !== undefined) context.queuedMs = performance.now() - context.startedAt
+/** Sends a call that waited on the JS side (`send`), for `context`, the traced call it belongs
+ * to (undefined untraced): records how long it waited, and makes it the call the engine is
+ * placing while it is sent, so that its job reports its wait in the engine's queue too. */
+export function sendAfterWaiting<T>(record: PlacementRecord, context: QueryContext | undefined, send: () => T): T {
+  if (context === undefined) return send()
+  context.queuedMs = performance.now() - context.startedAt
+  const outer = record.trace
+  record.trace = context
+  try {
+    return send()
+  } finally {
+    record.trace = outer
+  }
 }
 
 /** A live query's run as the JS thread sees it: its result arrived (the engine runs it on its
@@ -332,10 +359,19 @@ function noArrayRow(result: object): boolean {
   return (result as { row?: unknown }).row === undefined && Object.hasOwn(result, 'row')
 }
 
-/** `channel.runStores`, or a plain publish where the runtime lacks it. */
+/** `channel.runStores`, or a plain publish where the runtime lacks it or no store is bound. */
 function runStores<T>(channel: dc.Channel, context: object, fn: () => T): T {
   const run = (channel as unknown as { runStores?: RunStores }).runStores
-  if (typeof run === 'function') return run.call(channel, context, fn) as T
+  if (typeof run === 'function' && !storeless(channel)) return run.call(channel, context, fn) as T
   channel.publish(context)
   return fn()
+}
+
+/** Whether no store is bound to `channel` (`bindStore`), so that `runStores` would only publish
+ * and call: without it, Node's builds a closure, a rest array and an iterator of its stores a
+ * call (experiments/076). Node has no public way to ask: this reads the map of stores its active
+ * channels keep (`_stores`, Node 19.9 to 24 at least) and says no unless it finds an empty one,
+ * so a runtime that keeps them otherwise takes `runStores`. */
+function storeless(channel: dc.Channel): boolean {
+  return (channel as unknown as { _stores?: { size?: unknown } })._stores?.size === 0
 }

@@ -15,7 +15,7 @@ import { transactionCallInline } from './js-thread/placement'
 import { JobKind } from './native'
 import { copyPacked, encodeBatch, encodeParams, NO_PARAMS, noParams, type Packed, type Params } from './params'
 import type { Description } from './statement'
-import { sentAfterWaiting, traced, tracedQuery, traceOperation, traceQuery, transactionChannel, Where } from './tracing'
+import { sendAfterWaiting, traced, tracedQuery, traceOperation, traceQuery, transactionChannel, Where } from './tracing'
 import type {
   BatchResult,
   ColumnInfo,
@@ -519,8 +519,9 @@ export class Transaction implements Queryable {
       // settles the promise at once and the result is dropped.
       const unlisten = signal ? whenAborted(signal, () => reject(abortError(signal, sql))) : () => {}
       this.#turns.write(() => {
-        sentAfterWaiting(trace)
-        this.#send<T>(sql, kind, packed, arrays).then(resolve, reject).finally(unlisten)
+        sendAfterWaiting(this.#engine, trace, () => this.#send<T>(sql, kind, packed, arrays))
+          .then(resolve, reject)
+          .finally(unlisten)
       })
     })
     return awaitedAway(queued)

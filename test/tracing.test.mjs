@@ -120,6 +120,10 @@ test('each call kind on the JS thread and on the threads: one start/end/asyncSta
       EXPECTED[operation](context)
       assert.equal(context.error, undefined)
       assert.equal(context.queuedMs, undefined)
+      // A job sent to a thread reports its wait in that thread's queue; the JS thread has none.
+      const threadQueued = context.threadQueuedMs
+      if (where === 'js-thread') assert.equal(threadQueued, undefined, `${operation}: threadQueuedMs`)
+      else assert.ok(threadQueued >= 0, `${operation} on ${where}: threadQueuedMs ${threadQueued}`)
       assert.equal(context.prepared, undefined)
       assert.equal(context.transaction, undefined)
     }
@@ -589,6 +593,43 @@ test('queuedMs: a write that waited behind a transaction holding the writer; non
   assert.ok(queued.context.queuedMs >= 25, `waited ${queued.context.queuedMs} ms`)
   const alone = await oneCall(rec, file, () => db.execute('INSERT INTO t (v) VALUES (62)'))
   assert.equal(alone.context.queuedMs, undefined)
+})
+
+test("threadQueuedMs: a read queued behind a long read on a one-reader pool waited in the engine's queue until that read ended", async (t) => {
+  const rec = listen(t)
+  const { db, file } = await open(t, { inlineBudget: 0, readers: 1 })
+  const before = rec.calls('query', file).length
+  const ac = new AbortController()
+  // It never ends on its own: it runs on the one reader until the abort interrupts it.
+  const long = db.selectOne(
+    'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT max(x) AS m FROM c',
+    [],
+    {
+      signal: ac.signal,
+    },
+  )
+  const queued = db.selectOne('SELECT v FROM t WHERE v = ?', [2])
+  const sent = performance.now() // its job was queued before this
+  await sleep(50)
+  const aborting = performance.now() // the long read's run cannot end before this
+  ac.abort()
+  await assert.rejects(long, { code: 'ABORT_ERR' })
+  assert.deepEqual(await queued, { v: 2 })
+  const calls = rec.calls('query', file).slice(before)
+  assert.deepEqual(
+    calls.map((c) => [c.context.operation, c.context.placement, c.events]),
+    [
+      ['selectOne', 'reader', FAILED],
+      ['selectOne', 'reader', OK],
+    ],
+  )
+  const { context } = calls[1]
+  // Microseconds from the engine: 0.001 ms for their rounding.
+  assert.ok(
+    context.threadQueuedMs >= aborting - sent - 0.001,
+    `waited ${context.threadQueuedMs} ms, ≥ ${aborting - sent}`,
+  )
+  assert.equal(context.queuedMs, undefined, 'it did not wait on the JS side')
 })
 
 test('the context: SQL that is no string, an in-memory path, startedAt, selectOne with no row (also with rowMode array), RETURNING rows', async (t) => {

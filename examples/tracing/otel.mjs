@@ -61,6 +61,7 @@ export function traceResqlite(tracer, { storage } = {}) {
       // resqlite's own: where the call ran, what it waited, what it returned.
       if (ctx.placement !== undefined) span.setAttribute('resqlite.placement', ctx.placement)
       if (ctx.queuedMs !== undefined) span.setAttribute('resqlite.queued_ms', ctx.queuedMs)
+      if (ctx.threadQueuedMs !== undefined) span.setAttribute('resqlite.thread_queued_ms', ctx.threadQueuedMs)
       if (ctx.rows !== undefined) span.setAttribute(ATTR_DB_RESPONSE_RETURNED_ROWS, ctx.rows)
       if (ctx.changes !== undefined) span.setAttribute('resqlite.changes', ctx.changes)
       if (ctx.live) span.setAttribute('resqlite.live', true)

@@ -49,6 +49,9 @@ protocol! {
         JOB_KIND_DESCRIBE = 9;
         /// Test hook: a job that panics inside the engine.
         JOB_KIND_PANIC = 99;
+        /// Or-ed into a kind: the call is traced (src/tracing.ts), so the engine reports how long
+        /// the job waited in its queue (DONE_QUEUED) before its result.
+        JOB_KIND_TRACED = 256;
     }
 
     // Completion kinds. A completion is `[id, kind, a, b]` in a mailbox slot; the values that
@@ -85,6 +88,8 @@ protocol! {
         /// A paused backup's step ended (threads/paused_backups.rs), after its DONE_PROGRESS:
         /// a: sqlite3_backup_step's code, SQLITE_OK or SQLITE_DONE.
         DONE_STEPPED = 13;
+        /// A traced job's wait in its queue (JOB_KIND_TRACED): a: microseconds; its result follows.
+        DONE_QUEUED = 14;
     }
 
     // The mailbox: MAILBOX_WORDS i32 words (signals and counts), then MAILBOX_SLOTS

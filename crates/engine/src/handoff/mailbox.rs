@@ -21,9 +21,9 @@ use crate::error::code;
 use crate::js::{bigint, string};
 use crate::protocol::{
     DONE_CHANGES, DONE_CHANGES_BIG, DONE_ERROR, DONE_ERROR_NO_TRANSACTION, DONE_JSON, DONE_LIVE_ERROR, DONE_LIVE_ROWS,
-    DONE_PAGE, DONE_PROGRESS, DONE_RETURNED, DONE_ROWS, DONE_ROWS_PART, DONE_STEPPED, DONE_VOID, MAILBOX_BYTES,
-    MAILBOX_COUNT, MAILBOX_POLLING, MAILBOX_QUEUED, MAILBOX_SLOTS, MAILBOX_WORDS, MAILBOX_WRITES_IN_FLIGHT,
-    MAILBOX_WRITES_RUNNING,
+    DONE_PAGE, DONE_PROGRESS, DONE_QUEUED, DONE_RETURNED, DONE_ROWS, DONE_ROWS_PART, DONE_STEPPED, DONE_VOID,
+    MAILBOX_BYTES, MAILBOX_COUNT, MAILBOX_POLLING, MAILBOX_QUEUED, MAILBOX_SLOTS, MAILBOX_WORDS,
+    MAILBOX_WRITES_IN_FLIGHT, MAILBOX_WRITES_RUNNING,
 };
 use crate::threads::job::Outcome;
 use crate::threads::{Completion, Shared, Waker};
@@ -256,6 +256,7 @@ pub(crate) unsafe fn values(
         Outcome::Done => DONE_VOID,
         Outcome::Progress { remaining, total } => return Ok((DONE_PROGRESS, remaining as f64, total as f64)),
         Outcome::Stepped { rc } => return Ok((DONE_STEPPED, rc as f64, 0.0)),
+        Outcome::Queued(waited) => return Ok((DONE_QUEUED, waited.as_micros() as f64, 0.0)),
         Outcome::LiveError(e) => {
             push(string(env, &e.code));
             push(string(env, &e.message));

@@ -377,8 +377,15 @@ impl NativeDatabase {
             _ => return Err(Error::new(Status::InvalidArg, format!("iterate: step {step}, pageRows {page_rows}"))),
         };
         let params = params.get(..params_len as usize).unwrap_or_default().to_vec();
-        let job =
-            Job { id, request: Request::Iterate { cursor, step }, sql, params, cancellable: false, in_transaction };
+        let job = Job {
+            id,
+            request: Request::Iterate { cursor, step },
+            sql,
+            params,
+            cancellable: false,
+            in_transaction,
+            queued: None,
+        };
         if in_transaction {
             let sent = self.pool.write(job);
             if sent {
@@ -423,6 +430,7 @@ impl NativeDatabase {
             params: Vec::new(),
             cancellable: false,
             in_transaction: false,
+            queued: None,
         };
         Ok(self.pool.write(job))
     }

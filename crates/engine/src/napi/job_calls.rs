@@ -22,7 +22,7 @@ use crate::napi::inline_calls::{
 use crate::napi::texts::texts;
 use crate::protocol::{
     JOB_KIND_BATCH, JOB_KIND_COLUMNS, JOB_KIND_CONTROL, JOB_KIND_DATA_VERSION, JOB_KIND_DESCRIBE, JOB_KIND_EXECUTE,
-    JOB_KIND_PANIC, JOB_KIND_SELECT, JOB_KIND_SELECT_BYTES, JOB_KIND_SELECT_ONE, JOB_KIND_SERIALIZE,
+    JOB_KIND_PANIC, JOB_KIND_SELECT, JOB_KIND_SELECT_BYTES, JOB_KIND_SELECT_ONE, JOB_KIND_SERIALIZE, JOB_KIND_TRACED,
 };
 use crate::threads::job::{Job, Request};
 
@@ -74,6 +74,7 @@ unsafe fn job_calls(env: sys::napi_env, db: *const NativeDatabase) -> sys::napi_
 }
 
 /// `read(id, kind, sql, params, paramsLength, cancellable)`: queues a read on the reader pool.
+/// `kind` may carry `JOB_KIND_TRACED` (as may `write`'s): the job's wait in the queue is reported.
 unsafe extern "C" fn read(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
     let (db, job, cancellable) = match job_args(env, info) {
         Ok(v) => v,
@@ -128,14 +129,17 @@ unsafe fn job_args<'a>(
         return Err("expected (id, kind, sql, params, paramsLength, flag)".into());
     }
     let id = u32_arg(env, argv[0])?;
-    let request = request(u32_arg(env, argv[1])?)?;
+    let kind = u32_arg(env, argv[1])?;
+    let request = request(kind & !JOB_KIND_TRACED)?;
     let sql = string_arg(env, argv[2])?;
     let params = bytes_arg(env, argv[3], u32_arg(env, argv[4])? as usize)?;
     let mut flag = false;
     if sys::napi_get_value_bool(env, argv[5], &mut flag) != sys::Status::napi_ok {
         return Err("flag: expected a boolean".into());
     }
-    let job = Job { id, request, sql, params, cancellable: false, in_transaction: false };
+    // Only a traced call's job reads the clock here (tracing's `threadQueuedMs`).
+    let queued = (kind & JOB_KIND_TRACED != 0).then(std::time::Instant::now);
+    let job = Job { id, request, sql, params, cancellable: false, in_transaction: false, queued };
     Ok((db, job, flag))
 }
 

@@ -2,6 +2,7 @@
 //! its outcome out (to JS through the completion queue, or to the live-query registry).
 
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use crate::encode::rows::EncodedRows;
 use crate::error::{DbError, DbResult};
@@ -59,6 +60,16 @@ pub struct Job {
     /// A writer job from a transaction: it must run inside that open transaction, never
     /// in autocommit after SQLite rolled the transaction back.
     pub in_transaction: bool,
+    /// A traced call's job (protocol.rs `JOB_KIND_TRACED`): when it was queued. Only then is its
+    /// wait measured and reported (`Outcome::Queued`); an untraced job reads no clock for it.
+    pub queued: Option<Instant>,
+}
+
+impl Job {
+    /// A traced job's wait in its queue until `began` (its thread began running it).
+    pub fn waited(&self, began: Instant) -> Option<Outcome> {
+        self.queued.map(|queued| Outcome::Queued(began.saturating_duration_since(queued)))
+    }
 }
 
 pub enum Outcome {
@@ -99,4 +110,6 @@ pub enum Outcome {
     LiveRows(EncodedRows),
     /// A live query's run failed.
     LiveError(DbError),
+    /// How long a traced job waited in its queue (`Job::waited`); its outcome follows.
+    Queued(Duration),
 }

@@ -218,6 +218,7 @@ impl Registry {
                 params: q.params.clone(),
                 cancellable: false,
                 in_transaction: false,
+                queued: None,
             };
             if readers.send(job).is_err() {
                 return;

@@ -91,6 +91,9 @@ fn run_reads(shared: &Shared, conn: &mut ReaderConnection) {
             let started = Instant::now();
             let outcome = run_read(worker, shared, slot, &job, in_transaction);
             worker.cache.record_micros(&job.sql, started.elapsed().as_micros().min(u32::MAX as u128) as u32);
+            if let Some(waited) = job.waited(started) {
+                shared.complete(job.id, waited); // before its result, which settles it
+            }
             finish_read(shared, &job, outcome);
         }
         if in_transaction && !worker.conn.autocommit() {

@@ -147,7 +147,15 @@ impl Harness {
 
     fn job(&mut self, request: Request, sql: &str, params: Vec<u8>) -> Job {
         self.next_id += 1;
-        Job { id: self.next_id, request, sql: sql.into(), params, cancellable: false, in_transaction: false }
+        Job {
+            id: self.next_id,
+            request,
+            sql: sql.into(),
+            params,
+            cancellable: false,
+            in_transaction: false,
+            queued: None,
+        }
     }
 
     /// Sends an `execute` to the writer; returns its id.
@@ -226,6 +234,7 @@ fn describe(outcome: &Outcome) -> String {
         Outcome::LiveError(e) => format!("live error {}", e.code),
         Outcome::Progress { remaining, total } => format!("progress {remaining}/{total}"),
         Outcome::Stepped { rc } => format!("stepped {rc}"),
+        Outcome::Queued(_) => "queued".into(),
         Outcome::Returned { rows, changes, last_insert_rowid } => {
             format!("rows {} changes {changes} rowid {last_insert_rowid}", rows.row_count())
         }
@@ -272,6 +281,32 @@ fn an_open_that_fails_completes_with_its_error() {
     let pool = Pool::start(opts, OPEN, Box::new(FakeWaker(wakes.clone())));
     let mut h = Harness { pool, wakes, taken: VecDeque::new(), next_id: 100, closed: false, file, attached: vec![] };
     assert_eq!(h.outcome(OPEN), "error SQLITE_CANTOPEN");
+}
+
+#[test]
+fn a_traced_job_reports_its_wait_in_the_queue_before_its_result_and_an_untraced_one_none() {
+    let mut h = Harness::open(1);
+    h.execute("CREATE TABLE t (v)");
+    let mut read = h.job(Request::Select { max_rows: usize::MAX, json: true }, "SELECT 1 AS one", Vec::new());
+    read.queued = Some(Instant::now());
+    let traced_read = read.id;
+    h.pool.read(read);
+    let mut write = h.job(Request::Execute, "INSERT INTO t VALUES (1)", Vec::new());
+    write.queued = Some(Instant::now());
+    let traced_write = write.id;
+    assert!(h.pool.write(write));
+    let untraced_read = h.read("SELECT 2 AS two");
+    let untraced_write = h.write("INSERT INTO t VALUES (2)", Vec::new());
+    let mut seen = Vec::new();
+    while seen.iter().filter(|(_, what): &&(u32, String)| what != "queued").count() < 4 {
+        let c = h.next();
+        seen.push((c.id, describe(&c.outcome)));
+    }
+    let of = |id: u32| seen.iter().filter(|(i, _)| *i == id).map(|(_, what)| what.as_str()).collect::<Vec<_>>();
+    assert_eq!(of(traced_read), ["queued", r#"[{"one":1}]"#]);
+    assert_eq!(of(traced_write), ["queued", "changes 1 rowid 1"]);
+    assert_eq!(of(untraced_read), [r#"[{"two":2}]"#]);
+    assert_eq!(of(untraced_write), ["changes 1 rowid 2"]);
 }
 
 #[test]

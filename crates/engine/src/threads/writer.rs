@@ -95,6 +95,8 @@ fn run_job(shared: &Shared, rx: &Receiver<Job>, job: Job) -> Option<Job> {
                 }
             }
         }
+        // A traced job's wait ends here, where the writer begins running it (its group).
+        let began = jobs.iter().any(|job| job.queued.is_some()).then(Instant::now);
         let mut outcomes = if jobs.len() > 1 {
             let mut committed = group_commit::Committed::default();
             let outcomes = group_commit::run(worker, &jobs, &mut committed, &mut |worker, job| {
@@ -117,6 +119,9 @@ fn run_job(shared: &Shared, rx: &Receiver<Job>, job: Job) -> Option<Job> {
         restart_wal = checkpoint::over_bound(worker, &shared.wal_bound).is_some();
         drop(slot);
         for (job, outcome) in jobs.iter().zip(outcomes) {
+            if let Some(waited) = began.and_then(|began| job.waited(began)) {
+                shared.complete(job.id, waited); // before its result, which settles it
+            }
             shared.complete_writer_job(job.id, outcome);
         }
     }
