@@ -172,34 +172,20 @@ export function traceQuery<T>(
   const context = queryContext(operation, sql, record.database)
   if (inTransaction) context.transaction = true
   if (prepared) context.prepared = true
-  // No store bound to `start` (the common case: a tracer without AsyncLocalStorage binding):
-  // no closure for runStores to call (experiments/076).
-  if (storeless(channels.start)) {
-    channels.start.publish(context)
-    return runTraced(channels, record, context, run)
-  }
-  return runStores(channels.start, context, () => runTraced(channels, record, context, run))
-}
-
-/** A traced query call's synchronous part, `end` after it; then its outcome (`settle`). */
-function runTraced<T>(
-  channels: Channels,
-  record: PlacementRecord,
-  context: QueryContext,
-  run: () => Promise<T>,
-): Promise<T> {
-  let promise: Promise<T>
-  const outer = record.trace
-  record.trace = context
-  record.placed = Where.None
-  try {
-    promise = run()
-  } finally {
-    record.trace = outer
-    context.placement ??= PLACEMENTS[record.placed]
-    channels.end.publish(context)
-  }
-  return settle(channels, context, promise, counted, record)
+  return runStores(channels.start, context, () => {
+    let promise: Promise<T>
+    const outer = record.trace
+    record.trace = context
+    record.placed = Where.None
+    try {
+      promise = run()
+    } finally {
+      record.trace = outer
+      context.placement ??= PLACEMENTS[record.placed]
+      channels.end.publish(context)
+    }
+    return settle(channels, context, promise, counted, record)
+  })
 }
 
 /** Runs a transaction, an open or a close traced, as `traceQuery` does. */
@@ -359,19 +345,10 @@ function noArrayRow(result: object): boolean {
   return (result as { row?: unknown }).row === undefined && Object.hasOwn(result, 'row')
 }
 
-/** `channel.runStores`, or a plain publish where the runtime lacks it or no store is bound. */
+/** `channel.runStores`, or a plain publish where the runtime lacks it. */
 function runStores<T>(channel: dc.Channel, context: object, fn: () => T): T {
   const run = (channel as unknown as { runStores?: RunStores }).runStores
-  if (typeof run === 'function' && !storeless(channel)) return run.call(channel, context, fn) as T
+  if (typeof run === 'function') return run.call(channel, context, fn) as T
   channel.publish(context)
   return fn()
-}
-
-/** Whether no store is bound to `channel` (`bindStore`), so that `runStores` would only publish
- * and call: without it, Node's builds a closure, a rest array and an iterator of its stores a
- * call (experiments/076). Node has no public way to ask: this reads the map of stores its active
- * channels keep (`_stores`, Node 19.9 to 24 at least) and says no unless it finds an empty one,
- * so a runtime that keeps them otherwise takes `runStores`. */
-function storeless(channel: dc.Channel): boolean {
-  return (channel as unknown as { _stores?: { size?: unknown } })._stores?.size === 0
 }
