@@ -65,6 +65,10 @@ export class JsThread {
    * writer's jobs, one queued behind a transaction): writes issued meanwhile settle after it
    * (`inOrder`), so that writes settle in call order whatever path each took. */
   #slow: Promise<unknown> | undefined
+  /** Until it settles, the last write group that settled its writes at once: a write run alone
+   * or sent to the writer thread settles in fewer turns than a group's, so one issued meanwhile
+   * settles after it (`inOrder`); a later group takes as many turns, so it need not wait. */
+  #groupSettling: Promise<void> | undefined
 
   /** `words`: the engine's mailbox words (native.ts `Mailbox`); `budgetMicros`: how long a call
    * may run here, 0: never. */
@@ -100,7 +104,8 @@ export class JsThread {
    * settled after the slow write before it while that one is pending (`#slow`), then slow
    * itself, as it is when `slow`. Unchanged when neither. */
   inOrder<T>(work: Promise<T>, slow: boolean): Promise<T> {
-    const before = this.#slow
+    // Anything marked slow after the group settling now was ordered after it.
+    const before = this.#slow ?? this.#groupSettling
     if (before === undefined && !slow) return work
     let ordered = work
     if (before !== undefined) {
@@ -365,8 +370,16 @@ export class JsThread {
       const waited = before === undefined ? after! : before.then(behind, behind)
       waited.then(settle)
     }
-    // Its writes settle in more turns than a write run alone or sent to the writer thread.
-    if (writes.length > 0) this.#markSlow(group.finished)
+    if (writes.length === 0) return
+    // Waiting, or through the writer thread, its writes may settle later than a group after it.
+    if (before !== undefined || after !== undefined || ran < writes.length) this.#markSlow(group.finished)
+    else {
+      const finished = group.finished
+      this.#groupSettling = finished
+      finished.then(() => {
+        if (this.#groupSettling === finished) this.#groupSettling = undefined
+      })
+    }
   }
 
   /** Runs the group's writes in its transaction and commits: the outcomes of those it ran, from
