@@ -397,30 +397,31 @@ export class Engine implements Threads {
    * (resqlite/sqlite3's Backup; crates/engine/src/threads/paused_backups.rs): resolves with its
    * id once it is ready. */
   backupStart(destination: string): Promise<number> {
-    return new Promise<number>((resolve, reject) => {
-      const id = this.#newId()
-      this.#track(id, { kind: undefined, sql: 'backup', resolve: () => resolve(id), reject })
+    let started = 0
+    return this.#pausedBackupCall<void>((id) => {
+      started = id
       this.#native.backupStart(id, destination)
-    })
+    }).then(() => started)
   }
 
   /** Copies up to `pages` pages of paused backup `backup` (all those left when negative) on an
    * engine thread: resolves with sqlite3_backup_step's code (OK or DONE), rejects with its
    * error; `progress` hears the pages left and in all after the step either way. */
   backupStep(backup: number, pages: number, progress: (progress: BackupProgress) => void): Promise<number> {
-    return new Promise<number>((resolve, reject) => {
-      const id = this.#newId()
-      this.#track(id, { kind: undefined, sql: 'backup', resolve, reject, progress })
-      this.#native.backupStep(id, backup, pages)
-    })
+    return this.#pausedBackupCall((id) => this.#native.backupStep(id, backup, pages), progress)
   }
 
   /** Finishes paused backup `backup` (sqlite3_backup_finish): an unfinished copy is rolled back. */
   backupFinish(backup: number): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
+    return this.#pausedBackupCall((id) => this.#native.backupFinish(id, backup))
+  }
+
+  /** A paused backup's call: a job, sent by `send`, that settles as the engine completes it. */
+  #pausedBackupCall<T>(send: (id: number) => void, progress?: (progress: BackupProgress) => void): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
       const id = this.#newId()
-      this.#track(id, { kind: undefined, sql: 'backup', resolve, reject })
-      this.#native.backupFinish(id, backup)
+      this.#track(id, { kind: undefined, sql: 'backup', resolve, reject, progress })
+      send(id)
     })
   }
 

@@ -64,11 +64,11 @@ export class JsThread {
    * microtask turns to settle than a later one's may (a write group's, one settled after the
    * writer's jobs, one queued behind a transaction): writes issued meanwhile settle after it
    * (`inOrder`), so that writes settle in call order whatever path each took. */
-  #slow: Promise<unknown> | undefined
+  readonly #slow = new UntilSettled()
   /** Until it settles, the last write group that settled its writes at once: a write run alone
    * or sent to the writer thread settles in fewer turns than a group's, so one issued meanwhile
    * settles after it (`inOrder`); a later group takes as many turns, so it need not wait. */
-  #groupSettling: Promise<void> | undefined
+  readonly #groupSettling = new UntilSettled()
 
   /** `words`: the engine's mailbox words (native.ts `Mailbox`); `budgetMicros`: how long a call
    * may run here, 0: never. */
@@ -105,7 +105,7 @@ export class JsThread {
    * itself, as it is when `slow`. Unchanged when neither. */
   inOrder<T>(work: Promise<T>, slow: boolean): Promise<T> {
     // Anything marked slow after the group settling now was ordered after it.
-    const before = this.#slow ?? this.#groupSettling
+    const before = this.#slow.pending ?? this.#groupSettling.pending
     if (before === undefined && !slow) return work
     let ordered = work
     if (before !== undefined) {
@@ -114,19 +114,11 @@ export class JsThread {
       ordered = before.then(after, after)
     }
     const settled = awaitedAway(ordered)
-    this.#markSlow(ordered)
+    // Marked on `ordered`, not on the promise the caller gets: a second reaction on that one
+    // would end V8's async stack trace there (caller-stack.ts). Cleared after the caller's
+    // promise settled, since `awaitedAway` awaited `ordered` first.
+    this.#slow.keep(ordered)
     return settled
-  }
-
-  /** Marks `work` slow until it settles. Not on the promise the caller gets: a second reaction
-   * on it would end V8's async stack trace there (caller-stack.ts). Cleared after the caller's
-   * promise settled, since `awaitedAway` awaited `work` first. */
-  #markSlow(work: Promise<unknown>): void {
-    this.#slow = work
-    const settled = () => {
-      if (this.#slow === work) this.#slow = undefined
-    }
-    work.then(settled, settled)
   }
 
   /** A read run here when it fits the inline budget, or in slices; undefined when it goes to the
@@ -361,7 +353,7 @@ export class JsThread {
     }
     // Its writes settle after the writer jobs sent before it and after the slow write before it
     // (`inOrder`), all at once; a rejection reaches its caller through that chain.
-    const before = this.#slow
+    const before = this.#slow.pending
     const after = group.after
     if (before === undefined && after === undefined) settle()
     else {
@@ -372,14 +364,8 @@ export class JsThread {
     }
     if (writes.length === 0) return
     // Waiting, or through the writer thread, its writes may settle later than a group after it.
-    if (before !== undefined || after !== undefined || ran < writes.length) this.#markSlow(group.finished)
-    else {
-      const finished = group.finished
-      this.#groupSettling = finished
-      finished.then(() => {
-        if (this.#groupSettling === finished) this.#groupSettling = undefined
-      })
-    }
+    if (before !== undefined || after !== undefined || ran < writes.length) this.#slow.keep(group.finished)
+    else this.#groupSettling.keep(group.finished)
   }
 
   /** Runs the group's writes in its transaction and commits: the outcomes of those it ran, from
@@ -414,5 +400,18 @@ export class JsThread {
       return []
     }
     return ran
+  }
+}
+
+/** The last promise kept, until it settles (js-thread.ts `inOrder`). */
+class UntilSettled {
+  pending: Promise<unknown> | undefined
+
+  keep(promise: Promise<unknown>): void {
+    this.pending = promise
+    const settled = () => {
+      if (this.pending === promise) this.pending = undefined
+    }
+    promise.then(settled, settled)
   }
 }
